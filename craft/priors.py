@@ -1,0 +1,108 @@
+"""Constants of the CRAFT objective that depend only on the prior (m, rho).
+
+The Beta prior on the per-cluster selection probability nu_kd has mean ``m``
+and variance ``rho``. Its posterior point estimate and the entropy-like terms
+F0 and F_Delta of the paper's objective (Eq. "ComputeF") follow from them.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from .exceptions import CraftInputError
+
+
+def default_rho(m: float) -> float:
+    """The paper's default ``rho = max(0.01, m(1-m) - 0.01)``.
+
+    When ``m(1 - m) <= 0.01`` (m below about 0.0101 or above about 0.9899)
+    that default is not inside ``(0, m(1-m))``; it is then halved into range
+    (``m(1-m)/2``) so that the Beta prior stays proper.
+    """
+    upper = m * (1.0 - m)
+    rho = max(0.01, upper - 0.01)
+    return rho if rho < upper else upper / 2.0
+
+
+def _xlogx(value: float) -> float:
+    return value * math.log(value) if value > 0 else 0.0
+
+
+@dataclass(frozen=True)
+class PriorTerms:
+    """Shape parameters and objective constants for one (m, rho) pair.
+
+    Attributes
+    ----------
+    m, rho : float
+        Prior mean and variance of nu_kd.
+    a0, b0, a1, b1 : float
+        Beta shape parameters of nu_kd's posterior for v_kd = 0 and v_kd = 1.
+    f0 : float
+        F(0), paid ``D`` times per cluster (regularisation term).
+    f_delta : float
+        F(1) - F(0), paid once per selected feature of a cluster. It is zero
+        at m = 0.5 and negative above it (see ``docs/numerics.md``).
+    """
+
+    m: float
+    rho: float
+    a0: float
+    b0: float
+    a1: float
+    b1: float
+    f0: float
+    f_delta: float
+
+    def selection_probability(self, share_selected):
+        """Posterior mean of nu given the share of clusters that select a feature.
+
+        This is the paper's Bernoulli parameter for a new cluster's ``v``:
+        ``sum_j a_{v_jd} / sum_j (a_{v_jd} + b_{v_jd})``, which, because
+        ``a + b = m(1-m)/rho`` for both values of v, equals
+        ``(a0 + share) / (a0 + b0)``.
+        """
+        return (self.a0 + share_selected) / (self.a0 + self.b0)
+
+
+def prior_terms(m: float, rho: float | None = None) -> PriorTerms:
+    """Compute F0, F_Delta and the Beta shapes of the paper for (m, rho).
+
+    Parameters
+    ----------
+    m : float
+        Fraction of features per cluster, in (0, 1).
+    rho : float or None
+        Prior variance in (0, m(1-m)); None takes :func:`default_rho`.
+
+    Returns
+    -------
+    PriorTerms
+
+    Raises
+    ------
+    CraftInputError
+        If m or rho is out of range.
+
+    Examples
+    --------
+    >>> terms = prior_terms(0.5)
+    >>> round(terms.f_delta, 12)
+    0.0
+    """
+    if not (0.0 < m < 1.0):
+        raise CraftInputError(f"m={m!r} must lie strictly between 0 and 1.")
+    upper = m * (1.0 - m)
+    if rho is None:
+        rho = default_rho(m)
+    if not (0.0 < rho < upper):
+        raise CraftInputError(
+            f"rho={rho!r} must lie strictly between 0 and m(1-m)={upper:.6g} for m={m:.6g}."
+        )
+    a0 = m * m * (1.0 - m) / rho - m
+    b0 = m * (1.0 - m) ** 2 / rho + m
+    a1, b1 = a0 + 1.0, b0 - 1.0
+    f0 = _xlogx(a0 + b0) - _xlogx(a0) - _xlogx(b0)
+    f1 = _xlogx(a1 + b1) - _xlogx(a1) - _xlogx(b1)
+    return PriorTerms(m=m, rho=rho, a0=a0, b0=b0, a1=a1, b1=b1, f0=f0, f_delta=f1 - f0)
