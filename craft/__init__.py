@@ -1,5 +1,31 @@
-"""CRAFT: clustering of mixed data with cluster-specific feature selection."""
+"""CRAFT: clustering of mixed data with cluster-specific feature selection.
 
+A library implementation of Garg, Rudin and Jaakkola's CRAFT (ClusteR-specific
+Assorted Feature selecTion): a K-means-style, nonparametric clustering of
+numeric and categorical data in which every cluster selects its own features.
+
+>>> from craft import CRAFT, infer_schema, read_table
+"""
+
+from . import datasets, metrics, synthetic
+from ._engine import IterationRecord
+from .estimator import CRAFT
 from .exceptions import CraftInputError
+from .io import read_table
+from .priors import default_rho, prior_terms
+from .schema import Schema, infer_schema
 
-__all__ = ["CraftInputError"]
+__all__ = [
+    "CRAFT",
+    "CraftInputError",
+    "IterationRecord",
+    "Schema",
+    "datasets",
+    "default_rho",
+    "infer_schema",
+    "metrics",
+    "prior_terms",
+    "read_table",
+    "synthetic",
+]
+__version__ = "0.1.0"

@@ -1,0 +1,528 @@
+"""The scikit-learn-style CRAFT estimator."""
+
+from __future__ import annotations
+
+import dataclasses
+import numbers
+import warnings
+
+import numpy as np
+import pandas as pd
+from sklearn.base import BaseEstimator, ClusterMixin
+from sklearn.exceptions import ConvergenceWarning
+
+from . import _engine
+from .encoding import Encoder, EncodedData
+from .exceptions import CraftInputError
+from .priors import prior_terms
+from .schema import Schema, infer_schema
+
+
+@dataclasses.dataclass(frozen=True)
+class _Rule:
+    """One declarative constraint on a constructor parameter."""
+
+    check: callable
+    text: str
+
+
+def _number(low=None, high=None, *, low_open=True, high_open=True, integer=False, none=False):
+    def check(value):
+        if value is None:
+            return none
+        if isinstance(value, bool) or not isinstance(value, numbers.Real):
+            return False
+        if integer and not isinstance(value, numbers.Integral):
+            return False
+        if not np.isfinite(value):
+            return False
+        if low is not None and (value <= low if low_open else value < low):
+            return False
+        if high is not None and (value >= high if high_open else value > high):
+            return False
+        return True
+
+    kind = "an integer" if integer else "a number"
+    bounds = []
+    if low is not None:
+        bounds.append(f"{'>' if low_open else '>='} {low}")
+    if high is not None:
+        bounds.append(f"{'<' if high_open else '<='} {high}")
+    text = f"{kind} {' and '.join(bounds)}".strip() + (" or None" if none else "")
+    return _Rule(check, text)
+
+
+def _one_of(*options):
+    return _Rule(lambda value: isinstance(value, str) and value in options, "one of " + ", ".join(map(repr, options)))
+
+
+def _random_state(value):
+    return value is None or isinstance(value, (numbers.Integral, np.random.Generator, np.random.RandomState)) and not isinstance(value, bool)
+
+
+_PARAMETER_RULES = {
+    "m": _number(0, 1),
+    "rho": _number(0, None, none=True),
+    "lam": _number(0, None, none=True),
+    "k": _number(1, None, low_open=False, integer=True, none=True),
+    "k_method": _one_of("search", "farthest_first"),
+    "budget": _one_of("fixed", "approximate"),
+    "eps_c": _number(0, 1, none=True),
+    "eps_v": _number(0, None, none=True),
+    "standardize": _Rule(lambda value: isinstance(value, (bool, np.bool_)), "True or False"),
+    "max_iter": _number(1, None, low_open=False, integer=True),
+    "n_init": _number(1, None, low_open=False, integer=True),
+    "init": _one_of("craft++", "random"),
+    "smoothing": _number(0, None),
+    "min_variance": _number(0, None),
+    "random_state": _Rule(_random_state, "None, an int or a numpy Generator"),
+    "callback": _Rule(lambda value: value is None or callable(value), "None or a callable"),
+}
+
+
+class CRAFT(ClusterMixin, BaseEstimator):
+    """CRAFT: clustering of mixed data with cluster-specific feature selection.
+
+    Implements Algorithm "CRAFT" of Garg, Rudin and Jaakkola: a K-means-style
+    alternation in which a point farther than ``lam + D F0`` from every
+    cluster opens a new one (so K is not fixed), and every cluster selects
+    its own features: numeric ones by low within-cluster variance,
+    categorical ones by entropy gain ``G_d - G_kd``.
+
+    Parameters
+    ----------
+    m : float, default=0.5
+        Fraction of features selected per cluster, in (0, 1).
+    rho : float or None, default=None
+        Prior variance of the selection probability, in (0, m(1-m)): near
+        m(1-m) selection is cluster-specific, near 0 it is global. None takes
+        the paper's ``max(0.01, m(1-m) - 0.01)``.
+    lam : float or None, default=None
+        Cost of opening a cluster (lambda > 0). Give at most one of ``lam``
+        and ``k``. With neither, lambda is the mean cost of a point under a
+        single global cluster (see ``docs/numerics.md``).
+    k : int or None, default=None
+        Desired number of clusters; lambda is then derived (``k_method``).
+    k_method : {"search", "farthest_first"}, default="search"
+        ``"search"`` looks for a lambda whose fit has exactly ``k`` clusters
+        (the nearest K reachable, with a warning, where k is not);
+        ``"farthest_first"`` is the paper's heuristic, which gives about k.
+    budget : {"fixed", "approximate"}, default="fixed"
+        Fixed: every cluster selects ``round(m |Num|)`` numeric and
+        ``round(m |Cat|)`` categorical features. Approximate: a categorical
+        feature is selected when ``G_d - G_kd > eps_c G_d``, a numeric one
+        when its within-cluster variance is below ``eps_v``.
+    eps_c : float or None, default=None
+        In (0, 1); None means 0.8. Used by the approximate budget only.
+    eps_v : float or None, default=None
+        Variance threshold (> 0) in encoded units (standardized: a share of
+        the global variance); None means 0.5. Approximate budget only.
+    categorical : "auto", list of str or int, or Schema, default="auto"
+        Which columns are categorical. "auto" infers a schema from the
+        dtypes (:func:`craft.infer_schema`; identifiers, constant and
+        all-missing columns are ignored, with a warning). A list names the
+        categorical columns (by name or position); all others are numeric.
+        A :class:`craft.Schema` fixes every column's role.
+    standardize : bool, default=True
+        Scale numeric columns to zero mean and unit variance before fitting.
+        Fixed-budget selection compares variances across features, which is
+        only meaningful on a common scale.
+    max_iter : int, default=100
+        Maximum number of passes per run.
+    n_init : int, default=4
+        Runs with different seeds; the one with the lowest objective is kept
+        (with ``k`` given, the runs whose K is nearest k come first).
+    init : {"craft++", "random"}, default="craft++"
+        "random" is the paper's start (one cluster at a random point);
+        "craft++" opens the first pass's clusters at far points sampled in
+        proportion to their CRAFT distance, as k-means++ does.
+    smoothing : float, default=1.0
+        Pseudo-count pulling each cluster's level distribution towards the
+        global one; keeps ``log eta`` finite for small clusters.
+    min_variance : float, default=0.01
+        Variance floor per numeric feature, as a share of its global variance.
+    random_state : int, Generator or None, default=None
+        Seed for the random choices; the same seed gives the same result.
+    callback : callable or None, default=None
+        Called with an :class:`IterationRecord` after every iteration of
+        every run (λ search included), e.g. for a progress bar.
+
+    Attributes
+    ----------
+    labels_ : ndarray of shape (n_samples,)
+        Cluster of every row, 0..K-1.
+    n_clusters_ : int
+    feature_mask_ : ndarray of bool, shape (n_clusters_, n_features_in_)
+        Selected features per cluster, columns in ``feature_names_in_`` order
+        (ignored columns are never selected).
+    objective_ : float
+        The paper's objective at the end of the kept run.
+    history_ : list of IterationRecord
+        One record per iteration of the kept run: objective, K, points that
+        changed cluster, clusters opened, masks (engine order, see
+        ``engine_features_``) and, for up to 200,000 rows, the labels.
+    n_iter_ : int
+    lam_ : float
+        The lambda used.
+    rho_ : float
+        The rho used.
+    schema_ : Schema
+    engine_features_ : list of str
+        Used features in the engine's order (numeric, then categorical).
+    cluster_sizes_ : ndarray of shape (n_clusters_,)
+    n_imputed_ : dict
+        Numeric cells imputed by the column mean, per column (only columns with any).
+    feature_names_in_ : ndarray of str
+    n_features_in_ : int
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from craft import CRAFT
+    >>> table = pd.DataFrame({"size": [1.0, 1.1, 0.9, 8.0, 8.2, 7.9],
+    ...                       "colour": ["red", "red", "red", "blue", "blue", "blue"]})
+    >>> model = CRAFT(m=0.5, k=2, random_state=0).fit(table)
+    >>> model.n_clusters_
+    2
+    """
+
+    def __init__(
+        self,
+        m=0.5,
+        rho=None,
+        lam=None,
+        k=None,
+        k_method="search",
+        budget="fixed",
+        eps_c=None,
+        eps_v=None,
+        categorical="auto",
+        standardize=True,
+        max_iter=100,
+        n_init=4,
+        init="craft++",
+        smoothing=1.0,
+        min_variance=0.01,
+        random_state=None,
+        callback=None,
+    ):
+        self.m = m
+        self.rho = rho
+        self.lam = lam
+        self.k = k
+        self.k_method = k_method
+        self.budget = budget
+        self.eps_c = eps_c
+        self.eps_v = eps_v
+        self.categorical = categorical
+        self.standardize = standardize
+        self.max_iter = max_iter
+        self.n_init = n_init
+        self.init = init
+        self.smoothing = smoothing
+        self.min_variance = min_variance
+        self.random_state = random_state
+        self.callback = callback
+
+    # ------------------------------------------------------------------
+    def fit(self, X, y=None):
+        """Cluster ``X``.
+
+        Parameters
+        ----------
+        X : DataFrame or array-like of shape (n_samples, n_features)
+        y : ignored
+
+        Returns
+        -------
+        self
+        """
+        options = self._validated_options()
+        table = _as_table(X)
+        self.schema_ = self._schema(table)
+        encoder = Encoder(list(self.schema_.numeric), list(self.schema_.categorical), bool(self.standardize))
+        data = encoder.fit_transform(table)
+        self.encoder_ = encoder
+        self.n_imputed_ = dict(encoder.n_imputed_)
+        self.feature_names_in_ = np.asarray(table.columns, dtype=object)
+        self.n_features_in_ = table.shape[1]
+        self.engine_features_ = list(self.schema_.numeric) + list(self.schema_.categorical)
+
+        rng = _generator(self.random_state)
+        seeds = rng.integers(np.iinfo(np.int32).max, size=self.n_init)
+        best = self._fit_runs(data, options, seeds)
+        self._store(best, data, options)
+        return self
+
+    def predict(self, X):
+        """Nearest existing cluster for every row of ``X``; never opens a cluster.
+
+        Levels unseen in ``fit`` add the same cost to every cluster, so they
+        do not influence the choice; missing numbers take the fitted means.
+        """
+        self._check_fitted()
+        table = _as_table(X)
+        missing = [name for name in self.engine_features_ if name not in table.columns]
+        if missing:
+            raise CraftInputError(f"X lacks the fitted column(s) {missing[:5]}.")
+        data = self.encoder_.transform(table)
+        _, labels = _engine.nearest_cluster(data, self.clusters_, self.options_.terms)
+        return labels
+
+    def fit_predict(self, X, y=None):
+        """Fit and return ``labels_``."""
+        return self.fit(X).labels_
+
+    # ------------------------------------------------------------------
+    def _validated_options(self) -> _engine.Options:
+        for name, rule in _PARAMETER_RULES.items():
+            value = getattr(self, name)
+            if not rule.check(value):
+                raise CraftInputError(f"Parameter {name}={value!r} is invalid: it must be {rule.text}.")
+        if self.lam is not None and self.k is not None:
+            raise CraftInputError(f"Give at most one of lam={self.lam!r} and k={self.k!r}: each sets the other.")
+        terms = prior_terms(float(self.m), None if self.rho is None else float(self.rho))
+        return _engine.Options(
+            terms=terms,
+            lam=float(self.lam) if self.lam is not None else float("nan"),
+            budget=self.budget,
+            eps_c=0.8 if self.eps_c is None else float(self.eps_c),
+            eps_v=0.5 if self.eps_v is None else float(self.eps_v),
+            smoothing=float(self.smoothing),
+            min_variance=float(self.min_variance),
+            init=self.init,
+            max_iter=int(self.max_iter),
+        )
+
+    def _schema(self, table: pd.DataFrame) -> Schema:
+        columns = [str(c) for c in table.columns]
+        if isinstance(self.categorical, Schema):
+            schema = self.categorical
+            unknown = [c for c in schema.used if c not in columns]
+            if unknown:
+                raise CraftInputError(f"The schema names column(s) {unknown[:5]} that the table does not have.")
+        elif isinstance(self.categorical, str) and self.categorical == "auto":
+            schema = infer_schema(table)
+            if schema.ignored:
+                detail = "; ".join(f"{c!r}: {schema.reasons[c]}" for c in schema.ignored[:5])
+                warnings.warn(
+                    f"{len(schema.ignored)} column(s) ignored by the inferred schema ({detail}).", UserWarning, stacklevel=3
+                )
+        else:
+            schema = _schema_from_list(table, self.categorical)
+        if not schema.used:
+            raise CraftInputError("No usable column: every column is ignored (see the schema's reasons).")
+        return schema
+
+    def _fit_runs(self, data: EncodedData, options: _engine.Options, seeds) -> _engine.RunResult:
+        keep_labels = data.n_samples <= 200_000
+        options = _replace(options, keep_labels=keep_labels)
+        target = self.k
+        if target is not None and target > data.n_samples:
+            raise CraftInputError(f"k={target} exceeds the number of rows, n_samples={data.n_samples}.")
+        if self.lam is not None:
+            lam = float(self.lam)
+            runs = []
+        elif target is None:
+            lam = _engine.default_lambda(data, options)
+            runs = []
+        elif self.k_method == "farthest_first":
+            lam = _engine.farthest_first_lambda(data, target, options, np.random.default_rng(seeds[0]))
+            runs = []
+        else:
+            lam, runs = self._search_lambda(data, options, target, seeds[0])
+        lam = _positive(lam)
+        options = _replace(options, lam=lam)
+        runs = [run for run in runs if run[0] == lam]
+        results = [runs[0][1]] if runs else []
+        for restart in range(len(results), len(seeds)):
+            results.append(self._run(data, options, seeds[restart], restart))
+        best = min(range(len(results)), key=lambda i: _ranking(results[i], target))
+        result = results[best]
+        if target is not None and result.n_clusters != target:
+            warnings.warn(
+                f"k={target} clusters were not reachable (method {self.k_method!r}); the fit has "
+                f"n_clusters_={result.n_clusters} with lam_={lam:.6g}.",
+                UserWarning,
+                stacklevel=3,
+            )
+        if not result.converged:
+            warnings.warn(
+                f"CRAFT did not converge in max_iter={self.max_iter} passes; raise max_iter.", ConvergenceWarning, stacklevel=3
+            )
+        self.lam_ = lam
+        return result
+
+    def _run(self, data, options, seed, restart):
+        return _engine.run(data, options, np.random.default_rng(seed), restart=restart, callback=self.callback)
+
+    def _search_lambda(self, data, options, target, seed):
+        """Lambda whose fit (first seed) has exactly ``target`` clusters, if one is found.
+
+        Starts from the farthest-first lambda, brackets by doubling or
+        halving (K falls as lambda grows, though not strictly), then bisects
+        on log(lambda). Every evaluated fit is kept so the caller can reuse it.
+        """
+        tried: list[tuple[float, _engine.RunResult]] = []
+
+        # A lambda that is far too small opens hundreds of clusters; knowing
+        # that K exceeds the target is enough, so such runs stop early.
+        capped = _replace(options, max_clusters=max(2 * target, target + 10))
+
+        def evaluate(lam):
+            try:
+                result = self._run(data, _replace(capped, lam=lam), seed, 0)
+            except _engine.TooManyClusters as exceeded:
+                return exceeded.args[0]
+            tried.append((lam, result))
+            return result.n_clusters
+
+        start = _positive(_engine.farthest_first_lambda(data, target, options, np.random.default_rng(seed)))
+        found = evaluate(start)
+        low = high = None
+        if found == target:
+            return start, tried
+        if found > target:
+            low, lam = start, start
+            for _ in range(40):
+                lam *= 2.0
+                found = evaluate(lam)
+                if found <= target:
+                    high = lam
+                    break
+                low = lam
+        else:
+            high, lam = start, start
+            for _ in range(40):
+                lam /= 2.0
+                found = evaluate(lam)
+                if found >= target:
+                    low = lam
+                    break
+                high = lam
+        if found != target and low is not None and high is not None:
+            for _ in range(30):
+                lam = float(np.sqrt(low * high))
+                found = evaluate(lam)
+                if found == target:
+                    break
+                if found > target:
+                    low = lam
+                else:
+                    high = lam
+                if high / low < 1.0 + 1e-6:
+                    break
+        if not tried:
+            return lam, tried
+        lam, _ = min(tried, key=lambda item: _ranking(item[1], target))
+        return lam, tried
+
+    def _store(self, result: _engine.RunResult, data: EncodedData, options: _engine.Options) -> None:
+        self.options_ = _replace(options, lam=self.lam_)
+        self.clusters_ = result.clusters
+        self.labels_ = result.labels.astype(np.int64)
+        self.n_clusters_ = result.n_clusters
+        self.objective_ = result.objective
+        self.n_iter_ = result.n_iter
+        self.converged_ = result.converged
+        self.history_ = result.history
+        self.rho_ = options.terms.rho
+        self.cluster_sizes_ = result.stats.counts.astype(np.int64)
+        position = {name: j for j, name in enumerate(str(c) for c in self.feature_names_in_)}
+        mask = np.zeros((result.n_clusters, self.n_features_in_), dtype=bool)
+        mask[:, [position[name] for name in self.engine_features_]] = result.clusters.weights > 0.5
+        self.feature_mask_ = mask
+
+    def _check_fitted(self):
+        if not hasattr(self, "clusters_"):
+            from sklearn.exceptions import NotFittedError
+
+            raise NotFittedError("This CRAFT instance is not fitted yet; call fit first.")
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True
+        tags.input_tags.categorical = True
+        tags.input_tags.string = True
+        return tags
+
+
+# ----------------------------------------------------------------------
+
+
+def _ranking(result: _engine.RunResult, target):
+    """Sort key for runs: K nearest the target, then objective, then numeric normaliser."""
+    distance = abs(result.n_clusters - target) if target is not None else 0
+    # Objectives equal up to rounding are ties (the numeric part is constant
+    # under the fixed budget), so they are compared at 10 significant digits.
+    return distance, float(f"{result.objective:.10g}"), result.numeric_nll
+
+
+def _replace(options: _engine.Options, **changes) -> _engine.Options:
+    return dataclasses.replace(options, **changes)
+
+
+def _positive(lam: float) -> float:
+    # All points coincide (or k exceeds the distinct points): any positive
+    # lambda then gives the same fit, so use a tiny one rather than fail.
+    return lam if np.isfinite(lam) and lam > 0 else 1e-12
+
+
+def _generator(random_state) -> np.random.Generator:
+    if isinstance(random_state, np.random.Generator):
+        return random_state
+    if isinstance(random_state, np.random.RandomState):
+        return np.random.default_rng(random_state.randint(np.iinfo(np.int32).max))
+    return np.random.default_rng(random_state)
+
+
+def _as_table(X) -> pd.DataFrame:
+    if isinstance(X, pd.DataFrame):
+        table = X
+        if any(not isinstance(c, str) for c in table.columns):
+            table = table.set_axis([str(c) for c in table.columns], axis=1)
+    else:
+        try:
+            array = np.asarray(X)
+        except Exception as error:  # noqa: BLE001 - any conversion failure is bad input
+            raise CraftInputError(f"X cannot be read as a table: {error}.") from None
+        if array.ndim != 2:
+            raise CraftInputError(f"X must be 2-dimensional (rows x columns); got an array of shape {array.shape}.")
+        table = pd.DataFrame(array, columns=[f"x{j}" for j in range(array.shape[1])])
+    if table.columns.duplicated().any():
+        duplicated = sorted(set(table.columns[table.columns.duplicated()]))
+        raise CraftInputError(f"Column names must be unique; duplicated: {duplicated[:5]}.")
+    if table.shape[0] < 2:
+        raise CraftInputError(f"CRAFT needs at least two rows; the table has n_samples={table.shape[0]}.")
+    if table.shape[1] == 0:
+        raise CraftInputError("The table has no columns.")
+    return table
+
+
+def _schema_from_list(table: pd.DataFrame, categorical) -> Schema:
+    columns = [str(c) for c in table.columns]
+    try:
+        names = list(categorical)
+    except TypeError:
+        raise CraftInputError(
+            f"categorical={categorical!r} must be 'auto', a list of column names or positions, or a Schema."
+        ) from None
+    chosen = []
+    for item in names:
+        if isinstance(item, (numbers.Integral, np.integer)) and not isinstance(item, bool):
+            if not -len(columns) <= item < len(columns):
+                raise CraftInputError(f"categorical column position {item} is out of range for {len(columns)} columns.")
+            chosen.append(columns[item])
+        elif str(item) in columns:
+            chosen.append(str(item))
+        else:
+            raise CraftInputError(f"categorical names column {item!r}, which the table does not have.")
+    numeric = tuple(c for c in columns if c not in chosen)
+    categorical_set = set(chosen)
+    reasons = {c: ("categorical: named by the caller" if c in categorical_set else "numeric: not named categorical") for c in columns}
+    return Schema(
+        numeric=numeric,
+        categorical=tuple(c for c in columns if c in categorical_set),
+        ignored=(),
+        reasons=reasons,
+    )

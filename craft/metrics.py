@@ -1,0 +1,237 @@
+"""External clustering criteria used in the paper: purity, NMI, and ARI.
+
+The paper ("Evaluation Criteria For Real Datasets") scores a clustering
+against known classes with *purity* (each cluster is assigned its most
+frequent class; purity is the share of points whose class is that of their
+cluster) and *normalised mutual information*, the mutual information divided
+by the square root of the product of the two entropies (the *geometric*
+normalisation, not scikit-learn's default arithmetic mean). The adjusted Rand
+index is added because it is chance-corrected.
+
+Class labels and cluster labels may be any hashable values (ints, strings,
+...). Missing class labels are refused, never silently dropped.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+from sklearn.metrics import adjusted_rand_score
+
+from .exceptions import CraftInputError
+
+__all__ = ["purity", "nmi", "ari", "contingency", "evaluate"]
+
+
+def _as_series(values, name: str) -> pd.Series:
+    """One labeling as a Series; refuses 2-D input."""
+    if isinstance(values, pd.DataFrame) or (
+        isinstance(values, np.ndarray) and values.ndim != 1
+    ):
+        raise CraftInputError(
+            f"{name} must be one-dimensional; got an array of shape {np.shape(values)}."
+        )
+    if isinstance(values, (pd.Series, pd.Index, pd.Categorical, np.ndarray)):
+        return pd.Series(values)
+    if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
+        raise CraftInputError(f"{name} must be a sequence of labels, not {type(values).__name__}.")
+    return pd.Series(list(values), dtype=object)
+
+
+def _codes(series: pd.Series, name: str) -> tuple[np.ndarray, pd.Index]:
+    """Integer codes and the distinct values (sorted when they are sortable)."""
+    n_missing = int(series.isna().sum())
+    if n_missing:
+        raise CraftInputError(
+            f"{name} has {n_missing} missing value{'s' if n_missing != 1 else ''} "
+            f"out of {len(series)}; drop or fill them before scoring."
+        )
+    try:
+        try:
+            codes, uniques = pd.factorize(series, sort=True)
+        except TypeError:  # values of mutually unorderable types
+            codes, uniques = pd.factorize(series, sort=False)
+    except TypeError as error:  # unhashable values
+        raise CraftInputError(f"{name} must hold hashable labels: {error}") from error
+    return np.asarray(codes, dtype=np.intp), pd.Index(uniques)
+
+
+def _prepare(y_true, labels) -> tuple[np.ndarray, np.ndarray, pd.Index, pd.Index]:
+    """Validate the two labelings and return (class codes, cluster codes, uniques)."""
+    true_series = _as_series(y_true, "y_true")
+    label_series = _as_series(labels, "labels")
+    n_true, n_labels = len(true_series), len(label_series)
+    if n_true != n_labels:
+        raise CraftInputError(
+            f"y_true has {n_true} values but labels has {n_labels}; they must have the same length."
+        )
+    if n_true == 0:
+        raise CraftInputError("y_true and labels are empty; at least one point is needed.")
+    class_codes, classes = _codes(true_series, "y_true")
+    cluster_codes, clusters = _codes(label_series, "labels")
+    return class_codes, cluster_codes, classes, clusters
+
+
+def _count_matrix(class_codes: np.ndarray, cluster_codes: np.ndarray,
+                  n_classes: int, n_clusters: int) -> np.ndarray:
+    """Clusters x classes count matrix (int64)."""
+    flat = cluster_codes * n_classes + class_codes
+    return np.bincount(flat, minlength=n_clusters * n_classes).reshape(n_clusters, n_classes)
+
+
+def _entropy(counts: np.ndarray) -> float:
+    """Shannon entropy (natural log) of the distribution given by ``counts``."""
+    p = counts[counts > 0] / counts.sum()
+    return float(-(p * np.log(p)).sum())
+
+
+def contingency(y_true, labels) -> pd.DataFrame:
+    """Counts of each class inside each cluster (a confusion matrix).
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n_samples,)
+        Known classes, any hashable values, no missing values.
+    labels : array-like of shape (n_samples,)
+        Cluster labels, any hashable values.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Rows are clusters, columns are classes (both sorted when sortable),
+        values are int64 counts; the total equals n_samples.
+
+    Raises
+    ------
+    CraftInputError
+        If the lengths differ, an input is empty or not 1-D, or a value is missing.
+
+    Examples
+    --------
+    >>> contingency(["a", "a", "b"], [0, 1, 1]).to_numpy().tolist()
+    [[1, 0], [1, 1]]
+    """
+    class_codes, cluster_codes, classes, clusters = _prepare(y_true, labels)
+    counts = _count_matrix(class_codes, cluster_codes, len(classes), len(clusters))
+    return pd.DataFrame(
+        counts,
+        index=pd.Index(clusters, name="cluster"),
+        columns=pd.Index(classes, name="class"),
+    )
+
+
+def purity(y_true, labels) -> float:
+    """Share of points whose class is the majority class of their cluster.
+
+    Parameters
+    ----------
+    y_true, labels : array-like of shape (n_samples,)
+        Classes and cluster labels (any hashable values).
+
+    Returns
+    -------
+    float
+        In (0, 1]; 1 when every cluster is pure.
+
+    Examples
+    --------
+    >>> purity([0, 0, 1, 1, 1], ["x", "x", "x", "y", "y"])
+    0.8
+    """
+    class_codes, cluster_codes, classes, clusters = _prepare(y_true, labels)
+    counts = _count_matrix(class_codes, cluster_codes, len(classes), len(clusters))
+    return float(counts.max(axis=1).sum() / counts.sum())
+
+
+def nmi(y_true, labels) -> float:
+    """Normalised mutual information with geometric normalisation.
+
+    ``NMI = I(classes; clusters) / sqrt(H(classes) * H(clusters))`` with
+    natural logarithms, as the paper defines it. It equals scikit-learn's
+    ``normalized_mutual_info_score(y_true, labels, average_method="geometric")``.
+
+    Degenerate case: when either partition has a single block its entropy is
+    zero and the ratio is undefined. We return 1.0 when *both* are a single
+    block (the partitions are then identical) and 0.0 otherwise (a single
+    cluster, or a single class, carries no information about the other
+    partition). The result is never NaN.
+
+    Parameters
+    ----------
+    y_true, labels : array-like of shape (n_samples,)
+        Classes and cluster labels (any hashable values).
+
+    Returns
+    -------
+    float
+        In [0, 1].
+
+    Examples
+    --------
+    >>> nmi([0, 0, 1, 1], ["a", "a", "b", "b"])
+    1.0
+    """
+    class_codes, cluster_codes, classes, clusters = _prepare(y_true, labels)
+    counts = _count_matrix(class_codes, cluster_codes, len(classes), len(clusters))
+    if len(classes) == 1 or len(clusters) == 1:
+        return 1.0 if len(classes) == len(clusters) == 1 else 0.0
+    h_true = _entropy(counts.sum(axis=0))
+    h_pred = _entropy(counts.sum(axis=1))
+    n = counts.sum()
+    joint = counts / n
+    outer = np.outer(joint.sum(axis=1), joint.sum(axis=0))
+    nz = joint > 0
+    mutual = float((joint[nz] * np.log(joint[nz] / outer[nz])).sum())
+    value = max(mutual, 0.0) / math.sqrt(h_true * h_pred)
+    return float(min(value, 1.0))
+
+
+def ari(y_true, labels) -> float:
+    """Adjusted Rand index (scikit-learn's ``adjusted_rand_score``).
+
+    Parameters
+    ----------
+    y_true, labels : array-like of shape (n_samples,)
+        Classes and cluster labels (any hashable values).
+
+    Returns
+    -------
+    float
+        In [-1, 1]; 1 for identical partitions, about 0 for random labels.
+
+    Examples
+    --------
+    >>> ari([0, 0, 1, 1], [1, 1, 0, 0])
+    1.0
+    """
+    class_codes, cluster_codes, _, _ = _prepare(y_true, labels)
+    return float(adjusted_rand_score(class_codes, cluster_codes))
+
+
+def evaluate(y_true, labels) -> dict:
+    """All criteria at once.
+
+    Parameters
+    ----------
+    y_true, labels : array-like of shape (n_samples,)
+        Classes and cluster labels (any hashable values).
+
+    Returns
+    -------
+    dict
+        ``{"purity": float, "nmi": float, "ari": float, "n_clusters": int}``.
+
+    Examples
+    --------
+    >>> evaluate([0, 0, 1, 1], [5, 5, 7, 7])["n_clusters"]
+    2
+    """
+    class_codes, cluster_codes, classes, clusters = _prepare(y_true, labels)
+    return {
+        "purity": purity(class_codes, cluster_codes),
+        "nmi": nmi(class_codes, cluster_codes),
+        "ari": ari(class_codes, cluster_codes),
+        "n_clusters": int(len(clusters)),
+    }

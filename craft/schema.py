@@ -1,0 +1,593 @@
+"""Column roles of a table: which columns are clustered as numeric, which as
+categorical, and which are left out, each with a reason a user can read.
+
+:func:`infer_schema` suggests the roles from the column dtypes and values;
+the user decides with :meth:`Schema.override`.
+"""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from .exceptions import CraftInputError
+
+__all__ = ["Schema", "infer_schema"]
+
+ROLES = ("numeric", "categorical", "ignored")
+
+# A text or integer column is taken for an identifier only in tables with more
+# rows than this: in a tiny table every column is "unique per row".
+_MIN_ROWS_FOR_IDENTIFIER = 20
+# Text columns with more levels than this, and more than half of their values
+# distinct, are treated as free text or identifiers.
+_FREE_TEXT_MIN_LEVELS = 50
+_FREE_TEXT_MIN_SHARE = 0.5
+# Share of a text column's distinct values that must parse as numbers for the
+# reason to say that the column looks numeric.
+_NUMERIC_LOOKING_SHARE = 0.9
+# At most this many distinct values are parsed to decide that.
+_NUMERIC_LOOKING_SAMPLE = 1000
+
+
+class _FrozenMapping(Mapping):
+    """A read-only, picklable, hashable mapping that keeps insertion order."""
+
+    __slots__ = ("_data",)
+
+    def __init__(self, data: Mapping[str, str]):
+        self._data = dict(data)
+
+    def __getitem__(self, key: str) -> str:
+        return self._data[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._data)
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+    def __hash__(self) -> int:
+        return hash(tuple(self._data.items()))
+
+    def __repr__(self) -> str:
+        return repr(self._data)
+
+    def __getstate__(self) -> dict[str, str]:
+        return self._data
+
+    def __setstate__(self, state: dict[str, str]) -> None:
+        self._data = state
+
+
+@dataclass(frozen=True)
+class Schema:
+    """Roles of the columns of one table.
+
+    Every column of the table is in exactly one of ``numeric``,
+    ``categorical`` and ``ignored``, and has one reason in ``reasons``. The
+    keys of ``reasons`` are in the table's column order, and each role tuple
+    keeps that order.
+
+    Parameters
+    ----------
+    numeric : tuple of str
+        Columns clustered as real numbers (Gaussian-like, per-cluster means).
+    categorical : tuple of str
+        Columns clustered as categories (per-cluster level frequencies).
+    ignored : tuple of str
+        Columns left out of the clustering.
+    reasons : Mapping of str to str
+        One human-readable reason per column, in table order, e.g.
+        ``"integer with 3 distinct values (≤ 20) → categorical"``.
+
+    Attributes
+    ----------
+    used : tuple of str
+        ``numeric`` and ``categorical`` columns, in table order.
+    columns : tuple of str
+        All columns, in table order.
+
+    Raises
+    ------
+    CraftInputError
+        If a column is in two roles, or the columns of the roles and of
+        ``reasons`` differ.
+
+    See Also
+    --------
+    infer_schema : Suggest a schema for a table.
+
+    Examples
+    --------
+    >>> s = Schema(numeric=("age",), categorical=("city",), ignored=("id",),
+    ...            reasons={"id": "identifier", "age": "float", "city": "text"})
+    >>> s.used
+    ('age', 'city')
+    >>> s.override(numeric=["id"]).numeric
+    ('id', 'age')
+    """
+
+    numeric: tuple[str, ...]
+    categorical: tuple[str, ...]
+    ignored: tuple[str, ...]
+    reasons: Mapping[str, str]
+
+    def __post_init__(self) -> None:
+        roles = {}
+        for role in ROLES:
+            names = _as_names(getattr(self, role), role)
+            object.__setattr__(self, role, names)
+            for column in names:
+                if column in roles:
+                    raise CraftInputError(
+                        f"column {column!r} has two roles: {roles[column]} and {role}"
+                    )
+                roles[column] = role
+        if not isinstance(self.reasons, Mapping):
+            raise CraftInputError(
+                f"reasons must be a mapping from column to reason, "
+                f"got {type(self.reasons).__name__}"
+            )
+        reasons = _FrozenMapping({k: str(v) for k, v in self.reasons.items()})
+        missing = [c for c in roles if c not in reasons]
+        extra = [c for c in reasons if c not in roles]
+        if missing:
+            raise CraftInputError(f"no reason given for column(s) {_quote_list(missing)}")
+        if extra:
+            raise CraftInputError(
+                f"reason given for column(s) {_quote_list(extra)} that have no role"
+            )
+        object.__setattr__(self, "reasons", reasons)
+
+    def __hash__(self) -> int:
+        return hash((self.numeric, self.categorical, self.ignored, self.reasons))
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        """All columns, in table order."""
+        return tuple(self.reasons)
+
+    @property
+    def used(self) -> tuple[str, ...]:
+        """Numeric and categorical columns, in table order."""
+        used = set(self.numeric) | set(self.categorical)
+        return tuple(c for c in self.reasons if c in used)
+
+    def role(self, column: str) -> str:
+        """Role of one column: ``"numeric"``, ``"categorical"`` or ``"ignored"``.
+
+        Raises
+        ------
+        CraftInputError
+            If the column is not in the schema.
+
+        Examples
+        --------
+        >>> infer_schema(pd.DataFrame({"x": [1.5, 2.5]})).role("x")
+        'numeric'
+        """
+        for role in ROLES:
+            if column in getattr(self, role):
+                return role
+        raise CraftInputError(_unknown_message([column], self.columns))
+
+    def override(
+        self,
+        *,
+        numeric: Iterable[str] | str = (),
+        categorical: Iterable[str] | str = (),
+        ignored: Iterable[str] | str = (),
+    ) -> Schema:
+        """Return a copy with the named columns moved to the given roles.
+
+        The reason of every moved column becomes ``"set by user"``; the other
+        columns keep their role and reason. A single string names one column.
+
+        Parameters
+        ----------
+        numeric, categorical, ignored : iterable of str or str
+            Columns to move into that role.
+
+        Returns
+        -------
+        Schema
+            A new schema; this one is unchanged.
+
+        Raises
+        ------
+        CraftInputError
+            If a name is not a column of the table, or one column is named in
+            two roles.
+
+        Examples
+        --------
+        >>> s = infer_schema(pd.DataFrame({"legs": [0, 2, 4, 4], "w": [1.5, 2.0, 3.5, 1.0]}))
+        >>> s.categorical
+        ('legs',)
+        >>> t = s.override(numeric="legs")
+        >>> t.numeric, t.reasons["legs"]
+        (('legs', 'w'), 'set by user')
+        """
+        wanted: dict[str, str] = {}
+        for role, names in (("numeric", numeric), ("categorical", categorical),
+                            ("ignored", ignored)):
+            for column in _as_names(names, role):
+                if column in wanted and wanted[column] != role:
+                    raise CraftInputError(
+                        f"column {column!r} is named in both {wanted[column]} and {role}"
+                    )
+                wanted[column] = role
+        unknown = [c for c in wanted if c not in self.reasons]
+        if unknown:
+            raise CraftInputError(_unknown_message(unknown, self.columns))
+        roles = {role: [] for role in ROLES}
+        reasons = {}
+        for column in self.reasons:
+            if column in wanted:
+                roles[wanted[column]].append(column)
+                reasons[column] = "set by user"
+            else:
+                roles[self.role(column)].append(column)
+                reasons[column] = self.reasons[column]
+        return Schema(
+            numeric=tuple(roles["numeric"]),
+            categorical=tuple(roles["categorical"]),
+            ignored=tuple(roles["ignored"]),
+            reasons=reasons,
+        )
+
+    def to_frame(self) -> pd.DataFrame:
+        """The schema as a table for display.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Columns ``column``, ``role``, ``reason``; one row per column of
+            the table, in table order.
+
+        Examples
+        --------
+        >>> infer_schema(pd.DataFrame({"x": [1.5, 2.5]})).to_frame()
+          column     role           reason
+        0      x  numeric  float → numeric
+        """
+        role_of = {c: role for role in ROLES for c in getattr(self, role)}
+        return pd.DataFrame(
+            {
+                "column": list(self.reasons),
+                "role": [role_of[c] for c in self.reasons],
+                "reason": list(self.reasons.values()),
+            },
+            columns=["column", "role", "reason"],
+        )
+
+
+def infer_schema(df: pd.DataFrame, *, max_categorical_levels: int = 20) -> Schema:
+    """Suggest a role for every column of a table, with the reason.
+
+    The rules, checked in this order for each column:
+
+    * all values missing → ignored;
+    * datetime, timedelta or period dtype → ignored (not supported: convert
+      to numbers or categories first);
+    * one distinct non-missing value (constant, with or without missing
+      cells) → ignored;
+    * bool → categorical; ``category`` dtype → categorical;
+    * float → numeric (also when the values are whole numbers);
+    * integer: unique for every row and strictly monotonic in a table of
+      more than 20 rows → ignored (a row index or identifier); at most
+      ``max_categorical_levels`` distinct values → categorical; otherwise
+      numeric;
+    * text (``str``/``object``): if more than ``max_categorical_levels``
+      distinct values and most of them parse as numbers → categorical, and
+      the reason says that the column looks numeric (the stray text values
+      are not converted here); unique for every row in a table of more than
+      20 rows → ignored (an identifier); more than 50 distinct values that
+      make up more than half of the non-missing values → ignored (free text
+      or identifier); otherwise categorical.
+
+    An ``object`` column that holds only numbers follows the integer or
+    float rule; one that holds only booleans is categorical.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        The table, one row per item. Column labels must be unique strings:
+        :func:`craft.io.read_table` returns such labels; convert others with
+        ``df.columns = df.columns.map(str)``.
+    max_categorical_levels : int, default=20
+        Integer columns with at most this many distinct values are
+        suggested as categorical.
+
+    Returns
+    -------
+    Schema
+        Every column in exactly one role, each with its reason.
+
+    Raises
+    ------
+    CraftInputError
+        If the table has no columns or no rows, a label is not a string or
+        is duplicated, or ``max_categorical_levels`` is not a positive integer.
+
+    Examples
+    --------
+    >>> df = pd.DataFrame({
+    ...     "id": range(100),
+    ...     "height": np.linspace(1.5, 2.0, 100),
+    ...     "grade": [1, 2, 3, 4] * 25,
+    ...     "city": ["Paris", "Lyon"] * 50,
+    ...     "country": "FR",
+    ... })
+    >>> s = infer_schema(df)
+    >>> s.numeric, s.categorical, s.ignored
+    (('height',), ('grade', 'city'), ('id', 'country'))
+    >>> s.reasons["grade"]
+    'integer with 4 distinct values (≤ 20) → categorical'
+    >>> s.reasons["country"]
+    "constant (single value 'FR') → ignored"
+    """
+    if not isinstance(df, pd.DataFrame):
+        raise CraftInputError(f"expected a pandas DataFrame, got {type(df).__name__}")
+    if (
+        isinstance(max_categorical_levels, bool)
+        or not isinstance(max_categorical_levels, numbers.Integral)
+        or max_categorical_levels < 1
+    ):
+        raise CraftInputError(
+            f"max_categorical_levels must be a positive integer, "
+            f"got {max_categorical_levels!r}"
+        )
+    if df.shape[1] == 0:
+        raise CraftInputError("the table has no columns")
+    if df.shape[0] == 0:
+        raise CraftInputError(
+            f"the table has no rows (only the {df.shape[1]} column names)"
+        )
+    for label in df.columns:
+        if not isinstance(label, str):
+            raise CraftInputError(
+                f"column label {label!r} is a {type(label).__name__}, not a string; "
+                f"convert the labels first: df.columns = df.columns.map(str)"
+            )
+    duplicated = df.columns[df.columns.duplicated()].unique().tolist()
+    if duplicated:
+        raise CraftInputError(
+            f"duplicated column name(s) {_quote_list(duplicated)}; every column needs "
+            f"a unique name"
+        )
+
+    roles = {role: [] for role in ROLES}
+    reasons = {}
+    for position, column in enumerate(df.columns):
+        role, reason = _infer_column(df.iloc[:, position], int(max_categorical_levels))
+        roles[role].append(column)
+        reasons[column] = reason
+    return Schema(
+        numeric=tuple(roles["numeric"]),
+        categorical=tuple(roles["categorical"]),
+        ignored=tuple(roles["ignored"]),
+        reasons=reasons,
+    )
+
+
+def _infer_column(s: pd.Series, max_levels: int) -> tuple[str, str]:
+    """Role and reason for one column (a non-empty Series)."""
+    dtype = s.dtype
+    n_rows = len(s)
+    try:
+        missing = s.isna()
+    except (TypeError, ValueError):  # exotic extension arrays
+        return "ignored", f"unsupported dtype {dtype} → ignored"
+    n_missing = int(missing.sum())
+    if n_missing == n_rows:
+        return "ignored", "all values missing → ignored"
+
+    if isinstance(dtype, pd.PeriodDtype) or pd.api.types.is_datetime64_any_dtype(dtype):
+        return "ignored", (
+            "datetime → ignored (not supported; convert to numbers or categories)"
+        )
+    if pd.api.types.is_timedelta64_dtype(dtype):
+        return "ignored", "timedelta → ignored (not supported; convert to numbers)"
+
+    values = s[~missing] if n_missing else s
+    kind = _value_kind(values)
+    if kind in ("datetime", "timedelta"):
+        return "ignored", (
+            f"{kind} values → ignored (not supported; convert to numbers or categories)"
+        )
+    if kind == "complex":
+        return "ignored", "complex numbers → ignored (not supported)"
+
+    try:
+        n_levels = int(values.nunique(dropna=True))
+    except TypeError:  # unhashable values: lists, dicts, arrays
+        type_name = type(values.iloc[0]).__name__
+        return "ignored", f"values of type {type_name} are not supported → ignored"
+
+    if n_levels == 1:
+        extra = f" plus {n_missing} missing" if n_missing else ""
+        return "ignored", (
+            f"constant (single value {_short(values.iloc[0])}{extra}) → ignored"
+        )
+
+    if kind == "bool":
+        return "categorical", "boolean → categorical"
+    if kind == "category":
+        return "categorical", f"category dtype with {n_levels} levels → categorical"
+    if kind == "float":
+        if _has_infinite(values):
+            return "numeric", (
+                "float → numeric (contains infinite values, which the clustering "
+                "rejects: fix or remove them)"
+            )
+        return "numeric", "float → numeric"
+    if kind == "integer":
+        if (
+            n_missing == 0
+            and n_levels == n_rows
+            and n_rows > _MIN_ROWS_FOR_IDENTIFIER
+            and (values.is_monotonic_increasing or values.is_monotonic_decreasing)
+        ):
+            return "ignored", (
+                "integer, unique for every row and strictly monotonic "
+                "(looks like a row index or identifier) → ignored"
+            )
+        if n_levels <= max_levels:
+            return "categorical", (
+                f"integer with {n_levels} distinct values (≤ {max_levels}) → categorical"
+            )
+        return "numeric", (
+            f"integer with {n_levels} distinct values (> {max_levels}) → numeric"
+        )
+    # Text, bytes and mixed values.
+    what = "text" if kind == "text" else "mixed values"
+    if n_levels > max_levels:
+        share, stray = _numeric_looking(values)
+        if share >= _NUMERIC_LOOKING_SHARE:
+            example = f", e.g. {_short(stray)}" if stray is not None else ""
+            return "categorical", (
+                f"{what} with {n_levels} distinct values, {share:.0%} of them numbers "
+                f"but not all{example} → categorical (make every value a number, or "
+                f"a missing cell, to use it as numeric)"
+            )
+    if n_missing == 0 and n_levels == n_rows and n_rows > _MIN_ROWS_FOR_IDENTIFIER:
+        return "ignored", f"{what}, unique for every row (looks like an identifier) → ignored"
+    n_present = n_rows - n_missing
+    if n_levels > _FREE_TEXT_MIN_LEVELS and n_levels > _FREE_TEXT_MIN_SHARE * n_present:
+        return "ignored", (
+            f"free text / identifier-like: {n_levels} distinct values in "
+            f"{n_present} non-missing cells → ignored"
+        )
+    if n_levels > max_levels:
+        return "categorical", (
+            f"{what} with {n_levels} distinct values → categorical "
+            f"(many levels: more than {max_levels})"
+        )
+    return "categorical", f"{what} with {n_levels} distinct values → categorical"
+
+
+def _value_kind(values: pd.Series) -> str:
+    """Classify non-missing values by dtype, or by content for ``object``."""
+    dtype = values.dtype
+    if isinstance(dtype, pd.CategoricalDtype):
+        return "category"
+    if pd.api.types.is_bool_dtype(dtype):
+        return "bool"
+    if pd.api.types.is_complex_dtype(dtype):
+        return "complex"
+    if pd.api.types.is_integer_dtype(dtype):
+        return "integer"
+    if pd.api.types.is_float_dtype(dtype):
+        return "float"
+    if isinstance(dtype, pd.StringDtype):
+        return "text"
+    if dtype == object:
+        inferred = pd.api.types.infer_dtype(values, skipna=True)
+        if inferred == "boolean":
+            return "bool"
+        if inferred == "integer":
+            return "integer"
+        if inferred in ("floating", "mixed-integer-float", "decimal"):
+            return "float"
+        if inferred == "complex":
+            return "complex"
+        if inferred in ("datetime64", "datetime", "date", "period"):
+            return "datetime"
+        if inferred in ("timedelta64", "timedelta"):
+            return "timedelta"
+        if inferred in ("string", "bytes"):
+            return "text"
+        return "mixed"
+    return "mixed"
+
+
+def _has_infinite(values: pd.Series) -> bool:
+    try:
+        array = np.asarray(values, dtype=float)
+    except (TypeError, ValueError, OverflowError):
+        return False
+    return bool(np.isinf(array).any())
+
+
+def _numeric_looking(values: pd.Series) -> tuple[float, object]:
+    """Share of (up to 1000) distinct values that parse as numbers, and one
+    value that does not (None if all do)."""
+    uniques = pd.unique(values)[:_NUMERIC_LOOKING_SAMPLE]
+    if len(uniques) == 0:
+        return 0.0, None
+    n_numbers = 0
+    stray = None
+    for value in uniques:
+        if _parses_as_number(value):
+            n_numbers += 1
+        elif stray is None:
+            stray = value
+    return n_numbers / len(uniques), stray
+
+
+def _parses_as_number(value: object) -> bool:
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, numbers.Number):
+        return True
+    if not isinstance(value, str):
+        return False
+    text = value.strip()
+    if not text or "_" in text or not text.isascii():
+        return False
+    if text.count(",") == 1 and "." not in text:
+        text = text.replace(",", ".")  # decimal comma
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _short(value: object, limit: int = 30) -> str:
+    """``repr`` of a value for a reason, at most ``limit`` characters."""
+    if isinstance(value, np.generic):
+        value = value.item()
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _as_names(names: Iterable[str] | str, role: str) -> tuple[str, ...]:
+    if isinstance(names, str):
+        return (names,)
+    try:
+        names = tuple(names)
+    except TypeError:
+        raise CraftInputError(
+            f"{role} must be a column name or an iterable of column names, "
+            f"got {type(names).__name__}"
+        ) from None
+    for name in names:
+        if not isinstance(name, str):
+            raise CraftInputError(
+                f"{role}: column names must be strings, got {name!r} "
+                f"({type(name).__name__})"
+            )
+    return names
+
+
+def _quote_list(names: Iterable[object], limit: int = 10) -> str:
+    names = list(names)
+    text = ", ".join(repr(n) for n in names[:limit])
+    if len(names) > limit:
+        text += f" and {len(names) - limit} more"
+    return text
+
+
+def _unknown_message(unknown: list[str], columns: tuple[str, ...]) -> str:
+    noun = "column" if len(unknown) == 1 else "columns"
+    return (
+        f"unknown {noun} {_quote_list(unknown)}; the table's columns are "
+        f"{_quote_list(columns)}"
+    )

@@ -1,0 +1,485 @@
+"""read_table on the files real users send: read exactly, or refused with a
+specific CraftInputError. Small files live in tests/corpus; large ones are
+generated in tmp_path."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from craft.exceptions import CraftInputError
+from craft.io import read_table, table_fingerprint
+
+CORPUS = Path(__file__).parent / "corpus"
+
+
+def corpus(name: str) -> Path:
+    return CORPUS / name
+
+
+# --------------------------------------------------------------------------
+# Refused files: CraftInputError with a message naming the file and the fault
+# --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("file_name", "message"),
+    [
+        ("empty.csv", r"'empty\.csv': the file is empty"),
+        ("whitespace_only.csv", r"'whitespace_only\.csv': the file is empty"),
+        ("header_only.csv", r"'header_only\.csv': it has a header but no data rows"),
+        ("binary_garbage.csv", r"'binary_garbage\.csv' is not a readable table: .*binary"),
+        ("image_named.csv", r"'image_named\.csv' is not a readable table: .*binary"),
+        ("ragged_long_row.csv", r"line 4 has 3 fields but the header has 2"),
+        ("unterminated_quote.csv", r"'unterminated_quote\.csv' is not a readable table: EOF"),
+    ],
+)
+def test_refused_corpus_files(file_name, message):
+    with pytest.raises(CraftInputError, match=message):
+        read_table(corpus(file_name))
+
+
+def test_missing_path_and_directory(tmp_path):
+    with pytest.raises(CraftInputError, match="no such file"):
+        read_table(tmp_path / "nope.csv")
+    with pytest.raises(CraftInputError, match="is a directory"):
+        read_table(tmp_path)
+
+
+@pytest.mark.parametrize("source", [None, 42, 3.5, ["a,b"], {"a": 1}])
+def test_unsupported_source_types(source):
+    with pytest.raises(CraftInputError, match="cannot read a table from a"):
+        read_table(source)
+
+
+def test_unsupported_extension():
+    with pytest.raises(CraftInputError, match=r"unsupported file type '\.json'"):
+        read_table(b'{"a": 1}', name="data.json")
+
+
+def test_xls_without_reader_is_refused_clearly():
+    ole = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + b"\x00" * 512
+    try:
+        import xlrd  # noqa: F401
+    except ImportError:
+        with pytest.raises(CraftInputError, match=r"\.xls\) files need the optional package xlrd"):
+            read_table(ole, name="old.xls")
+    else:  # with xlrd the file is tried, and this one is not a workbook
+        with pytest.raises(CraftInputError, match="not a readable Excel file"):
+            read_table(ole, name="old.xls")
+
+
+@pytest.mark.parametrize(
+    ("data", "name", "message"),
+    [
+        (b"PK\x03\x04 not really a zip", "book.xlsx", r"'book\.xlsx' is not a readable Excel file"),
+        (b"a,b\n1,2\n", "book.xlsx", r"'book\.xlsx' is not a readable Excel file: .*ZIP"),
+        (b"PAR1 then junk", "t.parquet", r"'t\.parquet' is not a readable Parquet file"),
+        (b"a,b\n1,2\n", "t.pq", r"'t\.pq' is not a readable Parquet file: .*PAR1"),
+    ],
+)
+def test_corrupt_binary_formats(data, name, message):
+    with pytest.raises(CraftInputError, match=message):
+        read_table(data, name=name)
+
+
+def test_message_without_a_name_says_the_data():
+    with pytest.raises(CraftInputError, match="the data: the file is empty"):
+        read_table(b"")
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_random_bytes_never_escape_as_another_error(seed):
+    rng = np.random.default_rng(seed)
+    data = rng.bytes(int(rng.integers(1, 400)))
+    for name in (None, "x.csv", "x.parquet", "x.xlsx", "x.tsv"):
+        try:
+            df = read_table(data, name=name)
+        except CraftInputError:
+            continue
+        assert isinstance(df, pd.DataFrame) and df.shape[0] >= 1
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.text(alphabet=st.sampled_from(list(',;\t|"\n\r ab1.-?=\u00e9\x00')), max_size=60),
+    st.sampled_from([None, "t.csv", "t.tsv", "t.txt"]),
+    st.sampled_from(["utf-8", "utf-8-sig", "latin-1", "utf-16"]),
+)
+def test_property_text_is_a_table_or_an_input_error(text, name, encoding):
+    try:
+        data = text.encode(encoding)
+    except UnicodeEncodeError:
+        return
+    try:
+        df = read_table(data, name=name)
+    except CraftInputError as exc:
+        assert str(exc)
+        return
+    assert df.shape[0] >= 1 and df.shape[1] >= 1
+    assert all(type(c) is str and c == c.strip() and c for c in df.columns)
+    assert df.columns.is_unique
+    assert isinstance(df.index, pd.RangeIndex)
+
+
+# --------------------------------------------------------------------------
+# Encodings, delimiters, quoting
+# --------------------------------------------------------------------------
+
+
+def test_latin1():
+    df = read_table(corpus("latin1.csv"))
+    assert list(df.columns) == ["ville", "café", "prix"]
+    assert df["ville"].tolist() == ["Montréal", "Zürich"]
+    assert df["café"].tolist() == ["crème", "thé"]
+    assert df["prix"].tolist() == [3, 4]
+
+
+def test_cp1252_punctuation():
+    df = read_table(corpus("cp1252.csv"))
+    assert df["quote"].tolist() == ["\u201cquoted\u201d \u20ac5", "plain"]
+
+
+def test_utf8_bom_is_not_part_of_the_first_name():
+    df = read_table(corpus("utf8_bom.csv"))
+    assert list(df.columns) == ["name", "größe"]
+    assert df["größe"].tolist() == [1.62, 1.80]
+    assert df["name"].tolist() == ["Anna", "Björn"]
+
+
+def test_utf16_with_bom():
+    text = "a\tb\n1\tx\n2\ty\n"
+    df = read_table(text.encode("utf-16"), name="excel_unicode.txt")
+    assert list(df.columns) == ["a", "b"]
+    assert df["a"].tolist() == [1, 2]
+
+
+def test_semicolon_with_decimal_comma():
+    df = read_table(corpus("semicolon_decimal_comma.csv"))
+    assert df.shape == (3, 4)
+    assert list(df.columns) == ["Name", "Gewicht", "Anzahl", "Preis"]
+    assert df["Gewicht"].dtype == np.float64
+    assert df["Gewicht"].tolist() == [1.5, 2.25, 0.75]
+    assert df["Anzahl"].tolist() == [3, 10, 7]
+    assert df["Preis"].tolist() == [0.99, 1.49, 2.0]
+
+
+def test_semicolon_file_with_dot_and_comma_decimals_per_column():
+    df = read_table(b"a;b\n1.5;2,5\n3.5;4,5\n", name="mixed.csv")
+    assert df["a"].tolist() == [1.5, 3.5]
+    assert df["b"].tolist() == [2.5, 4.5]
+
+
+def test_comma_file_keeps_quoted_comma_numbers_as_text():
+    # "1,5" in a comma-delimited file may be a thousands separator: no guess.
+    df = read_table(b'a,b\n"1,5",1\n"2,5",2\n', name="c.csv")
+    assert df["a"].tolist() == ["1,5", "2,5"]
+
+
+def test_tab_delimited():
+    df = read_table(corpus("tab_delimited.tsv"))
+    assert list(df.columns) == ["gene", "score", "flag"]
+    assert df["score"].tolist() == [0.5, 1.25, -2.0]
+    assert df["flag"].dtype == bool
+    assert df["flag"].tolist() == [True, False, True]
+
+
+def test_tsv_extension_prefers_tab_over_commas_in_text():
+    data = b"last, first\tcity, country\nSmith, J\tParis, FR\nDoe, A\tRome, IT\n"
+    df = read_table(data, name="people.tsv")
+    assert list(df.columns) == ["last, first", "city, country"]
+    assert df["city, country"].tolist() == ["Paris, FR", "Rome, IT"]
+
+
+def test_pipe_delimited():
+    df = read_table(corpus("pipe_delimited.txt"))
+    assert list(df.columns) == ["a", "b", "c"]
+    assert df["c"].tolist() == [2.5, 3.5]
+
+
+def test_quoted_newlines_and_quotes():
+    df = read_table(corpus("quoted_newlines.csv"))
+    assert df.shape == (3, 3)
+    assert df["comment"].tolist() == [
+        "first line\nsecond line",
+        'has "quotes", and a comma',
+        "plain",
+    ]
+    assert df["score"].tolist() == [3.5, 4.0, 5.0]
+
+
+def test_crlf_line_endings():
+    df = read_table(corpus("crlf.csv"))
+    assert list(df.columns) == ["a", "b"]
+    assert df["b"].tolist() == ["x", "y"]
+
+
+def test_single_column_file():
+    df = read_table(b"value\n1\n2\n3\n", name="one.csv")
+    assert list(df.columns) == ["value"]
+    assert df["value"].tolist() == [1, 2, 3]
+
+
+def test_no_extension_is_sniffed_as_text():
+    df = read_table(b"a;b\n1;2\n")
+    assert df.to_dict("list") == {"a": [1], "b": [2]}
+
+
+# --------------------------------------------------------------------------
+# Column names
+# --------------------------------------------------------------------------
+
+
+def test_duplicated_and_empty_names_are_kept():
+    df = read_table(corpus("duplicated_names.csv"))
+    # Header: a, b, a, " b " (stripped to b), a.1, and an empty name. The
+    # second a takes a.1, so the literal a.1 becomes a.1.1 (pandas' rule).
+    assert list(df.columns) == ["a", "b", "a.1", "b.1", "a.1.1", "column_6"]
+    assert df.iloc[0].tolist() == [1, 2, 3, 4, 5, 6]
+    assert df.shape == (2, 6)
+
+
+def test_trailing_delimiter_gives_an_all_missing_named_column():
+    df = read_table(corpus("trailing_delimiter.csv"))
+    assert list(df.columns) == ["a", "b", "column_3"]
+    assert df["column_3"].isna().all()
+    assert df["a"].tolist() == [1, 3]
+
+
+def test_more_fields_than_header_in_every_row_keeps_every_field():
+    df = read_table(corpus("extra_fields_everywhere.csv"))
+    assert list(df.columns) == ["a", "b", "column_3"]
+    assert df.to_dict("list") == {"a": [1, 4], "b": [2, 5], "column_3": [3, 6]}
+
+
+def test_html_and_script_tags_are_plain_strings():
+    df = read_table(corpus("html_tags.csv"))
+    assert list(df.columns) == ["<b>name</b>", "<script>alert(1)</script>"]
+    assert df["<b>name</b>"].tolist() == ["<i>x</i>", "y"]
+    assert df["<script>alert(1)</script>"].tolist() == ["<img src=x onerror=alert(1)>", "2"]
+
+
+def test_labels_are_str_and_index_is_default():
+    df = read_table(b"1,2,3\n4,5,6\n", name="numbers_as_header.csv")
+    assert list(df.columns) == ["1", "2", "3"]
+    assert all(type(c) is str for c in df.columns)
+    assert isinstance(df.index, pd.RangeIndex) and df.index.start == 0
+
+
+# --------------------------------------------------------------------------
+# Values
+# --------------------------------------------------------------------------
+
+
+def test_all_missing_column():
+    df = read_table(corpus("all_missing_column.csv"))
+    assert list(df.columns) == ["x", "empty", "y"]
+    assert df["empty"].isna().all()
+    assert df["x"].tolist() == [1, 2, 3]
+
+
+def test_constant_column():
+    df = read_table(corpus("constant_column.csv"))
+    assert df["const"].tolist() == ["same"] * 3
+
+
+def test_one_row_and_two_rows():
+    one = read_table(corpus("one_row.csv"))
+    assert one.shape == (1, 3)
+    assert one.iloc[0].tolist() == [1, "hello", 2.5]
+    two = read_table(corpus("two_rows.csv"))
+    assert two.to_dict("list") == {"a": [1, 2], "b": ["x", "y"]}
+
+
+def test_infinities_and_huge_numbers_are_read_as_they_are():
+    df = read_table(corpus("inf_huge.csv"))
+    assert df["x"].tolist() == [math.inf, -math.inf, math.inf]
+    assert df["y"].tolist() == [1e308, -1e308, math.inf]
+    # Beyond 64-bit integers: a float, not an object column.
+    assert df["z"].dtype == np.float64
+    assert df["z"].tolist() == [1e23, 1.0, 2.0]
+
+
+def test_missing_markers_and_stray_text():
+    df = read_table(corpus("stray_text.csv"))
+    assert df["clean"].tolist() == [1, 2, 3, 4, 5]
+    # '?', 'n/a', '' and 'NA' are missing markers: the column stays numeric.
+    assert df["markers"].dtype == np.float64
+    assert df["markers"].isna().tolist() == [False, True, True, True, True]
+    # Dashes are placeholders only in an otherwise numeric column.
+    assert df["dashes"].dtype == np.float64
+    assert df["dashes"].isna().tolist() == [False, True, False, False, True]
+    assert df["dashes"].dropna().tolist() == [10.0, 20.0, 30.0]
+    # Other stray text is not guessed away: the column stays text.
+    assert df["stray"].tolist() == ["5", "6", "abc", "7", "8"]
+
+
+def test_dash_stays_text_in_a_text_column():
+    df = read_table(b"a,b\n-,x\nfoo,y\n", name="d.csv")
+    assert df["a"].tolist() == ["-", "foo"]
+
+
+def test_formula_like_cells_are_strings_and_negative_numbers_stay_numbers():
+    df = read_table(corpus("formula_prefix.csv"))
+    assert df["formula"].tolist() == ["=SUM(A1:A3)", "+1+2", "-cmd"]
+    assert df["number"].tolist() == [-3.0, 4.0, 5.5]
+    assert df["at"].tolist() == ["@user", "@admin", "plain"]
+
+
+def test_very_long_strings(tmp_path):
+    long_text = "x" * 300_000  # beyond the csv module's 131072 field limit
+    path = tmp_path / "long.csv"
+    path.write_text(f'id,text\n1,"{long_text}"\n2,short\n', encoding="utf-8")
+    df = read_table(path)
+    assert df.shape == (2, 2)
+    assert len(df.loc[0, "text"]) == 300_000
+    assert df.loc[1, "text"] == "short"
+
+
+def test_ten_thousand_columns(tmp_path):
+    n_columns = 10_000
+    header = ",".join(f"c{i}" for i in range(n_columns))
+    rows = [",".join(str(r * n_columns + i) for i in range(n_columns)) for r in range(3)]
+    path = tmp_path / "wide.csv"
+    path.write_text(header + "\n" + "\n".join(rows) + "\n", encoding="utf-8")
+    df = read_table(path)
+    assert df.shape == (3, n_columns)
+    assert df.columns[0] == "c0" and df.columns[-1] == f"c{n_columns - 1}"
+    assert df["c9999"].tolist() == [9999, 19999, 29999]
+
+
+# --------------------------------------------------------------------------
+# Parquet and Excel, written in the test
+# --------------------------------------------------------------------------
+
+
+def test_parquet(tmp_path):
+    frame = pd.DataFrame({"a": [1, 2, 3], "b": ["x", None, "z"], "c": [0.5, 1.5, np.nan]})
+    path = tmp_path / "t.parquet"
+    frame.to_parquet(path)
+    df = read_table(path)
+    assert list(df.columns) == ["a", "b", "c"]
+    assert df["a"].tolist() == [1, 2, 3]
+    assert df["b"].tolist()[::2] == ["x", "z"] and pd.isna(df.loc[1, "b"])
+    assert df["c"].isna().tolist() == [False, False, True]
+    # Same bytes without a name: sniffed from the PAR1 signature.
+    assert read_table(path.read_bytes()).equals(df)
+
+
+def test_parquet_with_index_keeps_it_as_a_column(tmp_path):
+    frame = pd.DataFrame({"id": ["p", "q"], "v": [1.0, 2.0]}).set_index("id")
+    path = tmp_path / "indexed.parquet"
+    frame.to_parquet(path)
+    df = read_table(path)
+    assert list(df.columns) == ["id", "v"]
+    assert df["id"].tolist() == ["p", "q"]
+
+
+def test_parquet_without_rows(tmp_path):
+    path = tmp_path / "empty.parquet"
+    pd.DataFrame({"a": pd.Series([], dtype=float)}).to_parquet(path)
+    with pytest.raises(CraftInputError, match="has column names but no data rows"):
+        read_table(path)
+
+
+def test_xlsx(tmp_path):
+    frame = pd.DataFrame(
+        {
+            "name": ["a", "b", "c"],
+            " size ": [1.5, 2.5, None],
+            "count": ["1", "-", "3"],
+            "flag": [True, False, True],
+            "status": ["ok", "?", "bad"],
+        }
+    )
+    path = tmp_path / "book.xlsx"
+    frame.to_excel(path, index=False)
+    df = read_table(path)
+    assert list(df.columns) == ["name", "size", "count", "flag", "status"]
+    assert df["name"].tolist() == ["a", "b", "c"]
+    assert df["size"].tolist()[:2] == [1.5, 2.5] and pd.isna(df.loc[2, "size"])
+    assert df["count"].dtype == np.float64 and df["count"].isna().tolist() == [False, True, False]
+    assert df["flag"].tolist() == [True, False, True]
+    assert df["status"].tolist()[::2] == ["ok", "bad"] and pd.isna(df.loc[1, "status"])
+    # Same bytes from a BytesIO without a name: sniffed from the ZIP signature.
+    assert read_table(io.BytesIO(path.read_bytes())).shape == (3, 5)
+
+
+def test_xlsx_header_only(tmp_path):
+    path = tmp_path / "header.xlsx"
+    pd.DataFrame({"a": [], "b": []}).to_excel(path, index=False)
+    with pytest.raises(CraftInputError, match="it has a header but no data rows"):
+        read_table(path)
+
+
+def test_xlsx_duplicated_and_blank_header_cells(tmp_path):
+    import openpyxl
+
+    book = openpyxl.Workbook()
+    sheet = book.active
+    sheet.append(["x", "x", None, "y"])
+    sheet.append([1, 2, 3, "u"])
+    sheet.append([4, 5, 6, "v"])
+    path = tmp_path / "dups.xlsx"
+    book.save(path)
+    df = read_table(path)
+    assert list(df.columns) == ["x", "x.1", "column_3", "y"]
+    assert df["column_3"].tolist() == [3, 6]
+
+
+# --------------------------------------------------------------------------
+# Sources
+# --------------------------------------------------------------------------
+
+SIMPLE = b"a,b\n1,x\n2,y\n"
+
+
+def test_from_bytes_bytesio_and_path(tmp_path):
+    expected = {"a": [1, 2], "b": ["x", "y"]}
+    assert read_table(SIMPLE).to_dict("list") == expected
+    assert read_table(bytearray(SIMPLE), name="s.csv").to_dict("list") == expected
+    assert read_table(io.BytesIO(SIMPLE), name="s.csv").to_dict("list") == expected
+    path = tmp_path / "s.csv"
+    path.write_bytes(SIMPLE)
+    assert read_table(path).to_dict("list") == expected
+    assert read_table(str(path)).to_dict("list") == expected
+
+
+class FakeUpload(io.BytesIO):
+    """Like Streamlit's UploadedFile: a BytesIO with a name."""
+
+    def __init__(self, data: bytes, name: str):
+        super().__init__(data)
+        self.name = name
+
+
+def test_uploaded_file_name_is_used_even_after_a_read():
+    upload = FakeUpload(b"a;b\n1,5;2\n", "upload.csv")
+    upload.read()  # an app may have consumed it already
+    df = read_table(upload)
+    assert df.to_dict("list") == {"a": [1.5], "b": [2]}
+    with pytest.raises(CraftInputError, match=r"'bad\.csv': the file is empty"):
+        read_table(FakeUpload(b"", "bad.csv"))
+
+
+def test_open_binary_file(tmp_path):
+    path = tmp_path / "f.csv"
+    path.write_bytes(SIMPLE)
+    with open(path, "rb") as handle:
+        assert read_table(handle).shape == (2, 2)
+
+
+def test_table_fingerprint():
+    assert table_fingerprint(SIMPLE) == hashlib.sha256(SIMPLE).hexdigest()
+    assert table_fingerprint(SIMPLE) != table_fingerprint(SIMPLE + b"3,z\n")
+    assert len(table_fingerprint(b"")) == 64
+    with pytest.raises(CraftInputError, match="needs bytes"):
+        table_fingerprint("a,b")
