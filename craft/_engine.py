@@ -330,9 +330,10 @@ def assignment_pass(
     its smallest distance exceeds ``lambda + D F0``. Distances to the clusters
     that exist at the start of the pass are computed for all points at once;
     only points beyond the threshold from all of them ("candidates") can open
-    clusters, so only they are walked in order. Every point then takes the
-    argmin over the old clusters and the new ones opened before it (ties to
-    the lowest index, so an old cluster wins a tie with a new one).
+    clusters, so only they are walked in order (:class:`OpeningWalk`). Every
+    point then takes the argmin over the old clusters and the new ones opened
+    before it (ties to the lowest index, so an old cluster wins a tie with a
+    new one).
 
     Returns
     -------
@@ -346,53 +347,86 @@ def assignment_pass(
     candidates = np.flatnonzero(best_old > threshold)
     if candidates.size == 0:
         return labels, clusters
-    rows, weights = _open_clusters(data, clusters, candidates, best_old[candidates], opts, rng)
-    opened = new_clusters(data, np.array(rows), np.array(weights), opts.smoothing)
-    best_new, nearest_new = nearest_cluster(data, opened, opts.terms, start_row=np.array(rows))
-    labels = np.where(best_new < best_old, clusters.n_clusters + nearest_new, labels)
-    labels[rows] = clusters.n_clusters + np.arange(len(rows))
-    return labels, clusters.stack(opened)
+    walk = OpeningWalk(clusters, opts, rng)
+    walk.visit(data.take(candidates), candidates, best_old[candidates])
+    return walk.assign(data, labels, best_old, clusters)
 
 
-def _open_clusters(
-    data: EncodedData,
-    clusters: Clusters,
-    candidates: np.ndarray,
-    best_old: np.ndarray,
-    opts: Options,
-    rng: np.random.Generator,
-) -> tuple[list[int], list[np.ndarray]]:
-    """Walk the candidates in order; return the rows that open clusters and their v."""
-    threshold = opts.threshold(data.n_features)
-    selected = clusters.weights.sum(axis=0)
-    n_existing = clusters.n_clusters
-    best_new = np.full(candidates.size, np.inf)
-    rows, weights = [], []
-    start = 0
-    while start < candidates.size:
-        beyond = np.flatnonzero(np.minimum(best_old[start:], best_new[start:]) > threshold)
-        if beyond.size == 0:
-            break
-        position = start + beyond[0]
-        row = int(candidates[position])
-        probability = opts.terms.selection_probability(selected / n_existing)
-        v = (rng.random(data.n_features) < probability).astype(np.float64)
-        selected = selected + v
-        n_existing += 1
-        _check_cluster_budget(n_existing, opts)
-        rows.append(row)
-        weights.append(v)
-        rest = candidates[position + 1 :]
-        if rest.size:
-            cluster = new_clusters(data, np.array([row]), v, opts.smoothing)
-            costs, _ = nearest_cluster(data, cluster, opts.terms, rows=rest)
-            best_new[position + 1 :] = np.minimum(best_new[position + 1 :], costs)
-        start = position + 1
-    return rows, weights
+class OpeningWalk:
+    """The ordered walk over candidate points of one pass.
+
+    Candidates may be visited in several chunks (the distributed backend
+    streams them in global row order); the walk keeps what the paper's pass
+    knows at each point: how many clusters exist, which features they
+    select (for the new cluster's Bernoulli draw), and the clusters opened so
+    far in this pass.
+    """
+
+    def __init__(self, clusters: Clusters, opts: Options, rng: np.random.Generator):
+        self.opts = opts
+        self.rng = rng
+        self.selected = clusters.weights.sum(axis=0)
+        self.n_existing = clusters.n_clusters
+        self.rows: list[int] = []
+        self.opened: Clusters | None = None
+
+    def visit(self, subset: EncodedData, rows: np.ndarray, best_old: np.ndarray) -> None:
+        """Walk candidates ``rows`` (global indices, increasing; ``subset`` holds their data).
+
+        ``best_old`` is each candidate's smallest distance to the clusters
+        that existed when the pass started.
+        """
+        opts = self.opts
+        threshold = opts.threshold(subset.n_features)
+        best = best_old.copy()
+        if self.opened is not None:
+            best = np.minimum(best, nearest_cluster(subset, self.opened, opts.terms)[0])
+        start = 0
+        while start < rows.size:
+            beyond = np.flatnonzero(best[start:] > threshold)
+            if beyond.size == 0:
+                return
+            position = start + int(beyond[0])
+            probability = opts.terms.selection_probability(self.selected / self.n_existing)
+            v = (self.rng.random(subset.n_features) < probability).astype(np.float64)
+            self.selected = self.selected + v
+            self.n_existing += 1
+            _check_cluster_budget(self.n_existing, opts)
+            cluster = new_clusters(subset, np.array([position]), v, opts.smoothing)
+            self.opened = cluster if self.opened is None else self.opened.stack(cluster)
+            self.rows.append(int(rows[position]))
+            rest = np.arange(position + 1, rows.size)
+            if rest.size:
+                costs, _ = nearest_cluster(subset, cluster, opts.terms, rows=rest)
+                best[position + 1 :] = np.minimum(best[position + 1 :], costs)
+            start = position + 1
+
+    def assign(
+        self, data: EncodedData, labels: np.ndarray, best_old: np.ndarray, clusters: Clusters, *, row_offset: int = 0
+    ) -> tuple[np.ndarray, Clusters]:
+        """Final labels of ``data``'s rows (global rows ``row_offset``...) and all clusters."""
+        if self.opened is None:
+            return labels, clusters
+        start_row = np.array(self.rows) - row_offset
+        best_new, nearest_new = nearest_cluster(data, self.opened, self.opts.terms, start_row=start_row)
+        labels = np.where(best_new < best_old, clusters.n_clusters + nearest_new, labels)
+        own = (start_row >= 0) & (start_row < data.n_samples)
+        labels[start_row[own]] = clusters.n_clusters + np.flatnonzero(own)
+        return labels, clusters.stack(self.opened)
 
 
 # ---------------------------------------------------------------------------
 # Initialisation
+
+
+def sample_proportional(weights: np.ndarray, uniform: float) -> int:
+    """Index drawn with probability proportional to ``weights``, given one uniform draw.
+
+    Written with an explicit cumulative sum so that a partitioned backend can
+    reproduce the draw from per-partition totals.
+    """
+    cumulative = np.cumsum(weights)
+    return min(int(np.searchsorted(cumulative, uniform * cumulative[-1], side="right")), weights.size - 1)
 
 
 def initial_clusters(data: EncodedData, opts: Options, rng: np.random.Generator) -> Clusters:
@@ -417,8 +451,7 @@ def initial_clusters(data: EncodedData, opts: Options, rng: np.random.Generator)
         beyond = np.flatnonzero(best > threshold)
         if beyond.size == 0:
             return clusters
-        distances = best[beyond]
-        row = int(beyond[rng.choice(beyond.size, p=distances / distances.sum())])
+        row = int(beyond[sample_proportional(best[beyond], rng.random())])
         probability = opts.terms.selection_probability(clusters.weights.mean(axis=0))
         v = (rng.random(data.n_features) < probability).astype(np.float64)
         seed = new_clusters(data, np.array([row]), v, opts.smoothing)
