@@ -42,6 +42,16 @@ class Options:
     max_iter: int = 100
     keep_labels: bool = True
     max_clusters: int | None = None
+    n_seeds: int = 1
+    # Degenerate cases of the supplement: every cluster keeps every feature
+    # (budget "all") and, for DP-means, a fixed variance instead of a learned one.
+    fixed_variance: float | None = None
+
+    def draw_selection(self, rng: np.random.Generator, probability, n_features: int) -> np.ndarray:
+        """v of a new cluster: Bernoulli(probability) per feature (all ones without selection)."""
+        if self.budget == "all":
+            return np.ones(n_features)
+        return (rng.random(n_features) < probability).astype(np.float64)
 
     def threshold(self, n_features: int) -> float:
         """Cost above which a point opens a new cluster: lambda + D F0."""
@@ -157,17 +167,17 @@ def categorical_table(data: EncodedData, clusters: Clusters) -> np.ndarray:
     return level_weight * (-clusters.log_eta) + (1.0 - level_weight) * (-data.log_eta0)
 
 
-def new_clusters(data: EncodedData, rows: np.ndarray, weights: np.ndarray, smoothing: float) -> Clusters:
+def new_clusters(data: EncodedData, rows: np.ndarray, weights: np.ndarray, opts: Options) -> Clusters:
     """Clusters "set using x_n" for the given rows: mean x_n, sigma 1, eta from x_n smoothed."""
     rows = np.atleast_1d(rows)
     onehot = np.zeros((rows.size, data.n_levels_total))
     codes = data.codes[rows]
     seen = codes >= 0
     onehot[np.nonzero(seen)[0], (codes + data.offsets[None, :])[seen]] = 1.0
-    eta = (onehot + smoothing * data.eta0) / (1.0 + smoothing)
+    eta = (onehot + opts.smoothing * data.eta0) / (1.0 + opts.smoothing)
     return Clusters(
         means=data.numeric[rows].copy(),
-        variances=np.ones((rows.size, data.n_numeric)),
+        variances=np.full((rows.size, data.n_numeric), 1.0 if opts.fixed_variance is None else opts.fixed_variance),
         log_eta=np.log(eta),
         weights=np.atleast_2d(weights).astype(np.float64),
     )
@@ -233,7 +243,9 @@ def select_features(
     n_numeric = data.n_numeric
     weights = np.zeros((n_clusters, data.n_features))
     g_global, gains = categorical_gains(data, stats, log_eta_k)
-    if opts.budget == "fixed":
+    if opts.budget == "all":
+        weights[:] = 1.0
+    elif opts.budget == "fixed":
         keep_num, keep_cat = budget_counts(opts.terms.m, n_numeric, data.n_categorical)
         if keep_num:
             order = np.argsort(significant(variances), axis=1, kind="stable")[:, :keep_num]
@@ -250,12 +262,20 @@ def select_features(
 def fit_clusters(data: EncodedData, labels: np.ndarray, n_clusters: int, opts: Options) -> tuple[Clusters, Statistics]:
     """Means, floored variances, smoothed eta and selection from a labelling."""
     stats = statistics(data, labels, n_clusters)
+    return clusters_from_statistics(data, stats, opts), stats
+
+
+def clusters_from_statistics(data: EncodedData, stats: Statistics, opts: Options) -> Clusters:
+    """Cluster parameters from sufficient statistics; only ``data``'s global tables are read."""
     means, variances = raw_variances(stats)
-    floored = np.maximum(variances, opts.min_variance * data.global_var[None, :])
-    floored = np.where(floored > 0, floored, opts.min_variance)
+    if opts.fixed_variance is not None:
+        floored = np.full_like(variances, opts.fixed_variance)
+    else:
+        floored = np.maximum(variances, opts.min_variance * data.global_var[None, :])
+        floored = np.where(floored > 0, floored, opts.min_variance)
     log_eta_k = log_eta(data, stats, opts.smoothing)
-    weights = select_features(data, stats, floored, log_eta_k, opts)
-    return Clusters(means, floored, log_eta_k, weights), stats
+    weights = select_features(data, stats, variances, log_eta_k, opts)
+    return Clusters(means, floored, log_eta_k, weights)
 
 
 def objective(data: EncodedData, clusters: Clusters, stats: Statistics, opts: Options) -> tuple[float, float]:
@@ -388,11 +408,11 @@ class OpeningWalk:
                 return
             position = start + int(beyond[0])
             probability = opts.terms.selection_probability(self.selected / self.n_existing)
-            v = (self.rng.random(subset.n_features) < probability).astype(np.float64)
+            v = opts.draw_selection(self.rng, probability, subset.n_features)
             self.selected = self.selected + v
             self.n_existing += 1
             _check_cluster_budget(self.n_existing, opts)
-            cluster = new_clusters(subset, np.array([position]), v, opts.smoothing)
+            cluster = new_clusters(subset, np.array([position]), v, opts)
             self.opened = cluster if self.opened is None else self.opened.stack(cluster)
             self.rows.append(int(rows[position]))
             rest = np.arange(position + 1, rows.size)
@@ -440,21 +460,24 @@ def initial_clusters(data: EncodedData, opts: Options, rng: np.random.Generator)
     distance) instead of taking the first one in row order.
     """
     first = int(rng.integers(data.n_samples))
-    v = (rng.random(data.n_features) < opts.terms.m).astype(np.float64)
-    clusters = new_clusters(data, np.array([first]), v, opts.smoothing)
+    v = opts.draw_selection(rng, opts.terms.m, data.n_features)
+    clusters = new_clusters(data, np.array([first]), v, opts)
     if opts.init == "random":
         return clusters
     threshold = opts.threshold(data.n_features)
     best, _ = nearest_cluster(data, clusters, opts.terms)
     best[first] = -np.inf
     while True:
-        beyond = np.flatnonzero(best > threshold)
+        # The first n_seeds clusters open at any point (a target k asks for
+        # them); beyond that only points the pass itself would open qualify.
+        floor = 0.0 if clusters.n_clusters < opts.n_seeds else threshold
+        beyond = np.flatnonzero(best > floor)
         if beyond.size == 0:
             return clusters
         row = int(beyond[sample_proportional(best[beyond], rng.random())])
         probability = opts.terms.selection_probability(clusters.weights.mean(axis=0))
-        v = (rng.random(data.n_features) < probability).astype(np.float64)
-        seed = new_clusters(data, np.array([row]), v, opts.smoothing)
+        v = opts.draw_selection(rng, probability, data.n_features)
+        seed = new_clusters(data, np.array([row]), v, opts)
         best = np.minimum(best, nearest_cluster(data, seed, opts.terms)[0])
         best[row] = -np.inf
         clusters = clusters.stack(seed)
@@ -532,7 +555,7 @@ def compact(labels: np.ndarray, n_clusters: int) -> tuple[np.ndarray, int]:
 def expected_cluster(data: EncodedData, row: int, opts: Options) -> Clusters:
     """A new cluster at ``row`` whose selection is its expectation under Bernoulli(m)."""
     weights = np.full(data.n_features, opts.terms.m)
-    return new_clusters(data, np.array([row]), weights, opts.smoothing)
+    return new_clusters(data, np.array([row]), weights, opts)
 
 
 def farthest_first_lambda(data: EncodedData, k: int, opts: Options, rng: np.random.Generator) -> float:

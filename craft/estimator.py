@@ -292,6 +292,7 @@ class CRAFT(ClusterMixin, BaseEstimator):
             min_variance=float(self.min_variance),
             init=self.init,
             max_iter=int(self.max_iter),
+            n_seeds=int(self.k) if self.k is not None else 1,
         )
 
     def _schema(self, table: pd.DataFrame) -> Schema:

@@ -117,12 +117,13 @@ def literal_craft(
 def _update(numeric, codes, n_levels, z, k, eta0, global_var, m, p, q_count, budget, eps_c, eps_v, smoothing, min_variance):
     members = [row for row, label in enumerate(z) if label == k]
     size = len(members)
-    mean, var = [], []
+    mean, var, raw_var = [], [], []
     for j in range(p):
         values = numeric[members, j]
         mean.append(float(values.mean()))
         floor = min_variance * global_var[j]
-        var.append(max(float(values.var()), floor) if floor > 0 else max(float(values.var()), min_variance))
+        raw_var.append(float(values.var()))
+        var.append(max(raw_var[-1], floor) if floor > 0 else max(raw_var[-1], min_variance))
     eta, gain, g_global = [], [], []
     for q in range(q_count):
         counts = np.bincount(codes[members, q], minlength=n_levels[q]).astype(float)
@@ -140,7 +141,7 @@ def _update(numeric, codes, n_levels, z, k, eta0, global_var, m, p, q_count, bud
     if budget == "fixed":
         keep_num = int(math.floor(m * p + 0.5 + 1e-9))
         keep_cat = int(math.floor(m * q_count + 0.5 + 1e-9))
-        ranked_var = significant(np.array(var)) if p else np.array([])
+        ranked_var = significant(np.array(raw_var)) if p else np.array([])
         for j in sorted(range(p), key=lambda j: (ranked_var[j], j))[:keep_num]:
             v[j] = True
         ranked_gain = significant(np.array(gain)) if q_count else np.array([])
@@ -148,7 +149,7 @@ def _update(numeric, codes, n_levels, z, k, eta0, global_var, m, p, q_count, bud
             v[p + q] = True
     else:
         for j in range(p):
-            v[j] = var[j] < eps_v
+            v[j] = raw_var[j] < eps_v
         for q in range(q_count):
             v[p + q] = gain[q] > eps_c * g_global[q]
     return LiteralCluster(mean, var, eta, v)

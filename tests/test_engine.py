@@ -1,0 +1,300 @@
+"""The numerical core: prior terms, the pass against a literal transcription, objective, special cases."""
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from literal_craft import LiteralCluster, literal_craft
+
+from craft import _engine
+from craft.encoding import Encoder
+from craft.priors import default_rho, prior_terms
+from craft.special import NO_SELECTION, binary_discrepancy, binary_entropy, dp_means, entropy_clustering
+
+
+# ---------------------------------------------------------------------------
+# F0, F_Delta and rho, by hand
+
+
+def _f(a, b):
+    return (a + b) * math.log(a + b) - a * math.log(a) - b * math.log(b)
+
+
+@pytest.mark.parametrize(
+    ("m", "f0", "f_delta"),
+    [(1 / 3, 0.0816, 0.0595), (0.5, 0.1021, 0.0), (0.8, 0.2117, -0.1401)],
+)
+def test_prior_terms_match_hand_computed_values(m, f0, f_delta):
+    terms = prior_terms(m)
+    rho = m * (1 - m) - 0.01
+    a0 = m * m * (1 - m) / rho - m
+    b0 = m * (1 - m) ** 2 / rho + m
+    assert terms.rho == pytest.approx(rho)
+    assert terms.f0 == pytest.approx(_f(a0, b0), rel=1e-12)
+    assert terms.f_delta == pytest.approx(_f(a0 + 1, b0 - 1) - _f(a0, b0), abs=1e-12)
+    # The values PAPER_NOTES quotes, to four decimals.
+    assert terms.f0 == pytest.approx(f0, abs=1e-4)
+    assert terms.f_delta == pytest.approx(f_delta, abs=1e-4)
+
+
+def test_f_delta_is_zero_at_half_and_negative_above():
+    assert abs(prior_terms(0.5).f_delta) < 1e-12
+    assert prior_terms(0.6).f_delta < 0 < prior_terms(0.4).f_delta
+
+
+def test_default_rho_is_the_papers_and_stays_in_range():
+    assert default_rho(0.5) == pytest.approx(0.24)
+    assert default_rho(0.3) == pytest.approx(0.2)
+    # m(1-m) - 0.01 falls below 0.01: the paper's max() gives 0.01, still inside (0, m(1-m)).
+    assert default_rho(0.02) == pytest.approx(0.01)
+    # m(1-m) <= 0.01: the paper's value is out of range, so it is halved into range.
+    assert default_rho(0.005) == pytest.approx(0.005 * 0.995 / 2)
+    assert default_rho(0.05) == pytest.approx(0.0375)
+
+
+def test_selection_probability_moves_between_global_and_local():
+    near_local = prior_terms(0.5, 0.2499)
+    near_global = prior_terms(0.5, 1e-4)
+    assert near_local.selection_probability(1.0) == pytest.approx(1.0, abs=1e-3)
+    assert near_local.selection_probability(0.0) == pytest.approx(0.0, abs=1e-3)
+    assert near_global.selection_probability(1.0) == pytest.approx(0.5, abs=1e-3)
+
+
+# ---------------------------------------------------------------------------
+# The objective of a tiny example, by hand
+
+
+def _encode(table, numeric, categorical, standardize=False):
+    return Encoder(numeric, categorical, standardize=standardize).fit_transform(table)
+
+
+def test_objective_of_a_tiny_example_by_hand():
+    table = pd.DataFrame({"x": [0.0, 2.0, 10.0, 12.0], "c": ["a", "a", "b", "a"]})
+    data = _encode(table, ["x"], ["c"])
+    m, lam = 0.5, 3.0
+    opts = _engine.Options(terms=prior_terms(m), lam=lam, smoothing=1.0, min_variance=0.01)
+    labels = np.array([0, 0, 1, 1])
+    clusters, stats = _engine.fit_clusters(data, labels, 2, opts)
+    # Fixed budget with m = 0.5: round(0.5) = 1 numeric, round(0.5) = 1 categorical per cluster.
+    np.testing.assert_array_equal(clusters.weights, [[1, 1], [1, 1]])
+    value, _ = _engine.objective(data, clusters, stats, opts)
+
+    terms = prior_terms(m)
+    eta0 = {"a": 0.75, "b": 0.25}
+    # Cluster 0: x = 0, 2 -> mean 1, variance 1; c = a, a -> eta = (2 + 0.75) / 3 for a.
+    numeric0 = 2 * 1.0 / (2 * 1.0)
+    categorical0 = -2 * math.log((2 + eta0["a"]) / 3)
+    # Cluster 1: x = 10, 12 -> variance 1; c = b, a -> eta_b = (1 + .25) / 3, eta_a = (1 + .75) / 3.
+    numeric1 = 2 * 1.0 / (2 * 1.0)
+    categorical1 = -math.log((1 + eta0["b"]) / 3) - math.log((1 + eta0["a"]) / 3)
+    expected = numeric0 + categorical0 + numeric1 + categorical1 + (lam + 2 * terms.f0) * 2 + terms.f_delta * 4
+    assert value == pytest.approx(expected, rel=1e-12)
+
+
+def test_distance_matrix_matches_the_kernel_and_the_formula():
+    rng = np.random.default_rng(3)
+    table = pd.DataFrame({"x": rng.normal(size=30), "y": rng.normal(size=30), "c": rng.choice(list("pqr"), 30)})
+    data = _encode(table, ["x", "y"], ["c"], standardize=True)
+    opts = _engine.Options(terms=prior_terms(0.5), lam=1.0)
+    clusters, _ = _engine.fit_clusters(data, rng.integers(0, 3, 30), 3, opts)
+    costs = _engine.cost_matrix(data, clusters, opts.terms)
+    best, arg = _engine.nearest_cluster(data, clusters, opts.terms)
+    np.testing.assert_allclose(best, costs.min(axis=1), rtol=1e-12)
+    np.testing.assert_array_equal(arg, costs.argmin(axis=1))
+    # One entry by the paper's formula.
+    n, k = 4, 1
+    v = clusters.weights[k]
+    by_hand = sum(
+        v[j] * (data.numeric[n, j] - clusters.means[k, j]) ** 2 / (2 * clusters.variances[k, j]) for j in range(2)
+    )
+    level = data.codes[n, 0]
+    by_hand += -clusters.log_eta[k, level] if v[2] else -data.log_eta0[level]
+    by_hand += v.sum() * opts.terms.f_delta
+    assert costs[n, k] == pytest.approx(by_hand, rel=1e-12)
+
+
+# ---------------------------------------------------------------------------
+# The vectorized pass equals the literal pseudo-code
+
+
+def _random_mixed(seed, n_rows, n_numeric, n_categorical):
+    rng = np.random.default_rng(seed)
+    groups = rng.integers(0, 3, n_rows)
+    columns = {}
+    for j in range(n_numeric):
+        columns[f"n{j}"] = rng.normal(size=n_rows) + 3.0 * groups * rng.integers(0, 2)
+    for j in range(n_categorical):
+        n_levels = int(rng.integers(2, 5))
+        noisy = rng.integers(0, n_levels, n_rows)
+        columns[f"c{j}"] = np.where(rng.random(n_rows) < 0.6, (groups + j) % n_levels, noisy).astype(str)
+    table = pd.DataFrame(columns)
+    return table, [f"n{j}" for j in range(n_numeric)], [f"c{j}" for j in range(n_categorical)]
+
+
+def _literal_initial(clusters):
+    return [
+        LiteralCluster(
+            list(clusters.means[k]),
+            list(clusters.variances[k]),
+            None,
+            [bool(x) for x in clusters.weights[k] > 0.5],
+        )
+        for k in range(clusters.n_clusters)
+    ]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    seed=st.integers(0, 10_000),
+    n_rows=st.integers(3, 45),
+    n_numeric=st.integers(0, 3),
+    n_categorical=st.integers(0, 3),
+    m=st.sampled_from([0.2, 1 / 3, 0.5, 0.8]),
+    lam=st.floats(0.05, 12.0),
+    budget=st.sampled_from(["fixed", "approximate"]),
+    smoothing=st.sampled_from([0.1, 1.0]),
+)
+def test_vectorized_pass_equals_literal_pass(seed, n_rows, n_numeric, n_categorical, m, lam, budget, smoothing):
+    if n_numeric + n_categorical == 0:
+        n_categorical = 1
+    table, numeric, categorical = _random_mixed(seed, n_rows, n_numeric, n_categorical)
+    data = _encode(table, numeric, categorical, standardize=True)
+    opts = _engine.Options(
+        terms=prior_terms(m), lam=lam, budget=budget, smoothing=smoothing, init="random", max_iter=25
+    )
+    fast = _engine.run(data, opts, np.random.default_rng(seed))
+    labels, clusters, n_iter = literal_craft(
+        data.numeric, data.codes, data.n_levels, m=m, lam=lam, budget=budget, smoothing=smoothing, max_iter=25, seed=seed
+    )
+    last = fast.history[-1]
+    # Same iterations, and label for label the same assignment at each one's end.
+    assert len(fast.history) == n_iter
+    np.testing.assert_array_equal(last.labels, labels)
+    np.testing.assert_array_equal(last.feature_mask, np.array([c.v for c in clusters]))
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_craft_plus_plus_passes_equal_literal_passes(seed):
+    table, numeric, categorical = _random_mixed(seed, 60, 2, 2)
+    data = _encode(table, numeric, categorical, standardize=True)
+    opts = _engine.Options(terms=prior_terms(0.5), lam=2.0, init="craft++", max_iter=25)
+    fast = _engine.run(data, opts, np.random.default_rng(seed))
+    # Replay the seeding with the same generator, then let the literal loop take over.
+    rng = np.random.default_rng(seed)
+    start = _engine.initial_clusters(data, opts, rng)
+    initial = _literal_initial(start)
+    for k, cluster in enumerate(initial):
+        cluster.eta = [np.exp(start.log_eta[k, o : o + n]) for o, n in zip(data.offsets, data.n_levels)]
+    labels, _, n_iter = literal_craft(
+        data.numeric, data.codes, data.n_levels, m=0.5, lam=2.0, max_iter=25, seed=seed, initial=initial
+    )
+    # The literal loop draws with its own generator after the seeding, so
+    # compare only while no cluster is opened by a pass (the common case here).
+    if all(record.n_opened == 0 for record in fast.history):
+        np.testing.assert_array_equal(fast.history[-1].labels, labels)
+        assert len(fast.history) == n_iter
+
+
+def test_pass_opens_clusters_in_row_order_and_later_points_can_join_them():
+    table = pd.DataFrame({"x": [0.0, 0.1, 10.0, 10.1, 20.0, 0.05]})
+    data = _encode(table, ["x"], [])
+    opts = _engine.Options(terms=prior_terms(0.5), lam=5.0, init="random")
+    clusters = _engine.new_clusters(data, np.array([0]), np.ones(1), opts)
+    labels, after = _engine.assignment_pass(data, clusters, opts, np.random.default_rng(0))
+    # Rows 2 and 4 are beyond lambda + D F0 from everything before them; row 3 joins row 2's cluster.
+    assert after.n_clusters == 3
+    np.testing.assert_array_equal(labels, [0, 0, 1, 1, 2, 0])
+
+
+def test_predict_on_training_data_reproduces_labels_after_convergence():
+    from craft import CRAFT
+
+    table, numeric, categorical = _random_mixed(11, 300, 3, 3)
+    model = CRAFT(k=3, random_state=0).fit(table)
+    assert model.converged_
+    np.testing.assert_array_equal(model.predict(table), model.labels_)
+
+
+def test_no_nan_or_inf_reaches_results_with_singletons_and_constant_columns():
+    table = pd.DataFrame({"x": [1.0, 1.0, 1.0, 50.0], "y": [0.0, 0.0, 0.0, 0.0], "c": ["a", "a", "b", "z"]})
+    data = _encode(table, ["x", "y"], ["c"], standardize=True)
+    opts = _engine.Options(terms=prior_terms(0.5), lam=0.01, init="random")
+    result = _engine.run(data, opts, np.random.default_rng(0))
+    assert np.isfinite(result.objective)
+    assert np.isfinite(result.clusters.variances).all() and (result.clusters.variances > 0).all()
+    assert np.isfinite(result.clusters.log_eta).all()
+
+
+def test_selection_ties_go_to_the_lower_feature_index():
+    table = pd.DataFrame({"a": [0.0, 1.0, 2.0, 3.0], "b": [0.0, 1.0, 2.0, 3.0], "c": [0.0, 1.0, 2.0, 3.0]})
+    data = _encode(table, ["a", "b", "c"], [])
+    opts = _engine.Options(terms=prior_terms(1 / 3), lam=1.0)
+    clusters, _ = _engine.fit_clusters(data, np.zeros(4, dtype=np.int64), 1, opts)
+    np.testing.assert_array_equal(clusters.weights, [[1, 0, 0]])
+
+
+def test_approximate_budget_thresholds():
+    table = pd.DataFrame(
+        {"tight": [0.0, 0.1, 0.0, 0.1], "loose": [0.0, 5.0, -5.0, 3.0], "same": list("aaaa"), "mixed": list("abcd")}
+    )
+    data = _encode(table, ["tight", "loose"], ["same", "mixed"])
+    opts = _engine.Options(terms=prior_terms(0.5), lam=1.0, budget="approximate", eps_v=0.5, eps_c=0.5)
+    clusters, _ = _engine.fit_clusters(data, np.zeros(4, dtype=np.int64), 1, opts)
+    # A single cluster's categorical gain is 0 (eta_k = eta_0), so no categorical feature passes.
+    np.testing.assert_array_equal(clusters.weights, [[1, 0, 0, 0]])
+
+
+# ---------------------------------------------------------------------------
+# Degenerate cases of the supplement
+
+
+def test_algorithm2_distance_is_the_engines_categorical_cost_without_selection():
+    rng = np.random.default_rng(0)
+    x = rng.integers(0, 2, (12, 5))
+    mu = rng.uniform(0.05, 0.95, (3, 5))
+    direct = binary_discrepancy(x, mu)
+    # -sum_d [x log mu + (1 - x) log(1 - mu)]
+    likelihood = -(x @ np.log(mu).T + (1 - x) @ np.log1p(-mu).T)
+    np.testing.assert_allclose(direct, likelihood, rtol=1e-12)
+    # And the engine's categorical cost with every feature selected and no F terms.
+    table = pd.DataFrame(x.astype(str), columns=[f"x{j}" for j in range(5)])
+    data = _encode(table, [], list(table.columns))
+    log_eta = np.hstack([np.log(np.column_stack([1 - mu[:, j], mu[:, j]])) for j in range(5)])
+    clusters = _engine.Clusters(np.zeros((3, 0)), np.zeros((3, 0)), log_eta, np.ones((3, 5)))
+    np.testing.assert_allclose(_engine.cost_matrix(data, clusters, NO_SELECTION), direct, rtol=1e-12)
+
+
+def test_binary_entropy():
+    np.testing.assert_allclose(binary_entropy([0.0, 0.5, 1.0]), [0.0, math.log(2), 0.0])
+
+
+def test_algorithm2_finds_two_binary_clusters_and_its_objective():
+    rng = np.random.default_rng(0)
+    prototype = np.repeat([[1] * 5 + [0] * 5, [0] * 5 + [1] * 5], 30, axis=0)
+    flips = rng.random(prototype.shape) < 0.05
+    x = np.where(flips, 1 - prototype, prototype)
+    labels, objective = entropy_clustering(x, lam=60.0, random_state=0)
+    truth = np.repeat([0, 1], 30)
+    from sklearn.metrics import adjusted_rand_score
+
+    assert adjusted_rand_score(truth, labels) == 1.0
+    mu = np.vstack([x[labels == k].mean(axis=0) for k in range(2)])
+    expected = 30 * binary_entropy(mu).sum() + 60.0 * 2
+    assert objective == pytest.approx(expected)
+
+
+def test_dp_means_special_case_agrees_with_the_dp_means_baseline():
+    from craft.baselines import DPMeans
+    from sklearn.metrics import adjusted_rand_score
+
+    rng = np.random.default_rng(1)
+    centres = np.array([[0, 0], [6, 0], [0, 6]])
+    x = np.vstack([c + rng.normal(0, 0.4, (25, 2)) for c in centres])
+    labels, objective = dp_means(x, lam=8.0, random_state=0)
+    baseline = DPMeans(lam=8.0, init="random", random_state=0).fit(x)
+    assert adjusted_rand_score(labels, baseline.labels_) == 1.0
+    within = sum(((x[labels == k] - x[labels == k].mean(axis=0)) ** 2).sum() for k in np.unique(labels))
+    assert objective == pytest.approx(within + 8.0 * 3, rel=1e-9)
