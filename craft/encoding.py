@@ -233,7 +233,7 @@ def _numeric_column(column: pd.Series, name: str) -> np.ndarray:
 
 
 def _codes(column: pd.Series, levels: list, has_missing_level: bool) -> np.ndarray:
-    codes = pd.Categorical(column, categories=levels).codes.astype(np.int64)
+    codes = pd.Index(levels, dtype=object).get_indexer(column.astype(object)).astype(np.int64)
     if has_missing_level:
         codes[column.isna().to_numpy()] = len(levels)
     return codes

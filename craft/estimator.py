@@ -9,6 +9,7 @@ import warnings
 import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator, ClusterMixin
+from scipy import sparse
 from sklearn.exceptions import ConvergenceWarning
 
 from . import _engine
@@ -129,7 +130,7 @@ class CRAFT(ClusterMixin, BaseEstimator):
         only meaningful on a common scale.
     max_iter : int, default=100
         Maximum number of passes per run.
-    n_init : int, default=4
+    n_init : int, default=10
         Runs with different seeds; the one with the lowest objective is kept
         (with ``k`` given, the runs whose K is nearest k come first).
     init : {"craft++", "random"}, default="craft++"
@@ -139,7 +140,7 @@ class CRAFT(ClusterMixin, BaseEstimator):
     smoothing : float, default=1.0
         Pseudo-count pulling each cluster's level distribution towards the
         global one; keeps ``log eta`` finite for small clusters.
-    min_variance : float, default=0.01
+    min_variance : float, default=0.3
         Variance floor per numeric feature, as a share of its global variance.
     random_state : int, Generator or None, default=None
         Seed for the random choices; the same seed gives the same result.
@@ -199,10 +200,10 @@ class CRAFT(ClusterMixin, BaseEstimator):
         categorical="auto",
         standardize=True,
         max_iter=100,
-        n_init=4,
+        n_init=10,
         init="craft++",
         smoothing=1.0,
-        min_variance=0.01,
+        min_variance=0.3,
         random_state=None,
         callback=None,
     ):
@@ -238,7 +239,7 @@ class CRAFT(ClusterMixin, BaseEstimator):
         self
         """
         options = self._validated_options()
-        table = _as_table(X)
+        table = _as_table(X, min_rows=2)
         self.schema_ = self._schema(table)
         encoder = Encoder(list(self.schema_.numeric), list(self.schema_.categorical), bool(self.standardize))
         data = encoder.fit_transform(table)
@@ -262,6 +263,10 @@ class CRAFT(ClusterMixin, BaseEstimator):
         """
         self._check_fitted()
         table = _as_table(X)
+        if not isinstance(X, pd.DataFrame) and table.shape[1] != self.n_features_in_:
+            raise CraftInputError(
+                f"X has {table.shape[1]} features, but CRAFT is expecting {self.n_features_in_} features as input."
+            )
         missing = [name for name in self.engine_features_ if name not in table.columns]
         if missing:
             raise CraftInputError(f"X lacks the fitted column(s) {missing[:5]}.")
@@ -477,7 +482,9 @@ def _generator(random_state) -> np.random.Generator:
     return np.random.default_rng(random_state)
 
 
-def _as_table(X) -> pd.DataFrame:
+def _as_table(X, *, min_rows: int = 1) -> pd.DataFrame:
+    if sparse.issparse(X):
+        raise CraftInputError("Sparse input is not supported: pass a dense array or a DataFrame.")
     if isinstance(X, pd.DataFrame):
         table = X
         if any(not isinstance(c, str) for c in table.columns):
@@ -488,15 +495,22 @@ def _as_table(X) -> pd.DataFrame:
         except Exception as error:  # noqa: BLE001 - any conversion failure is bad input
             raise CraftInputError(f"X cannot be read as a table: {error}.") from None
         if array.ndim != 2:
-            raise CraftInputError(f"X must be 2-dimensional (rows x columns); got an array of shape {array.shape}.")
+            raise CraftInputError(
+                f"X must be 2-dimensional (rows x columns); got an array of shape {array.shape}. "
+                "Reshape your data, e.g. X.reshape(-1, 1) for a single feature."
+            )
+        if np.iscomplexobj(array):
+            raise CraftInputError("Complex data not supported: CRAFT clusters real numbers and categories.")
         table = pd.DataFrame(array, columns=[f"x{j}" for j in range(array.shape[1])])
     if table.columns.duplicated().any():
         duplicated = sorted(set(table.columns[table.columns.duplicated()]))
         raise CraftInputError(f"Column names must be unique; duplicated: {duplicated[:5]}.")
-    if table.shape[0] < 2:
-        raise CraftInputError(f"CRAFT needs at least two rows; the table has n_samples={table.shape[0]}.")
     if table.shape[1] == 0:
-        raise CraftInputError("The table has no columns.")
+        raise CraftInputError(
+            f"The table has 0 feature(s) (shape={table.shape}) while a minimum of 1 is required."
+        )
+    if table.shape[0] < min_rows:
+        raise CraftInputError(f"CRAFT needs at least {min_rows} rows; the table has n_samples={table.shape[0]}.")
     return table
 
 

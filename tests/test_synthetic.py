@@ -135,7 +135,7 @@ def test_fig1_modified_layout():
     assert features(mask[1] & mask[2]) == [11, 12, 13]  # overlap of clusters 2 and 3
     assert not (mask[0] & mask[1]).any() and not (mask[0] & mask[2]).any()
     assert features(~mask.any(axis=0)) == [5, 16, 24]
-    np.testing.assert_array_equal(np.bincount(y), [60, 150, 90])
+    np.testing.assert_array_equal(np.bincount(y), [120, 105, 75])
 
 
 def test_fig1_modified_values():

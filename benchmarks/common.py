@@ -1,0 +1,146 @@
+"""Helpers shared by the benchmark scripts: data, scores, timing, tables, machine."""
+
+from __future__ import annotations
+
+import functools
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from craft import datasets, metrics
+from craft.encoding import Encoder
+from craft.schema import Schema
+
+ROOT = Path(__file__).resolve().parent.parent
+OUT = ROOT / "benchmarks" / "out"
+
+#: Bundled labelled datasets, in the order of the tables.
+LABELLED = ("spambase", "splice", "wine", "credit-g", "soybean", "zoo")
+
+
+@dataclass(frozen=True)
+class Labelled:
+    """One bundled dataset with everything the methods need."""
+
+    name: str
+    X: pd.DataFrame
+    y: np.ndarray
+    schema: Schema
+    n_classes: int
+    euclidean: np.ndarray  # standardized numeric + one-hot, the float encoding of every Euclidean peer
+
+    @property
+    def kind(self) -> str:
+        if not self.schema.categorical:
+            return "numeric"
+        if not self.schema.numeric:
+            return "categorical"
+        return "mixed"
+
+
+@functools.lru_cache(maxsize=None)
+def labelled(name: str) -> Labelled:
+    X, y = datasets.load(name)
+    schema = datasets.dataset_schema(name)
+    encoded = Encoder(list(schema.numeric), list(schema.categorical)).fit_transform(X)
+    return Labelled(name, X, y.to_numpy(), schema, int(y.nunique()), encoded.euclidean())
+
+
+def scores(y, labels) -> tuple[float, float]:
+    """(purity, NMI) with the paper's geometric NMI."""
+    return float(metrics.purity(y, labels)), float(metrics.nmi(y, labels))
+
+
+def quiet():
+    """Context manager that silences the warnings the methods raise on purpose (K not reached, ...)."""
+    context = warnings.catch_warnings()
+    context.__enter__()
+    warnings.simplefilter("ignore")
+    return context
+
+
+class Stopwatch:
+    """``with Stopwatch() as t: ...; t.seconds``."""
+
+    def __enter__(self):
+        self.start = time.perf_counter()
+        return self
+
+    def __exit__(self, *exc):
+        self.seconds = time.perf_counter() - self.start
+        return False
+
+
+def median(values) -> float:
+    values = [v for v in values if v is not None and np.isfinite(v)]
+    return float(statistics.median(values)) if values else float("nan")
+
+
+def fmt(value, digits: int = 2) -> str:
+    if value is None or (isinstance(value, float) and not np.isfinite(value)):
+        return "—"
+    return f"{value:.{digits}f}"
+
+
+def md_table(headers, rows) -> str:
+    """A GitHub Markdown table."""
+    lines = ["| " + " | ".join(map(str, headers)) + " |", "|" + "|".join("---" for _ in headers) + "|"]
+    lines += ["| " + " | ".join(map(str, row)) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def machine() -> dict:
+    """What the numbers were measured on."""
+    import kmodes
+    import numba
+    import scipy
+    import sklearn
+
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    memory = ""
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal"):
+                memory = f"{int(line.split()[1]) / 2**20:.0f} GiB"
+                break
+    except OSError:
+        pass
+    try:
+        commit = subprocess.run(
+            ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True, timeout=10
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "-C", str(ROOT), "status", "--porcelain", "--", "craft"], capture_output=True, text=True, timeout=10
+        ).stdout.strip()
+        commit += " (craft/ has uncommitted changes)" if dirty else ""
+    except (OSError, subprocess.SubprocessError):
+        commit = "unknown"
+    return {
+        "cpu": cpu,
+        "cores": os.cpu_count(),
+        "memory": memory,
+        "os": f"{platform.system()} {platform.release()}",
+        "python": platform.python_version(),
+        "versions": f"numpy {np.__version__}, scipy {scipy.__version__}, scikit-learn {sklearn.__version__}, "
+        f"numba {numba.__version__}, kmodes {getattr(kmodes, '__version__', '?')}, pandas {pd.__version__}",
+        "numba_threads": numba.get_num_threads(),
+        "load_average": ", ".join(f"{x:.2f}" for x in os.getloadavg()),
+        "commit": commit,
+        "argv": " ".join([Path(sys.executable).name, "-m", "benchmarks.run_all", *sys.argv[1:]]),
+    }

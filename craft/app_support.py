@@ -1,0 +1,1023 @@
+"""Computations behind the CRAFT Explorer app, free of any user-interface code.
+
+The Streamlit app wraps these functions in its caches; a notebook can call
+them directly. Nothing here imports Streamlit.
+
+* :class:`FitParams` - every knob of a CRAFT fit as one hashable value.
+* :func:`load_example`, :func:`load_upload` - a table, its suggested column
+  roles, its label column and (for synthetic sets) the planted subspaces, as
+  :class:`LoadedData`.
+* :func:`fit_schema` - the roles used for fitting after the user's changes;
+  the label column is never fitted.
+* :func:`fit_craft` - one fit, with the problems a user can act on turned
+  into messages (:class:`FitOutcome`).
+* :func:`compare_methods`, :func:`sweep`, :func:`mask_stability` - the
+  Compare and What-if pages.
+* :func:`iteration_state`, :func:`distance_breakdown` - the Teach page: the
+  paper's quantities at one iteration of a fit, with their values.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+from scipy.optimize import linear_sum_assignment
+
+from . import _engine, baselines, datasets, metrics, synthetic
+from .encoding import Encoder
+from .estimator import CRAFT
+from .exceptions import CraftInputError
+from .io import read_table, table_fingerprint
+from .priors import default_rho, prior_terms
+from .schema import Schema, infer_schema
+
+__all__ = [
+    "FitParams",
+    "FitOutcome",
+    "LoadedData",
+    "EXAMPLES",
+    "PRESETS",
+    "METHODS",
+    "SWEEPABLE",
+    "example_names",
+    "load_example",
+    "load_upload",
+    "fit_schema",
+    "rho_problem",
+    "fit_craft",
+    "labels_for_evaluation",
+    "compare_methods",
+    "sweep",
+    "sweep_values",
+    "mask_stability",
+    "align_clusters",
+    "iteration_state",
+    "distance_breakdown",
+]
+
+#: Role names a user can give a column; "label" marks the evaluation-only column.
+ROLE_CHOICES = ("numeric", "categorical", "ignored", "label")
+
+#: Name of the label column added to synthetic tables (the planted cluster).
+SYNTHETIC_LABEL = "true_cluster"
+
+#: Column names an uploaded table's label column is recognised by.
+_LABEL_NAMES = ("class", "label", "target", "y", "cluster", "true_cluster")
+
+
+# ---------------------------------------------------------------------------
+# Parameters
+
+
+@dataclass(frozen=True)
+class FitParams:
+    """Every parameter of one CRAFT fit, as a hashable value (a cache key).
+
+    Parameters
+    ----------
+    m : float
+        Fraction of features per cluster, in (0, 1).
+    rho : float or None
+        Prior variance in (0, m(1-m)); None takes the paper's default
+        ``max(0.01, m(1-m) - 0.01)``.
+    size_by : {"k", "lambda"}
+        Whether the number of clusters is asked for (``k``) or lambda is given.
+    k : int
+        Desired number of clusters (``size_by="k"``).
+    k_method : {"search", "farthest_first"}
+        How lambda is found from ``k``: the engine's exact-k search or the
+        paper's farthest-first heuristic.
+    lam : float
+        Lambda (``size_by="lambda"``).
+    budget : {"fixed", "approximate"}
+    eps_c, eps_v : float
+        Thresholds of the approximate budget.
+    standardize : bool
+        Scale numeric columns to unit variance before fitting.
+    seed : int
+        Random seed.
+    n_init : int
+        Restarts; the lowest objective is kept.
+    max_iter : int
+        Maximum passes per restart.
+
+    Examples
+    --------
+    >>> FitParams(m=0.5, k=4).estimator_kwargs()["k"]
+    4
+    """
+
+    m: float = 0.33
+    rho: float | None = None
+    size_by: str = "k"
+    k: int = 3
+    k_method: str = "search"
+    lam: float = 10.0
+    budget: str = "fixed"
+    eps_c: float = 0.8
+    eps_v: float = 0.5
+    standardize: bool = True
+    seed: int = 0
+    n_init: int = 4
+    max_iter: int = 100
+
+    @property
+    def rho_used(self) -> float:
+        """The rho the fit uses (the paper's default when ``rho`` is None)."""
+        return default_rho(self.m) if self.rho is None else self.rho
+
+    def replace(self, **changes) -> "FitParams":
+        """A copy with some fields changed."""
+        return dataclasses.replace(self, **changes)
+
+    def estimator_kwargs(self) -> dict:
+        """Keyword arguments of :class:`craft.CRAFT` for these parameters."""
+        kwargs = dict(
+            m=float(self.m),
+            rho=None if self.rho is None else float(self.rho),
+            budget=self.budget,
+            standardize=bool(self.standardize),
+            random_state=int(self.seed),
+            n_init=int(self.n_init),
+            max_iter=int(self.max_iter),
+        )
+        if self.size_by == "lambda":
+            kwargs["lam"] = float(self.lam)
+        else:
+            kwargs["k"] = int(self.k)
+            kwargs["k_method"] = self.k_method
+        if self.budget == "approximate":
+            kwargs["eps_c"] = float(self.eps_c)
+            kwargs["eps_v"] = float(self.eps_v)
+        return kwargs
+
+    def to_dict(self) -> dict:
+        """The parameters as plain JSON-ready values, with the rho actually used."""
+        values = dataclasses.asdict(self)
+        values["rho_used"] = self.rho_used
+        return values
+
+
+def rho_problem(m: float, rho: float | None) -> str | None:
+    """Why ``rho`` is invalid for ``m``, in words, or None when it is valid.
+
+    Examples
+    --------
+    >>> rho_problem(0.5, 0.3)[:24]
+    'ρ = 0.3 is not below m(1'
+    >>> rho_problem(0.5, 0.2) is None
+    True
+    """
+    if rho is None:
+        return None
+    upper = m * (1.0 - m)
+    if not rho > 0:
+        return f"ρ = {rho:g} must be above 0; choose ρ in (0, {upper:.4g})."
+    if rho >= upper:
+        return (
+            f"ρ = {rho:g} is not below m(1−m) = {upper:.4g} for m = {m:g}. The Beta prior on the "
+            f"selection probability needs 0 < ρ < m(1−m): choose ρ in (0, {upper:.4g}); values near "
+            f"{upper:.4g} give cluster-specific selection, values near 0 global selection."
+        )
+    return None
+
+
+# ---------------------------------------------------------------------------
+# Data
+
+
+@dataclass
+class LoadedData:
+    """A table ready for the app, with everything known about it.
+
+    Attributes
+    ----------
+    key : str
+        Fingerprint of the content, for cache keys: ``"bundled:<name>"``,
+        ``"synthetic:<name>:<n>:<seed>"`` or ``"upload:<sha256>"``.
+    name : str
+        Display name.
+    kind : {"bundled", "synthetic", "upload"}
+    table : DataFrame
+        All columns, the label column included.
+    schema : Schema
+        Suggested roles of every column; the label column is ``ignored`` with
+        a reason that says it is the label.
+    label : str or None
+        Suggested label column (evaluation only).
+    true_mask : ndarray of bool or None
+        Planted subspaces, (n_true_clusters, n_features), for synthetic sets.
+    mask_features : list of str or None
+        Column names of ``true_mask``.
+    description : str
+    label_reason : str
+        Why ``label`` was chosen (or why there is none).
+    """
+
+    key: str
+    name: str
+    kind: str
+    table: pd.DataFrame
+    schema: Schema
+    label: str | None
+    true_mask: np.ndarray | None = None
+    mask_features: list[str] | None = None
+    description: str = ""
+    label_reason: str = ""
+
+
+#: Example data sets: name -> (group, description).
+def example_names() -> dict[str, tuple[str, str]]:
+    """The bundled examples, synthetic sets first: ``name -> (group, description)``."""
+    names = {name: ("synthetic", description) for name, (_, description) in synthetic.SYNTHETIC_DATASETS.items()}
+    table = datasets.list_datasets()
+    for row in table.itertuples():
+        names[row.name] = ("real", f"{row.description} ({row.rows} rows, {row.features} features, {row.classes} classes)")
+    return names
+
+
+EXAMPLES: tuple[str, ...] = tuple(synthetic.SYNTHETIC_DATASETS) + ("spambase", "splice", "soybean", "zoo", "credit-g", "wine")
+
+#: Parameter presets that suit each example (applied when the user picks it).
+PRESETS: dict[str, dict] = {
+    "fig1_binary": dict(m=0.33, size_by="k", k=3, budget="fixed", standardize=True),
+    "fig1_binary_modified": dict(m=0.33, size_by="k", k=3, budget="fixed", standardize=True),
+    "fig2_numeric": dict(m=0.33, size_by="k", k=3, budget="fixed", standardize=True),
+    "fig2_numeric_modified": dict(m=0.33, size_by="k", k=3, budget="fixed", standardize=True),
+    "fig3_categorical": dict(m=0.33, size_by="k", k=3, budget="approximate", eps_c=0.8, standardize=True),
+    # The paper's eps_v in [4, 6] is in raw units (noise variance 9).
+    "fig3_numeric": dict(m=0.33, size_by="k", k=3, budget="approximate", eps_v=4.0, standardize=False),
+    "mixed_planted": dict(m=0.5, size_by="k", k=4, budget="fixed", standardize=True),
+    "spambase": dict(m=0.5, size_by="k", k=2, budget="fixed", standardize=True),
+    "splice": dict(m=0.5, size_by="k", k=3, budget="fixed", standardize=True),
+    "soybean": dict(m=0.5, size_by="k", k=19, budget="fixed", standardize=True),
+    "zoo": dict(m=0.5, size_by="k", k=7, budget="fixed", standardize=True),
+    "credit-g": dict(m=0.5, size_by="k", k=2, budget="fixed", standardize=True),
+    "wine": dict(m=0.5, size_by="k", k=3, budget="fixed", standardize=True),
+}
+
+
+def load_example(name: str, *, n_samples: int = 300, seed: int = 0) -> LoadedData:
+    """Load a bundled example: a synthetic set of the paper or a real dataset.
+
+    Parameters
+    ----------
+    name : str
+        A key of :func:`example_names`.
+    n_samples, seed : int
+        Rows and seed of a synthetic set (ignored for real datasets).
+
+    Returns
+    -------
+    LoadedData
+
+    Raises
+    ------
+    CraftInputError
+        For an unknown name.
+
+    Examples
+    --------
+    >>> data = load_example("fig1_binary", n_samples=30)
+    >>> data.table.shape, data.label, data.true_mask.shape
+    ((30, 25), 'true_cluster', (3, 24))
+    """
+    if name in synthetic.SYNTHETIC_DATASETS:
+        generator, description = synthetic.SYNTHETIC_DATASETS[name]
+        X, y, true_mask = generator(n_samples=int(n_samples), random_state=int(seed))
+        table = X.copy()
+        table[SYNTHETIC_LABEL] = pd.Series([f"planted {int(v) + 1}" for v in y], index=X.index, dtype="str")
+        base = infer_schema(X)
+        schema = _with_label(base, SYNTHETIC_LABEL, "planted cluster of the generator → label (evaluation only)")
+        return LoadedData(
+            key=f"synthetic:{name}:{int(n_samples)}:{int(seed)}",
+            name=name,
+            kind="synthetic",
+            table=table,
+            schema=schema,
+            label=SYNTHETIC_LABEL,
+            true_mask=np.asarray(true_mask, dtype=bool),
+            mask_features=[str(c) for c in X.columns],
+            description=description,
+            label_reason="the generator's planted cluster",
+        )
+    if name in EXAMPLES:
+        X, y = datasets.load(name)
+        table = X.copy()
+        table[datasets.TARGET] = y.astype("str")
+        schema = _with_label(datasets.dataset_schema(name), datasets.TARGET, "true class of the dataset → label (evaluation only)")
+        info = datasets.list_datasets().set_index("name").loc[name]
+        return LoadedData(
+            key=f"bundled:{name}",
+            name=name,
+            kind="bundled",
+            table=table,
+            schema=schema,
+            label=datasets.TARGET,
+            description=f"{info['description']}. Source: {info['source']}.",
+            label_reason="the dataset's true class",
+        )
+    valid = ", ".join(EXAMPLES)
+    raise CraftInputError(f"Unknown example {name!r}; choose one of {valid}.")
+
+
+def load_upload(data: bytes, file_name: str | None) -> LoadedData:
+    """Read an uploaded file and check that it can be clustered.
+
+    Parameters
+    ----------
+    data : bytes
+        The file's content.
+    file_name : str or None
+        Its name (the extension chooses the format).
+
+    Returns
+    -------
+    LoadedData
+        With ``key = "upload:<sha256 of the bytes>"``.
+
+    Raises
+    ------
+    CraftInputError
+        With a message that says what to do: the file cannot be read, is
+        empty, has a single row or no usable column.
+
+    Examples
+    --------
+    >>> data = load_upload(b"a,b,kind\\n1,2.5,x\\n3,4.5,y\\n5,1.5,x\\n", "t.csv")
+    >>> data.schema.numeric, data.label
+    (('a', 'b'), None)
+    """
+    shown = file_name or "the uploaded file"
+    try:
+        table = read_table(data, name=file_name)
+    except CraftInputError as error:
+        raise CraftInputError(
+            f"{_sentence(str(error))} Upload a CSV/TSV, Parquet or Excel (.xlsx) table with a header row "
+            f"and one row per item."
+        ) from None
+    if table.shape[0] < 2:
+        raise CraftInputError(
+            f"{shown!r} has only {table.shape[0]} data row; clustering needs at least 2 rows (items). "
+            f"Upload a table with one row per item."
+        )
+    if table.shape[1] == 0:
+        raise CraftInputError(f"{shown!r} has no columns. Upload a table with a header row.")
+    try:
+        base = infer_schema(table)
+    except CraftInputError as error:
+        raise CraftInputError(f"{_sentence(str(error))} Upload a table with one named column per feature.") from None
+    label, reason = _guess_label(table, base)
+    schema = _with_label(base, label, "named like a label column → label (evaluation only)") if label else base
+    return LoadedData(
+        key=f"upload:{table_fingerprint(data)}",
+        name=file_name or "uploaded table",
+        kind="upload",
+        table=table,
+        schema=schema,
+        label=label,
+        description=f"Uploaded file {file_name!r}: {table.shape[0]} rows, {table.shape[1]} columns.",
+        label_reason=reason,
+    )
+
+
+def _sentence(text: str) -> str:
+    text = text.strip()
+    text = text[:1].upper() + text[1:]
+    return text if text.endswith((".", "!", "?")) else text + "."
+
+
+def _guess_label(table: pd.DataFrame, schema: Schema) -> tuple[str | None, str]:
+    by_name = {str(c).strip().lower(): str(c) for c in table.columns}
+    for candidate in _LABEL_NAMES:
+        column = by_name.get(candidate)
+        if column is None or table.shape[1] < 2:
+            continue
+        n_levels = table[column].nunique(dropna=True)
+        if 2 <= n_levels <= max(2, min(100, table.shape[0] // 2)):
+            return column, f"the column is named {column!r} and has {n_levels} distinct values"
+    return None, "no column is named class, label, target or y; pick one on the Data page if the table has one"
+
+
+def _with_label(schema: Schema, label: str, reason: str) -> Schema:
+    """``schema`` with ``label`` ignored for fitting and its reason saying why."""
+    if label not in schema.reasons:
+        # A column added after the schema was made (the label of an example) comes last.
+        reasons = dict(schema.reasons)
+        reasons[label] = reason
+        return Schema(numeric=schema.numeric, categorical=schema.categorical,
+                      ignored=schema.ignored + (label,), reasons=reasons)
+    moved = schema.override(ignored=[label])
+    reasons = dict(moved.reasons)
+    reasons[label] = reason
+    return Schema(numeric=moved.numeric, categorical=moved.categorical, ignored=moved.ignored, reasons=reasons)
+
+
+def fit_schema(data: LoadedData, overrides: Mapping[str, str], label: str | None) -> tuple[Schema, list[str]]:
+    """Roles used for fitting: suggested roles, the user's overrides, the label left out.
+
+    Parameters
+    ----------
+    data : LoadedData
+    overrides : mapping of column -> role
+        Roles the user chose (``"numeric"``, ``"categorical"``, ``"ignored"``).
+        Unknown columns are skipped with a note.
+    label : str or None
+        The label column; it is never fitted, whatever its role.
+
+    Returns
+    -------
+    schema : Schema
+        Roles of every column of ``data.table``; the label is ``ignored``.
+    notes : list of str
+        What was skipped and why.
+
+    Raises
+    ------
+    CraftInputError
+        If the roles leave no usable column (the message says what to do).
+    """
+    notes = []
+    columns = set(data.schema.columns)
+    wanted: dict[str, list[str]] = {"numeric": [], "categorical": [], "ignored": []}
+    for column, role in overrides.items():
+        if column not in columns:
+            notes.append(f"Column {column!r} from the saved roles is not in this table; skipped.")
+            continue
+        if role not in wanted:
+            notes.append(f"Role {role!r} of column {column!r} is not one of numeric, categorical, ignored; skipped.")
+            continue
+        wanted[role].append(column)
+    if label is not None and label not in columns:
+        notes.append(f"Label column {label!r} is not in this table; evaluation has no label.")
+        label = None
+    schema = data.schema.override(**wanted) if any(wanted.values()) else data.schema
+    # The dataset's own label column stays out of the fit when another (or no)
+    # label is chosen, unless the user gives it a role on purpose.
+    default_label = data.label
+    if default_label is not None and default_label != label and default_label not in overrides:
+        reasons = dict(schema.reasons)
+        reasons[default_label] = "the dataset's label column → ignored (give it a role to fit on it)"
+        schema = Schema(numeric=schema.numeric, categorical=schema.categorical, ignored=schema.ignored, reasons=reasons)
+    if label is not None:
+        schema = _with_label(schema, label, "label column: used for evaluation only, never for fitting")
+    if not schema.used:
+        reasons = "; ".join(f"{c!r}: {schema.reasons[c]}" for c in schema.columns[:4])
+        raise CraftInputError(
+            "No usable column: every column is ignored or is the label "
+            f"({reasons}{'; …' if len(schema.columns) > 4 else ''}). On the Data page, give at least one "
+            "column the role numeric or categorical, or upload a table with feature columns."
+        )
+    return schema, notes
+
+
+def fitted_table(table: pd.DataFrame, schema: Schema) -> tuple[pd.DataFrame, Schema]:
+    """The columns that are fitted, and a schema that covers exactly them."""
+    used = list(schema.used)
+    reasons = {c: schema.reasons[c] for c in used}
+    return table[used], Schema(numeric=schema.numeric, categorical=schema.categorical, ignored=(), reasons=reasons)
+
+
+def labels_for_evaluation(table: pd.DataFrame, label: str | None) -> tuple[pd.Series | None, str]:
+    """The label column as text, with a note on rows that lack a label.
+
+    Returns
+    -------
+    y : Series or None
+        Label per row as strings; missing labels are ``<NA>``. None without a
+        label column.
+    note : str
+        Empty, or a sentence on missing labels.
+    """
+    if label is None or label not in table.columns:
+        return None, ""
+    column = table[label]
+    missing = int(column.isna().sum())
+    y = column.astype("string")
+    note = ""
+    if missing:
+        note = f"{missing} row(s) have no label and are left out of the evaluation."
+    if missing == len(y):
+        return None, f"The label column {label!r} is empty."
+    return y, note
+
+
+# ---------------------------------------------------------------------------
+# Fitting
+
+
+@dataclass
+class FitOutcome:
+    """Result of :func:`fit_craft`: a fitted model or a message.
+
+    Attributes
+    ----------
+    model : CRAFT or None
+        The fitted estimator, with ``callback=None`` (so it pickles).
+    error : str or None
+        What went wrong and what to do, when there is no model.
+    notes : list of str
+        Things the user should know (k not reachable, not converged...).
+    seconds : float
+        Wall time of the fit.
+    """
+
+    model: CRAFT | None
+    error: str | None = None
+    notes: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+
+def fit_craft(table: pd.DataFrame, schema: Schema, params: FitParams, callback: Callable | None = None) -> FitOutcome:
+    """Fit CRAFT on the used columns of ``table``.
+
+    Invalid parameters and data come back as :attr:`FitOutcome.error`
+    (a :class:`CraftInputError`'s message); nothing else is caught.
+
+    Parameters
+    ----------
+    table : DataFrame
+    schema : Schema
+        Roles of the columns (from :func:`fit_schema`).
+    params : FitParams
+    callback : callable or None
+        Passed to :class:`craft.CRAFT` (progress), removed before returning.
+
+    Returns
+    -------
+    FitOutcome
+    """
+    problem = rho_problem(params.m, params.rho)
+    if problem:
+        return FitOutcome(None, error=problem)
+    X, used_schema = fitted_table(table, schema)
+    if params.size_by == "k" and params.k > len(X):
+        return FitOutcome(
+            None, error=f"k = {params.k} clusters cannot be found in {len(X)} rows: choose k ≤ {len(X)}."
+        )
+    model = CRAFT(categorical=used_schema, callback=callback, **params.estimator_kwargs())
+    start = time.perf_counter()
+    try:
+        model.fit(X)
+    except CraftInputError as error:
+        return FitOutcome(None, error=_sentence(str(error)))
+    finally:
+        model.set_params(callback=None)
+    seconds = time.perf_counter() - start
+    notes = []
+    if params.size_by == "k" and model.n_clusters_ != params.k:
+        notes.append(
+            f"k = {params.k} clusters were not reached ({'exact-k search' if params.k_method == 'search' else 'farthest-first'}): "
+            f"the fit has K = {model.n_clusters_} with λ = {model.lam_:.4g}."
+            + (" Try the exact-k search." if params.k_method == "farthest_first" else " Try another seed or m.")
+        )
+    if not model.converged_:
+        notes.append(f"The fit did not converge in max_iter = {params.max_iter} passes; raise max iterations.")
+    if model.n_imputed_:
+        total = sum(model.n_imputed_.values())
+        notes.append(f"{total} missing numeric cell(s) were filled with their column mean.")
+    return FitOutcome(model, notes=notes, seconds=seconds)
+
+
+def fitted_X(model: CRAFT, table: pd.DataFrame) -> pd.DataFrame:
+    """The columns of ``table`` that ``model`` was fitted on, in its order."""
+    return table[[str(c) for c in model.feature_names_in_]]
+
+
+# ---------------------------------------------------------------------------
+# Comparing methods
+
+#: Methods of the Compare page, in display order.
+METHODS: tuple[str, ...] = ("CRAFT", "DP-means", "DP-means(R)", "DP-RF", "k-means (one-hot)", "k-prototypes")
+
+
+def _euclidean(X: pd.DataFrame, schema: Schema) -> np.ndarray:
+    encoder = Encoder(list(schema.numeric), list(schema.categorical), True)
+    return encoder.fit_transform(X).euclidean()
+
+
+def _run_method(method: str, X: pd.DataFrame, schema: Schema, params: FitParams, k: int, seed: int) -> tuple[np.ndarray, str]:
+    """Labels of one method, and a note ("" when there is nothing to say)."""
+    if method == "CRAFT":
+        model = CRAFT(categorical=schema, **params.replace(size_by="k", k=k, seed=seed).estimator_kwargs()).fit(X)
+        return model.labels_, f"λ = {model.lam_:.4g}"
+    if method in ("DP-means", "DP-means(R)"):
+        model = baselines.DPMeans(k=k, init="mean" if method == "DP-means" else "random", random_state=seed)
+        model.fit(_euclidean(X, schema))
+        return model.labels_, f"λ = {model.lam_:.4g} (farthest-first for k = {k})"
+    if method == "DP-RF":
+        model = baselines.DPRF(m=params.m, rho=params.rho, k=k, random_state=seed).fit(_euclidean(X, schema))
+        return model.labels_, f"λ = {model.lam_:.4g} (farthest-first for k = {k})"
+    if method == "k-means (one-hot)":
+        from sklearn.cluster import KMeans
+
+        model = KMeans(n_clusters=k, n_init=4, random_state=seed).fit(_euclidean(X, schema))
+        return model.labels_, "standardized numbers + one-hot levels"
+    if method == "k-prototypes":
+        return _kprototypes(X, schema, k, seed)
+    raise CraftInputError(f"Unknown method {method!r}; choose among {', '.join(METHODS)}.")
+
+
+def _kprototypes(X: pd.DataFrame, schema: Schema, k: int, seed: int) -> tuple[np.ndarray, str]:
+    try:
+        from kmodes.kmodes import KModes
+        from kmodes.kprototypes import KPrototypes
+    except ImportError:
+        raise CraftInputError("k-prototypes needs the kmodes package: pip install kmodes.") from None
+    encoder = Encoder(list(schema.numeric), list(schema.categorical), True)
+    data = encoder.fit_transform(X)
+    codes = np.where(data.codes < 0, data.n_levels[None, :], data.codes) if data.n_categorical else data.codes
+    if data.n_categorical and data.n_numeric:
+        matrix = np.hstack([data.numeric, codes.astype(np.float64)])
+        categorical = list(range(data.n_numeric, data.n_features))
+        model = KPrototypes(n_clusters=k, n_init=2, init="Cao", random_state=seed, max_iter=50)
+        labels = model.fit_predict(matrix, categorical=categorical)
+        return np.asarray(labels), "kmodes KPrototypes (Cao init, 2 restarts)"
+    if data.n_categorical:
+        model = KModes(n_clusters=k, n_init=2, init="Cao", random_state=seed, max_iter=50)
+        return np.asarray(model.fit_predict(codes)), "no numeric column: kmodes KModes"
+    from sklearn.cluster import KMeans
+
+    labels = KMeans(n_clusters=k, n_init=4, random_state=seed).fit(data.numeric).labels_
+    return labels, "no categorical column: k-prototypes is k-means"
+
+
+def compare_methods(
+    table: pd.DataFrame,
+    schema: Schema,
+    params: FitParams,
+    *,
+    methods: Sequence[str] = METHODS,
+    k: int,
+    seed: int = 0,
+    y=None,
+    progress: Callable[[float, str], None] | None = None,
+) -> pd.DataFrame:
+    """Run CRAFT and the other methods on the same data and score them.
+
+    Parameters
+    ----------
+    table : DataFrame
+    schema : Schema
+        Roles (from :func:`fit_schema`); only used columns are clustered.
+    params : FitParams
+        CRAFT's parameters (``k`` and ``seed`` are replaced); ``m`` and
+        ``rho`` also set DP-RF's.
+    methods : sequence of str
+        Names from :data:`METHODS`.
+    k : int
+        Number of clusters asked of every method (DP-means family: about k,
+        through the paper's farthest-first heuristic).
+    seed : int
+    y : array-like or None
+        True classes (missing ones are left out of the scores).
+    progress : callable or None
+        Called with (share done, method name) before each method.
+
+    Returns
+    -------
+    DataFrame
+        One row per method: ``method, K, purity, nmi, ari, seconds, note``;
+        a method that fails has NaN scores and the reason in ``note``.
+    """
+    X, used = fitted_table(table, schema)
+    rows = []
+    for position, method in enumerate(methods):
+        if progress is not None:
+            progress(position / max(1, len(methods)), method)
+        start = time.perf_counter()
+        try:
+            labels, note = _run_method(method, X, used, params, int(k), int(seed))
+        except CraftInputError as error:
+            rows.append(dict(method=method, K=np.nan, purity=np.nan, nmi=np.nan, ari=np.nan,
+                             seconds=time.perf_counter() - start, note=str(error)))
+            continue
+        seconds = time.perf_counter() - start
+        row = dict(method=method, K=int(len(np.unique(labels))), seconds=seconds, note=note)
+        row.update(_scores(y, labels))
+        rows.append(row)
+    if progress is not None:
+        progress(1.0, "done")
+    return pd.DataFrame(rows, columns=["method", "K", "purity", "nmi", "ari", "seconds", "note"])
+
+
+def _scores(y, labels) -> dict:
+    if y is None:
+        return dict(purity=np.nan, nmi=np.nan, ari=np.nan)
+    y = pd.Series(y).reset_index(drop=True)
+    keep = y.notna().to_numpy()
+    if keep.sum() == 0:
+        return dict(purity=np.nan, nmi=np.nan, ari=np.nan)
+    scores = metrics.evaluate(y[keep].astype(str).to_numpy(), np.asarray(labels)[keep])
+    return dict(purity=scores["purity"], nmi=scores["nmi"], ari=scores["ari"])
+
+
+# ---------------------------------------------------------------------------
+# What-if: sweeps and mask stability
+
+#: Parameters a sweep can vary: name -> (display name, field of FitParams).
+SWEEPABLE: dict[str, str] = {
+    "m": "m (fraction of features per cluster)",
+    "k": "k (number of clusters)",
+    "lam": "λ (cost of a new cluster)",
+    "rho": "ρ (global ↔ cluster-specific)",
+    "eps_c": "ε_c (approximate budget, categorical)",
+    "eps_v": "ε_v (approximate budget, numeric)",
+}
+
+
+def sweep_values(param: str, low: float, high: float, steps: int, *, m: float = 0.5) -> list:
+    """Evenly spaced values of ``param`` between ``low`` and ``high`` (valid ones only).
+
+    Integers for ``k``; geometric spacing for ``lam``; ``rho`` is kept
+    inside (0, m(1-m)).
+
+    Raises
+    ------
+    CraftInputError
+        If no value in the range is valid.
+    """
+    steps = max(1, int(steps))
+    if param not in SWEEPABLE:
+        raise CraftInputError(f"Cannot sweep {param!r}; choose one of {', '.join(SWEEPABLE)}.")
+    low, high = (float(low), float(high)) if low <= high else (float(high), float(low))
+    if param == "k":
+        values = sorted({int(round(v)) for v in np.linspace(max(1, low), max(1, high), steps)})
+    elif param == "lam":
+        if low <= 0:
+            raise CraftInputError(f"λ must be above 0; the range starts at {low:g}.")
+        values = [float(v) for v in np.geomspace(low, high, steps)]
+    else:
+        values = [float(v) for v in np.linspace(low, high, steps)]
+    bounds = {"m": (0.0, 1.0), "rho": (0.0, m * (1.0 - m)), "eps_c": (0.0, 1.0), "eps_v": (0.0, math.inf)}
+    if param in bounds:
+        lo, hi = bounds[param]
+        values = [v for v in values if lo < v < hi]
+        if not values:
+            raise CraftInputError(
+                f"No value of {param} in [{low:g}, {high:g}] lies inside its valid range ({lo:g}, {hi:.4g})."
+            )
+    return values
+
+
+def _swept(params: FitParams, param: str, value) -> FitParams:
+    if param == "k":
+        return params.replace(size_by="k", k=int(value))
+    if param == "lam":
+        return params.replace(size_by="lambda", lam=float(value))
+    if param in ("eps_c", "eps_v"):
+        return params.replace(budget="approximate", **{param: float(value)})
+    if param == "m" and params.rho is not None and params.rho >= value * (1 - value):
+        return params.replace(m=float(value), rho=None)
+    return params.replace(**{param: float(value)})
+
+
+def sweep(
+    table: pd.DataFrame,
+    schema: Schema,
+    params: FitParams,
+    param: str,
+    values: Sequence,
+    *,
+    seeds: Sequence[int] = (0,),
+    y=None,
+    progress: Callable[[float, str], None] | None = None,
+) -> pd.DataFrame:
+    """Fit once per (value, seed) and collect K, objective, λ and scores.
+
+    Returns
+    -------
+    DataFrame
+        Columns ``value, seed, K, objective, lam, purity, nmi, ari, seconds,
+        note``. With ``param="m"`` and a ρ that becomes invalid, the paper's
+        default ρ is used for that m (said in ``note``).
+    """
+    X, used = fitted_table(table, schema)
+    rows = []
+    total = max(1, len(values) * len(seeds))
+    done = 0
+    for value in values:
+        for seed in seeds:
+            if progress is not None:
+                progress(done / total, f"{param} = {value:g}, seed {seed}")
+            done += 1
+            current = _swept(params, param, value).replace(seed=int(seed))
+            note = "paper's default ρ for this m" if param == "m" and current.rho is None and params.rho is not None else ""
+            outcome = fit_craft(X, used, current)
+            if outcome.model is None:
+                rows.append(dict(value=value, seed=seed, K=np.nan, objective=np.nan, lam=np.nan, purity=np.nan,
+                                 nmi=np.nan, ari=np.nan, seconds=outcome.seconds, note=outcome.error))
+                continue
+            model = outcome.model
+            row = dict(value=value, seed=seed, K=model.n_clusters_, objective=model.objective_, lam=model.lam_,
+                       seconds=outcome.seconds, note=note)
+            row.update(_scores(y, model.labels_))
+            rows.append(row)
+    if progress is not None:
+        progress(1.0, "done")
+    return pd.DataFrame(rows, columns=["value", "seed", "K", "objective", "lam", "purity", "nmi", "ari", "seconds", "note"])
+
+
+def align_clusters(reference: np.ndarray, labels: np.ndarray) -> np.ndarray:
+    """Match the clusters of ``labels`` to those of ``reference`` by overlap.
+
+    Parameters
+    ----------
+    reference, labels : ndarray of int, shape (n_samples,)
+        Two labellings of the same rows (clusters 0..K-1).
+
+    Returns
+    -------
+    ndarray of int, shape (n_clusters of labels,)
+        For each cluster of ``labels``, the reference cluster it is matched to
+        (Hungarian assignment maximising shared rows), or -1 when unmatched.
+
+    Examples
+    --------
+    >>> align_clusters(np.array([0, 0, 1, 1]), np.array([1, 1, 0, 0])).tolist()
+    [1, 0]
+    """
+    reference = np.asarray(reference, dtype=np.int64)
+    labels = np.asarray(labels, dtype=np.int64)
+    k_ref, k_new = int(reference.max()) + 1, int(labels.max()) + 1
+    overlap = np.zeros((k_new, k_ref), dtype=np.int64)
+    np.add.at(overlap, (labels, reference), 1)
+    rows, cols = linear_sum_assignment(-overlap)
+    mapping = np.full(k_new, -1, dtype=np.int64)
+    for r, c in zip(rows, cols):
+        if overlap[r, c] > 0:
+            mapping[r] = c
+    return mapping
+
+
+def mask_stability(
+    table: pd.DataFrame,
+    schema: Schema,
+    params: FitParams,
+    *,
+    seeds: Sequence[int],
+    progress: Callable[[float, str], None] | None = None,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """How often each feature is selected per cluster over seeds.
+
+    The fit with ``params.seed`` is the reference; every fit with another
+    seed has its clusters matched to the reference clusters by shared rows
+    (:func:`align_clusters`).
+
+    Returns
+    -------
+    frequency : DataFrame
+        Reference clusters x features: share of the runs (the reference
+        included) in which the matched cluster selects the feature.
+    summary : DataFrame
+        One row per seed: ``seed, K, objective, ari_to_reference``.
+    """
+    X, used = fitted_table(table, schema)
+    runs = [int(params.seed)] + [int(s) for s in seeds if int(s) != int(params.seed)]
+    reference = None
+    counts = None
+    summary = []
+    for position, seed in enumerate(runs):
+        if progress is not None:
+            progress(position / len(runs), f"seed {seed}")
+        outcome = fit_craft(X, used, params.replace(seed=seed))
+        if outcome.model is None:
+            raise CraftInputError(outcome.error)
+        model = outcome.model
+        if reference is None:
+            reference = model
+            counts = np.zeros(model.feature_mask_.shape, dtype=np.float64)
+            mapping = np.arange(model.n_clusters_)
+        else:
+            mapping = align_clusters(reference.labels_, model.labels_)
+        for cluster, target in enumerate(mapping):
+            if target >= 0:
+                counts[target] += model.feature_mask_[cluster]
+        summary.append(dict(seed=seed, K=model.n_clusters_, objective=model.objective_,
+                            ari_to_reference=metrics.ari(reference.labels_, model.labels_)))
+    if progress is not None:
+        progress(1.0, "done")
+    frequency = pd.DataFrame(
+        counts / len(runs),
+        index=pd.Index(range(reference.n_clusters_), name="cluster"),
+        columns=[str(c) for c in reference.feature_names_in_],
+    )
+    return frequency, pd.DataFrame(summary)
+
+
+# ---------------------------------------------------------------------------
+# Teach: the paper's quantities at one iteration
+
+
+@dataclass
+class IterationState:
+    """Clusters and objective parts after the update of one iteration.
+
+    Attributes
+    ----------
+    iteration : int
+        1-based iteration of the kept run.
+    labels : ndarray of int, shape (n_samples,)
+    clusters : craft._engine.Clusters
+        Means, variances, level log-probabilities and selection after the update.
+    parts : dict
+        ``numeric``, ``categorical``, ``regularization``, ``feature_control``
+        and ``total``: the objective's terms (their sum is the objective).
+    n_clusters, n_changed, n_opened : int
+    threshold : float
+        ``lambda + D F0``: the cost above which a point opens a cluster.
+    """
+
+    iteration: int
+    labels: np.ndarray
+    clusters: object
+    parts: dict
+    n_clusters: int
+    n_changed: int
+    n_opened: int
+    threshold: float
+    data: object = field(repr=False, default=None)
+
+
+def iteration_state(model: CRAFT, X: pd.DataFrame, iteration: int) -> IterationState:
+    """Rebuild the clusters and the objective after ``iteration`` of ``model``'s kept run.
+
+    Parameters
+    ----------
+    model : CRAFT
+        Fitted, with labels kept in ``history_`` (up to 200,000 rows).
+    X : DataFrame
+        The fitted columns (:func:`fitted_X`).
+    iteration : int
+        1 .. ``len(model.history_)``.
+
+    Raises
+    ------
+    CraftInputError
+        If the history has no labels or the iteration does not exist.
+    """
+    history = model.history_
+    if not 1 <= iteration <= len(history):
+        raise CraftInputError(f"iteration={iteration} must lie in 1..{len(history)}.")
+    record = history[iteration - 1]
+    if record.labels is None:
+        raise CraftInputError("This fit kept no labels per iteration (more than 200,000 rows).")
+    data = model.encoder_.transform(X)
+    labels = record.labels.astype(np.int64)
+    opts = model.options_
+    clusters, stats = _engine.fit_clusters(data, labels, record.n_clusters, opts)
+    _, raw_var = _engine.raw_variances(stats)
+    v_num = clusters.weights[:, : data.n_numeric]
+    numeric = float((v_num * stats.counts[:, None] * raw_var / (2.0 * clusters.variances)).sum())
+    categorical = float((stats.level_counts * _engine.categorical_table(data, clusters)).sum()) if data.n_categorical else 0.0
+    threshold = opts.threshold(data.n_features)
+    regularization = threshold * clusters.n_clusters
+    feature_control = opts.terms.f_delta * float(clusters.weights.sum())
+    parts = dict(numeric=numeric, categorical=categorical, regularization=regularization,
+                 feature_control=feature_control, total=numeric + categorical + regularization + feature_control)
+    return IterationState(iteration, labels, clusters, parts, record.n_clusters, record.n_changed,
+                          record.n_opened, threshold, data)
+
+
+def distance_breakdown(model: CRAFT, state: IterationState, row: int) -> pd.DataFrame:
+    """The paper's distance d_nk of one point to every cluster, term by term.
+
+    Returns
+    -------
+    DataFrame
+        One row per cluster: ``numeric`` (selected numeric features),
+        ``categorical_selected`` (-log eta_kdt), ``categorical_global``
+        (-log eta_0dt of unselected ones), ``feature_control``
+        (|v_k| F_Delta) and ``total`` (equal to ``cost_matrix``), plus
+        ``n_selected``.
+    """
+    data = state.data
+    if not 0 <= row < data.n_samples:
+        raise CraftInputError(f"row={row} must lie in 0..{data.n_samples - 1}.")
+    clusters = state.clusters
+    p = data.n_numeric
+    x = data.numeric[row]
+    numeric = (clusters.weights[:, :p] * (x[None, :] - clusters.means) ** 2 / (2.0 * clusters.variances)).sum(axis=1)
+    selected_cat = np.zeros(clusters.n_clusters)
+    global_cat = np.zeros(clusters.n_clusters)
+    for q in range(data.n_categorical):
+        code = data.codes[row, q]
+        if code < 0:
+            continue
+        position = data.offsets[q] + code
+        chosen = clusters.weights[:, p + q]
+        selected_cat += chosen * (-clusters.log_eta[:, position])
+        global_cat += (1.0 - chosen) * (-data.log_eta0[position])
+    control = clusters.weights.sum(axis=1) * model.options_.terms.f_delta
+    total = numeric + selected_cat + global_cat + control
+    return pd.DataFrame(
+        dict(cluster=np.arange(clusters.n_clusters), numeric=numeric, categorical_selected=selected_cat,
+             categorical_global=global_cat, feature_control=control, total=total,
+             n_selected=clusters.weights.sum(axis=1).astype(int))
+    )

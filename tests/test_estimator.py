@@ -1,0 +1,315 @@
+"""The CRAFT estimator: API, validation, determinism, recovery and quality."""
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.base import clone
+from sklearn.metrics import adjusted_rand_score
+
+from craft import CRAFT, CraftInputError, datasets, infer_schema, metrics, synthetic
+
+
+@pytest.fixture
+def mixed_table():
+    rng = np.random.default_rng(0)
+    groups = np.repeat([0, 1, 2], 40)
+    return pd.DataFrame(
+        {
+            "size": groups * 5.0 + rng.normal(0, 0.5, 120),
+            "noise": rng.normal(0, 3, 120),
+            "colour": np.where(rng.random(120) < 0.9, np.array(["red", "green", "blue"])[groups], "grey"),
+            "shape": rng.choice(["round", "square"], 120),
+        }
+    ), groups
+
+
+# ---------------------------------------------------------------------------
+# Invalid input: one specific message each
+
+
+@pytest.mark.parametrize(
+    ("params", "message"),
+    [
+        ({"m": 0.0}, r"m=0.0 is invalid: it must be a number > 0 and < 1"),
+        ({"m": 1.5}, r"m=1.5 is invalid"),
+        ({"m": 0.5, "rho": 0.3}, r"rho=0.3 must lie strictly between 0 and m\(1-m\)=0.25"),
+        ({"rho": -0.1}, r"rho=-0.1 is invalid"),
+        ({"lam": 0.0}, r"lam=0.0 is invalid: it must be a number > 0"),
+        ({"lam": -2}, r"lam=-2 is invalid"),
+        ({"eps_c": 1.0}, r"eps_c=1.0 is invalid: it must be a number > 0 and < 1"),
+        ({"eps_v": 0}, r"eps_v=0 is invalid"),
+        ({"k": 0}, r"k=0 is invalid: it must be an integer >= 1"),
+        ({"k": 2.5}, r"k=2.5 is invalid"),
+        ({"lam": 1.0, "k": 3}, r"Give at most one of lam=1.0 and k=3"),
+        ({"budget": "loose"}, r"budget='loose' is invalid: it must be one of 'fixed', 'approximate'"),
+        ({"k_method": "guess"}, r"k_method='guess' is invalid"),
+        ({"n_init": 0}, r"n_init=0 is invalid"),
+        ({"max_iter": 0}, r"max_iter=0 is invalid"),
+        ({"init": "kmeans"}, r"init='kmeans' is invalid"),
+        ({"standardize": "yes"}, r"standardize='yes' is invalid: it must be True or False"),
+        ({"smoothing": 0}, r"smoothing=0 is invalid"),
+        ({"random_state": "seven"}, r"random_state='seven' is invalid"),
+    ],
+)
+def test_invalid_parameters_raise_specific_errors(mixed_table, params, message):
+    table, _ = mixed_table
+    with pytest.raises(CraftInputError, match=message):
+        CRAFT(**params).fit(table)
+
+
+def test_invalid_data_raise_specific_errors():
+    with pytest.raises(CraftInputError, match="at least 2 rows; the table has n_samples=1"):
+        CRAFT(lam=1.0).fit(pd.DataFrame({"x": [1.0]}))
+    with pytest.raises(CraftInputError, match="No usable column"):
+        CRAFT(lam=1.0).fit(pd.DataFrame({"id": range(50), "const": 1.0}))
+    with pytest.raises(CraftInputError, match="'x' has 1 infinite value"):
+        CRAFT(lam=1.0, categorical=[]).fit(pd.DataFrame({"x": [1.0, np.inf, 2.0]}))
+    with pytest.raises(CraftInputError, match="2-dimensional"):
+        CRAFT(lam=1.0).fit(np.arange(5.0))
+    with pytest.raises(CraftInputError, match="'nope', which the table does not have"):
+        CRAFT(lam=1.0, categorical=["nope"]).fit(pd.DataFrame({"x": [1.0, 2.0]}))
+    with pytest.raises(CraftInputError, match="'word' is numeric in the schema but 1 value"):
+        CRAFT(lam=1.0, categorical=[]).fit(pd.DataFrame({"word": ["1.5", "abc", "2"]}))
+    with pytest.raises(CraftInputError, match="k=5 exceeds the number of rows, n_samples=3"):
+        CRAFT(k=5).fit(pd.DataFrame({"x": [1.0, 2.0, 3.0]}))
+
+
+def test_parameters_are_only_validated_in_fit():
+    model = CRAFT(m=7)  # __init__ only stores
+    assert model.get_params()["m"] == 7
+    with pytest.raises(CraftInputError):
+        model.fit(np.zeros((3, 2)))
+
+
+# ---------------------------------------------------------------------------
+# The scikit-learn contract
+
+
+def test_sklearn_conventions(mixed_table):
+    table, groups = mixed_table
+    model = CRAFT(k=3, random_state=0)
+    twin = clone(model).set_params(m=0.5)
+    labels = twin.fit_predict(table)
+    np.testing.assert_array_equal(labels, twin.labels_)
+    assert twin.n_features_in_ == 4
+    np.testing.assert_array_equal(twin.feature_names_in_, ["size", "noise", "colour", "shape"])
+    assert twin.labels_.min() == 0 and twin.labels_.max() == twin.n_clusters_ - 1
+    assert twin.feature_mask_.shape == (twin.n_clusters_, 4)
+    assert twin.n_iter_ == len(twin.history_)
+    assert twin.rho_ == pytest.approx(0.24)
+    assert not hasattr(model, "labels_")
+
+
+def test_sklearn_estimator_checks():
+    from sklearn.utils.estimator_checks import check_estimator
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        results = check_estimator(CRAFT(lam=1.0, random_state=0, n_init=1), on_fail=None)
+    failed = [r for r in results if r["status"] == "failed"]
+    assert not failed, [(r["check_name"], str(r["exception"])[:200]) for r in failed]
+
+
+# ---------------------------------------------------------------------------
+# Behaviour
+
+
+def test_same_seed_same_result_and_seeds_matter(mixed_table):
+    table, _ = mixed_table
+    first = CRAFT(k=3, random_state=5).fit(table)
+    second = CRAFT(k=3, random_state=5).fit(table)
+    np.testing.assert_array_equal(first.labels_, second.labels_)
+    np.testing.assert_array_equal(first.feature_mask_, second.feature_mask_)
+    assert first.objective_ == second.objective_ and first.lam_ == second.lam_
+    generator = CRAFT(k=3, random_state=np.random.default_rng(5)).fit(table)
+    assert generator.n_clusters_ == 3
+
+
+def test_mixed_clusters_are_found_and_masks_use_table_columns(mixed_table):
+    table, groups = mixed_table
+    model = CRAFT(k=3, random_state=0).fit(table)
+    assert model.n_clusters_ == 3
+    assert adjusted_rand_score(groups, model.labels_) == 1.0
+    # m = 0.5 of 2 numeric and 2 categorical: one of each per cluster, and the informative ones.
+    columns = list(model.feature_names_in_)
+    assert model.feature_mask_[:, columns.index("size")].all()
+    assert model.feature_mask_[:, columns.index("colour")].all()
+    assert not model.feature_mask_[:, columns.index("noise")].any()
+
+
+def test_ignored_columns_are_never_selected_and_reported():
+    rng = np.random.default_rng(1)
+    table = pd.DataFrame({"id": np.arange(60), "x": rng.normal(size=60), "c": rng.choice(list("ab"), 60)})
+    with pytest.warns(UserWarning, match="1 column\\(s\\) ignored.*'id'"):
+        model = CRAFT(k=2, random_state=0).fit(table)
+    assert model.schema_.ignored == ("id",)
+    assert not model.feature_mask_[:, 0].any()
+    assert model.engine_features_ == ["x", "c"]
+
+
+def test_schema_and_list_select_roles():
+    table = pd.DataFrame({"code": [1, 2, 1, 2, 1, 2] * 5, "x": np.linspace(0, 1, 30)})
+    by_list = CRAFT(lam=1.0, categorical=["code"], random_state=0).fit(table)
+    assert by_list.schema_.categorical == ("code",)
+    schema = infer_schema(table).override(numeric=["code"])
+    by_schema = CRAFT(lam=1.0, categorical=schema, random_state=0).fit(table)
+    assert by_schema.schema_.numeric == ("code", "x")
+
+
+def test_missing_values_are_imputed_and_counted():
+    table = pd.DataFrame({"x": [1.0, np.nan, 3.0, 4.0, np.nan, 6.0], "c": ["a", None, "a", "b", "b", None]})
+    model = CRAFT(lam=1.0, categorical=["c"], random_state=0).fit(table)
+    assert model.n_imputed_ == {"x": 2}
+    assert model.encoder_.level_names()[0] == ["a", "b", "(missing)"]
+    assert len(model.labels_) == 6
+
+
+def test_callback_sees_every_iteration():
+    records = []
+    X, _, _ = synthetic.fig2_numeric(random_state=0)
+    model = CRAFT(lam=5.0, n_init=1, random_state=0, callback=records.append).fit(X)
+    assert [r.iteration for r in records] == list(range(1, model.n_iter_ + 1))
+    assert records[-1].n_changed == 0 and records[-1].n_clusters == model.n_clusters_
+
+
+def test_k_search_reaches_k_and_farthest_first_reports_lambda():
+    X, y, _ = synthetic.mixed_planted(n_samples=400, n_clusters=5, random_state=2)
+    searched = CRAFT(k=5, random_state=0).fit(X)
+    assert searched.n_clusters_ == 5
+    heuristic = CRAFT(k=5, k_method="farthest_first", random_state=0).fit(X)
+    assert heuristic.lam_ > 0 and heuristic.n_clusters_ >= 1
+
+
+def test_unreachable_k_warns_with_the_k_found():
+    table = pd.DataFrame({"x": [0.0, 0.0, 0.0, 1.0, 1.0, 1.0]})
+    with pytest.warns(UserWarning, match=r"k=4 clusters were not reachable .* n_clusters_=2"):
+        model = CRAFT(k=4, categorical=[], random_state=0).fit(table)
+    assert model.n_clusters_ == 2
+
+
+def test_default_lambda_without_k_or_lam(mixed_table):
+    table, groups = mixed_table
+    model = CRAFT(random_state=0).fit(table)
+    assert model.lam_ > 0
+    assert 1 <= model.n_clusters_ < len(table)
+
+
+def test_predict_ignores_unseen_levels():
+    table = pd.DataFrame({"x": [0.0, 0.1, 5.0, 5.1] * 5, "c": ["a", "a", "b", "b"] * 5})
+    model = CRAFT(k=2, random_state=0).fit(table)
+    new = pd.DataFrame({"x": [0.05, 5.05], "c": ["zzz", "zzz"]})
+    predicted = model.predict(new)
+    assert predicted[0] == model.labels_[0] and predicted[1] == model.labels_[2]
+
+
+# ---------------------------------------------------------------------------
+# Subspace recovery on the paper's synthetic sets (default settings)
+
+
+def _exact(model, true_mask):
+    return model.n_clusters_ == true_mask.shape[0] and {tuple(r) for r in model.feature_mask_} == {
+        tuple(r) for r in true_mask
+    }
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("name", "params"),
+    [
+        ("fig1_binary", {"m": 1 / 3, "k": 3}),
+        ("fig2_numeric", {"m": 1 / 3, "k": 3}),
+        ("fig2_numeric_modified", {"m": 1 / 3, "k": 3}),
+        ("mixed_planted", {"m": 0.5, "k": 4}),
+    ],
+)
+def test_fixed_budget_recovers_planted_subspaces(name, params):
+    recovered = 0
+    for seed in range(10):
+        X, _, true_mask = synthetic.FIGURES[name](random_state=seed)
+        recovered += _exact(CRAFT(random_state=seed, **params).fit(X), true_mask)
+    assert recovered >= 9, f"{name}: exact recovery in {recovered}/10 seeds"
+
+
+@pytest.mark.slow
+def test_modified_binary_set_partition_and_near_exact_masks():
+    # Overlapping subspaces: entropy gain can prefer a feature that a cluster
+    # lacks over one it shares with a bigger cluster (docs/numerics.md), so
+    # the honest claim is the partition plus masks at most one swap away.
+    exact = 0
+    for seed in range(10):
+        X, y, true_mask = synthetic.fig1_binary_modified(random_state=seed)
+        model = CRAFT(m=1 / 3, k=3, random_state=seed).fit(X)
+        assert adjusted_rand_score(y, model.labels_) == 1.0
+        for k in range(3):
+            truth = true_mask[np.bincount(y[model.labels_ == k]).argmax()]
+            assert (model.feature_mask_[k] != truth).sum() <= 2
+        exact += _exact(model, true_mask)
+    assert exact >= 5
+
+
+@pytest.mark.parametrize("m", [0.2, 0.5, 0.9])
+@pytest.mark.parametrize("eps_c", [0.8, 0.9, 0.99])
+def test_approximate_rule_selects_the_categorical_subspaces_given_the_partition(m, eps_c):
+    # The paper's claim for Figure 3(a,b): eps_c in [0.76, 1) recovers the
+    # subspaces for every m. Given the true partition the rule is exact from
+    # eps_c = 0.8 up (at 0.76 the smoothed gains of a few background
+    # features still pass; see docs/numerics.md).
+    from craft import _engine
+
+    X, y, true_mask = synthetic.fig3_categorical(random_state=0)
+    model = CRAFT(m=m, lam=1.0, budget="approximate", eps_c=eps_c, max_iter=1, n_init=1, random_state=0).fit(X)
+    data = model.encoder_.transform(X)
+    clusters, _ = _engine.fit_clusters(data, np.asarray(y, dtype=np.int64), 3, model.options_)
+    np.testing.assert_array_equal(clusters.weights > 0.5, true_mask)
+
+
+@pytest.mark.parametrize("m", [0.1, 0.5, 0.9])
+@pytest.mark.parametrize("eps_v", [4.0, 5.0, 6.0])
+def test_approximate_rule_selects_the_numeric_subspaces_given_the_partition(m, eps_v):
+    from craft import _engine
+
+    X, y, true_mask = synthetic.fig3_numeric(random_state=0)
+    model = CRAFT(m=m, lam=1.0, budget="approximate", eps_v=eps_v, standardize=False, max_iter=1, n_init=1).fit(X)
+    data = model.encoder_.transform(X)
+    clusters, _ = _engine.fit_clusters(data, np.asarray(y, dtype=np.int64), 3, model.options_)
+    np.testing.assert_array_equal(clusters.weights > 0.5, true_mask)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("generator", "params"),
+    [
+        (synthetic.fig3_categorical, {"eps_c": 0.8}),
+        (synthetic.fig3_numeric, {"eps_v": 5.0, "standardize": False}),
+    ],
+)
+def test_approximate_budget_full_fit_recovery_rate(generator, params):
+    # Full fits recover less often than the rule alone: under the
+    # approximate budget the objective rewards clusters that select few
+    # features, so restarts can prefer a wrong partition (docs/numerics.md).
+    # The floor pins the rate measured at m = 0.5 (7/10 for both sets).
+    recovered = 0
+    for seed in range(10):
+        X, _, true_mask = generator(random_state=seed)
+        model = CRAFT(m=0.5, k=3, budget="approximate", random_state=seed, **params).fit(X)
+        recovered += _exact(model, true_mask)
+    assert recovered >= 6, f"exact recovery in {recovered}/10 seeds"
+
+
+# ---------------------------------------------------------------------------
+# Quality on bundled real data (pinned a little below what the defaults reach)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("name", "purity", "nmi"), [("spambase", 0.70, 0.17), ("splice", 0.90, 0.70)])
+def test_quality_on_bundled_data(name, purity, nmi):
+    X, y = datasets.load(name)
+    schema = datasets.dataset_schema(name)
+    scores = [
+        metrics.evaluate(y, CRAFT(k=y.nunique(), categorical=schema, random_state=seed).fit(X).labels_)
+        for seed in range(10)
+    ]
+    assert np.mean([s["purity"] for s in scores]) >= purity
+    assert np.mean([s["nmi"] for s in scores]) >= nmi
