@@ -457,7 +457,10 @@ def initial_clusters(data: EncodedData, opts: Options, rng: np.random.Generator)
     opening clusters, as the pass would, at points beyond the threshold from
     every cluster so far, but chooses each such point at random with
     probability proportional to its distance (k-means++ seeding on CRAFT's own
-    distance) instead of taking the first one in row order.
+    distance) instead of taking the first one in row order. With a target
+    number of clusters (``n_seeds``), the first ``n_seeds`` clusters are
+    opened this way whatever their distance, so a fit asked for k starts
+    from k.
     """
     first = int(rng.integers(data.n_samples))
     v = opts.draw_selection(rng, opts.terms.m, data.n_features)
