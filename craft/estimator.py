@@ -72,7 +72,10 @@ _PARAMETER_RULES = {
     "eps_v": _number(0, None, none=True),
     "standardize": _Rule(lambda value: isinstance(value, (bool, np.bool_)), "True or False"),
     "max_iter": _number(1, None, low_open=False, integer=True),
-    "n_init": _number(1, None, low_open=False, integer=True),
+    "n_init": _Rule(
+        lambda value: value == "auto" or _number(1, None, low_open=False, integer=True).check(value),
+        "'auto' or an integer >= 1",
+    ),
     "init": _one_of("craft++", "random"),
     "smoothing": _number(0, None),
     "min_variance": _number(0, None),
@@ -130,9 +133,11 @@ class CRAFT(ClusterMixin, BaseEstimator):
         only meaningful on a common scale.
     max_iter : int, default=100
         Maximum number of passes per run.
-    n_init : int, default=10
+    n_init : "auto" or int, default="auto"
         Runs with different seeds; the one with the lowest objective is kept
-        (with ``k`` given, the runs whose K is nearest k come first).
+        (with ``k`` given, the runs whose K is nearest k come first). "auto"
+        is 10 runs up to 50,000 rows and 3 above, where each run costs more
+        and matters less.
     init : {"craft++", "random"}, default="craft++"
         "random" is the paper's start (one cluster at a random point);
         "craft++" opens the first pass's clusters at far points sampled in
@@ -200,7 +205,7 @@ class CRAFT(ClusterMixin, BaseEstimator):
         categorical="auto",
         standardize=True,
         max_iter=100,
-        n_init=10,
+        n_init="auto",
         init="craft++",
         smoothing=1.0,
         min_variance=0.3,
@@ -250,7 +255,8 @@ class CRAFT(ClusterMixin, BaseEstimator):
         self.engine_features_ = list(self.schema_.numeric) + list(self.schema_.categorical)
 
         rng = _generator(self.random_state)
-        seeds = rng.integers(np.iinfo(np.int32).max, size=self.n_init)
+        n_init = self.n_init if self.n_init != "auto" else (10 if data.n_samples <= 50_000 else 3)
+        seeds = rng.integers(np.iinfo(np.int32).max, size=n_init)
         best = self._fit_runs(data, options, seeds)
         self._store(best, data, options)
         return self

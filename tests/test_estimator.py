@@ -45,7 +45,7 @@ def mixed_table():
         ({"lam": 1.0, "k": 3}, r"Give at most one of lam=1.0 and k=3"),
         ({"budget": "loose"}, r"budget='loose' is invalid: it must be one of 'fixed', 'approximate'"),
         ({"k_method": "guess"}, r"k_method='guess' is invalid"),
-        ({"n_init": 0}, r"n_init=0 is invalid"),
+        ({"n_init": 0}, r"n_init=0 is invalid: it must be 'auto' or an integer >= 1"),
         ({"max_iter": 0}, r"max_iter=0 is invalid"),
         ({"init": "kmeans"}, r"init='kmeans' is invalid"),
         ({"standardize": "yes"}, r"standardize='yes' is invalid: it must be True or False"),
