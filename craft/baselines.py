@@ -52,6 +52,7 @@ from sklearn.base import BaseEstimator, ClusterMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted
 
+from ._random import as_generator
 from .exceptions import CraftInputError
 from .priors import PriorTerms, prior_terms
 
@@ -112,14 +113,6 @@ def _check_lam_k(lam, k) -> tuple[float | None, int | None]:
     return None, _check_int(k, "k", 1)
 
 
-def _rng(random_state) -> np.random.Generator:
-    try:
-        return np.random.default_rng(random_state)
-    except (TypeError, ValueError) as error:
-        raise CraftInputError(
-            f"random_state={random_state!r} must be None, a non-negative int or a "
-            f"numpy.random.Generator: {error}"
-        ) from error
 
 
 # ----------------------------------------------------------------------------
@@ -450,7 +443,7 @@ class DPMeans(ClusterMixin, BaseEstimator):
         """
         lam, k, max_iter = self._validate()
         X = _check_X(X)
-        rng = _rng(self.random_state)
+        rng = as_generator(self.random_state)
         if self.init == "mean":
             start = X.mean(axis=0)
         else:
@@ -631,7 +624,7 @@ class DPRF(ClusterMixin, BaseEstimator):
         terms, lam, k, max_iter = self._validate()
         X = _check_X(X)
         n, n_features = X.shape
-        rng = _rng(self.random_state)
+        rng = as_generator(self.random_state)
         first = int(rng.integers(n))
         first_mask = rng.random(n_features) < terms.m
         if lam is None:

@@ -13,6 +13,7 @@ from scipy import sparse
 from sklearn.exceptions import ConvergenceWarning
 
 from . import _engine
+from ._random import as_generator
 from .encoding import Encoder, EncodedData
 from .exceptions import CraftInputError
 from .priors import prior_terms
@@ -254,7 +255,7 @@ class CRAFT(ClusterMixin, BaseEstimator):
         self.n_features_in_ = table.shape[1]
         self.engine_features_ = list(self.schema_.numeric) + list(self.schema_.categorical)
 
-        rng = _generator(self.random_state)
+        rng = as_generator(self.random_state)
         n_init = self.n_init if self.n_init != "auto" else (10 if data.n_samples <= 50_000 else 3)
         seeds = rng.integers(np.iinfo(np.int32).max, size=n_init)
         best = self._fit_runs(data, options, seeds)
@@ -480,12 +481,6 @@ def _positive(lam: float) -> float:
     return lam if np.isfinite(lam) and lam > 0 else 1e-12
 
 
-def _generator(random_state) -> np.random.Generator:
-    if isinstance(random_state, np.random.Generator):
-        return random_state
-    if isinstance(random_state, np.random.RandomState):
-        return np.random.default_rng(random_state.randint(np.iinfo(np.int32).max))
-    return np.random.default_rng(random_state)
 
 
 def _as_table(X, *, min_rows: int = 1) -> pd.DataFrame:

@@ -18,7 +18,7 @@ Layouts are written below with 1-based inclusive feature ranges (``f1-f8``).
 In the figure generators rows come in cluster blocks (cluster 0 first), as in
 the paper's figures; cluster sizes scale with ``n_samples`` and keep their
 proportions (largest-remainder rounding). All randomness comes from
-``numpy.random.default_rng(random_state)``.
+``numpy.random.defaultas_generator(random_state)``.
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import pandas as pd
 
+from ._random import as_generator
 from .exceptions import CraftInputError
 
 __all__ = [
@@ -78,15 +79,6 @@ _FIG3_N_FEATURES = 30
 # ----------------------------------------------------------------------------
 # helpers
 # ----------------------------------------------------------------------------
-def _rng(random_state) -> np.random.Generator:
-    """``numpy.random.default_rng`` with the library's error type."""
-    try:
-        return np.random.default_rng(random_state)
-    except (TypeError, ValueError) as error:
-        raise CraftInputError(
-            f"random_state={random_state!r} must be None, a non-negative int or a "
-            f"numpy.random.Generator: {error}"
-        ) from error
 
 
 def _check_int(value, name: str, minimum: int) -> int:
@@ -229,7 +221,7 @@ def fig1_binary(n_samples: int = 300, random_state=None):
     >>> X.shape, mask.sum(axis=1).tolist()
     ((300, 24), [8, 8, 8])
     """
-    rng = _rng(random_state)
+    rng = as_generator(random_state)
     sizes = _cluster_sizes(n_samples, (1, 1, 1))
     true_mask = _mask_from_layout(_FIG1_LAYOUT, 24)
     values, y = _binary_planted(sizes, true_mask, rng)
@@ -284,7 +276,7 @@ def fig1_binary_modified(n_samples: int = 300, random_state=None):
     >>> np.bincount(y).tolist(), mask.sum(axis=1).tolist()
     ([120, 105, 75], [8, 8, 8])
     """
-    rng = _rng(random_state)
+    rng = as_generator(random_state)
     sizes = _cluster_sizes(n_samples, _FIG1_MODIFIED_WEIGHTS)
     true_mask = _mask_from_layout(_FIG1_MODIFIED_LAYOUT, 24)
     values, y = _binary_planted(sizes, true_mask, rng)
@@ -335,7 +327,7 @@ def fig2_numeric(n_samples: int = 300, random_state=None, paper_layout: bool = F
     >>> mask.sum(axis=1).tolist()
     [12, 12, 12]
     """
-    rng = _rng(random_state)
+    rng = as_generator(random_state)
     sizes = _cluster_sizes(n_samples, (1, 1, 1))
     layout = _FIG2_PAPER_LAYOUT if paper_layout else _FIG2_LAYOUT
     true_mask = _mask_from_layout(layout, 36)
@@ -379,7 +371,7 @@ def fig2_numeric_modified(n_samples: int = 300, random_state=None):
     >>> (mask[1] & mask[2]).sum()
     np.int64(6)
     """
-    rng = _rng(random_state)
+    rng = as_generator(random_state)
     sizes = _cluster_sizes(n_samples, (1, 1, 1))
     true_mask = _mask_from_layout(_FIG2_MODIFIED_LAYOUT, 36)
     values, y = _numeric_planted(sizes, true_mask, NUMERIC_MEANS, rng)
@@ -438,7 +430,7 @@ def fig3_categorical(n_samples: int = 300, random_state=None, noise_inside: floa
     """
     if not (isinstance(noise_inside, (int, float, np.floating)) and 0.0 <= noise_inside < 1.0):
         raise CraftInputError(f"noise_inside={noise_inside!r} must lie in [0, 1).")
-    rng = _rng(random_state)
+    rng = as_generator(random_state)
     sizes = _cluster_sizes(n_samples, (1, 1, 1))
     true_mask = _mask_from_layout(_FIG3_LAYOUT, _FIG3_N_FEATURES)
     values, y = _binary_planted(sizes, true_mask, rng, p_inside=1.0 - float(noise_inside))
@@ -478,7 +470,7 @@ def fig3_numeric(n_samples: int = 300, random_state=None):
     >>> X.dtypes.unique().tolist()
     [dtype('float64')]
     """
-    rng = _rng(random_state)
+    rng = as_generator(random_state)
     sizes = _cluster_sizes(n_samples, (1, 1, 1))
     true_mask = _mask_from_layout(_FIG3_LAYOUT, _FIG3_N_FEATURES)
     values, y = _numeric_planted(sizes, true_mask, NUMERIC_MEANS, rng)
@@ -579,7 +571,7 @@ def mixed_planted(
         raise CraftInputError(
             f"weights has {len(weights)} entries but n_clusters={n_clusters}; they must match."
         )
-    rng = _rng(random_state)
+    rng = as_generator(random_state)
     sizes = _cluster_sizes(n_samples, weights)
     y = _labels(sizes)
     n = int(sizes.sum())
