@@ -233,6 +233,25 @@ def test_fixed_budget_recovers_planted_subspaces(name, params):
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize(
+    "layout",
+    [
+        {"n_clusters": 6, "n_samples": 900},
+        {"n_clusters": 4, "weights": [0.1, 0.2, 0.3, 0.4], "n_samples": 800},
+        {"n_clusters": 5, "n_levels": 6, "n_numeric": 6, "n_categorical": 18, "n_samples": 750},
+        {"n_clusters": 3, "n_numeric": 20, "n_categorical": 4, "n_samples": 450},
+    ],
+    ids=["six-clusters", "unequal-sizes", "many-levels", "mostly-numeric"],
+)
+def test_recovery_on_shuffled_mixed_planted_variants(layout):
+    recovered = 0
+    for seed in range(10):
+        X, _, true_mask = synthetic.mixed_planted(random_state=seed, **layout)
+        recovered += _exact(CRAFT(m=0.5, k=layout["n_clusters"], random_state=seed).fit(X), true_mask)
+    assert recovered >= 9, f"exact recovery in {recovered}/10 seeds"
+
+
+@pytest.mark.slow
 def test_modified_binary_set_partition_and_near_exact_masks():
     # Overlapping subspaces: entropy gain can prefer a feature that a cluster
     # lacks over one it shares with a bigger cluster (docs/numerics.md), so
