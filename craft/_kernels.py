@@ -13,11 +13,7 @@ import numba
 import numpy as np
 
 
-_BLOCK = 2048
-
-
-@numba.njit(parallel=True, cache=True, nogil=True)
-def _nearest(numeric, codes, offsets, rows, means, half_precision, table, control, start_row, best, arg):
+def _nearest_rows(numeric, codes, offsets, rows, means, half_precision, table, control, start_row, best, arg):
     n_clusters = control.shape[0]
     n_numeric = numeric.shape[1]
     n_categorical = codes.shape[1]
@@ -47,6 +43,13 @@ def _nearest(numeric, codes, offsets, rows, means, half_precision, table, contro
         arg[i] = best_k
 
 
+# Threads pay off only on large passes; on small ones their start-up and the
+# wait for a descheduled thread on a busy machine cost more than the work.
+_nearest_parallel = numba.njit(parallel=True, cache=True, nogil=True)(_nearest_rows)
+_nearest_serial = numba.njit(cache=True, nogil=True)(_nearest_rows)
+_PARALLEL_WORK = 4_000_000
+
+
 def nearest(numeric, codes, offsets, rows, means, half_precision, table, control, start_row):
     """Smallest distance and its cluster for each of ``rows``.
 
@@ -59,7 +62,9 @@ def nearest(numeric, codes, offsets, rows, means, half_precision, table, control
     """
     best = np.empty(rows.shape[0])
     arg = np.empty(rows.shape[0], dtype=np.int64)
-    _nearest(
+    work = rows.shape[0] * control.shape[0] * (numeric.shape[1] + codes.shape[1])
+    kernel = _nearest_parallel if work >= _PARALLEL_WORK else _nearest_serial
+    kernel(
         numeric,
         codes,
         offsets,

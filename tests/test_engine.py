@@ -298,3 +298,18 @@ def test_dp_means_special_case_agrees_with_the_dp_means_baseline():
     assert adjusted_rand_score(labels, baseline.labels_) == 1.0
     within = sum(((x[labels == k] - x[labels == k].mean(axis=0)) ** 2).sum() for k in np.unique(labels))
     assert objective == pytest.approx(within + 8.0 * 3, rel=1e-9)
+
+
+def test_parallel_and_serial_kernels_agree_bit_for_bit(monkeypatch):
+    from craft import _kernels
+
+    table, numeric, categorical = _random_mixed(5, 3000, 3, 3)
+    data = _encode(table, numeric, categorical, standardize=True)
+    opts = _engine.Options(terms=prior_terms(0.5), lam=1.0)
+    clusters, _ = _engine.fit_clusters(data, np.random.default_rng(0).integers(0, 6, 3000), 6, opts)
+    monkeypatch.setattr(_kernels, "_PARALLEL_WORK", 10**12)
+    serial = _engine.nearest_cluster(data, clusters, opts.terms)
+    monkeypatch.setattr(_kernels, "_PARALLEL_WORK", 0)
+    parallel = _engine.nearest_cluster(data, clusters, opts.terms)
+    np.testing.assert_array_equal(serial[0], parallel[0])
+    np.testing.assert_array_equal(serial[1], parallel[1])
