@@ -170,6 +170,12 @@ class Encoder:
         return values * self.scale_ + self.center_
 
     def _numeric_block(self, table: pd.DataFrame) -> np.ndarray:
+        columns = table[self.numeric] if self.numeric else table.iloc[:, :0]
+        if all(pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_bool_dtype(dtype) for dtype in columns.dtypes):
+            # One conversion for the whole block; per-column checks only name a culprit.
+            block = columns.to_numpy(dtype=np.float64, na_value=np.nan)
+            if not np.isinf(block).any():
+                return block
         block = np.empty((len(table), len(self.numeric)), dtype=np.float64)
         for j, name in enumerate(self.numeric):
             block[:, j] = _numeric_column(table[name], name)
