@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import platform
@@ -60,12 +61,12 @@ def scores(y, labels) -> tuple[float, float]:
     return float(metrics.purity(y, labels)), float(metrics.nmi(y, labels))
 
 
+@contextlib.contextmanager
 def quiet():
-    """Context manager that silences the warnings the methods raise on purpose (K not reached, ...)."""
-    context = warnings.catch_warnings()
-    context.__enter__()
-    warnings.simplefilter("ignore")
-    return context
+    """Silence the warnings the methods raise on purpose (K not reached, no convergence, ...)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        yield
 
 
 class Stopwatch:

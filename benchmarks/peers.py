@@ -24,7 +24,8 @@ table with the roles of ``craft.datasets.dataset_schema``.
 * :func:`select_then_kmeans` — the protocol of both: keep the share ``m`` of
   the encoded columns with the highest score, then k-means.
 * :func:`gower_linkage` — Gower distance (numeric ``|a - b| / range``,
-  categorical mismatch, averaged over the features present in both rows)
+  categorical mismatch with a missing value as a level, averaged over the
+  features)
   and scipy's hierarchical linkage, cut at ``n_clusters``.
 """
 
@@ -83,8 +84,11 @@ def mcfs_scores(Z: np.ndarray, n_clusters: int, n_select: int, *, n_neighbors: i
         values, vectors = np.linalg.eigh(affinity.toarray())
         vectors = vectors[:, ::-1][:, :wanted]
     else:
-        values, vectors = eigsh(affinity, k=wanted, which="LA", v0=np.full(n, 1.0 / np.sqrt(n)))
-        vectors = vectors[:, np.argsort(-values)]
+        # Shift-invert on the Laplacian I - A: the Lanczos iteration on A itself
+        # crawls when the graph has several components (eigenvalue 1 repeated).
+        laplacian = (sparse.identity(n, format="csc") - affinity).tocsc()
+        values, vectors = eigsh(laplacian, k=wanted, sigma=-1e-6, which="LM", v0=np.full(n, 1.0 / np.sqrt(n)))
+        vectors = vectors[:, np.argsort(values)]
     # The leading eigenvector is the trivial one (D^1/2 1); the next K embed.
     embedding = inv_sqrt[:, None] * vectors[:, 1:wanted]
     coefficients = np.zeros((Z.shape[1], embedding.shape[1]))
@@ -211,12 +215,13 @@ def gower_condensed(X: pd.DataFrame, schema: Schema) -> np.ndarray:
     """Condensed Gower distances (``scipy.spatial.distance.pdist`` order), float64.
 
     Numeric part: ``|a - b| / range`` (mean-imputed, a constant column adds
-    0); categorical part: 1 for a mismatch, compared only where both rows
-    have a value, and the sum divided by the number of features compared.
+    0); categorical part: 1 for a mismatch, a missing value being a level of
+    its own (as in CRAFT's encoding); the sum is divided by the number of
+    features.
     """
     n = len(X)
     numerator = np.zeros((n, n))
-    compared = np.zeros((n, n))
+    compared = 0
     if schema.numeric:
         block = X[list(schema.numeric)].apply(pd.to_numeric, errors="coerce").to_numpy(dtype=float)
         block = np.where(np.isnan(block), np.nanmean(block, axis=0), block)
@@ -226,12 +231,11 @@ def gower_condensed(X: pd.DataFrame, schema: Schema) -> np.ndarray:
             numerator += np.abs(column[:, None] - column[None, :])
         compared += len(schema.numeric)
     for name in schema.categorical:
-        codes, _ = pd.factorize(X[name])  # -1 marks missing
-        present = (codes >= 0).astype(float)
-        both = present[:, None] * present[None, :]
-        numerator += both * (codes[:, None] != codes[None, :])
-        compared += both
-    distance = numerator / np.maximum(compared, 1.0)
+        # A missing value is a level of its own, as in CRAFT's encoding and kmodes.
+        codes, _ = pd.factorize(X[name], use_na_sentinel=False)
+        numerator += codes[:, None] != codes[None, :]
+    compared += len(schema.categorical)
+    distance = numerator / max(compared, 1)
     rows, cols = np.triu_indices(n, k=1)
     return distance[rows, cols]
 

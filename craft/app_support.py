@@ -34,7 +34,7 @@ from .encoding import Encoder
 from .estimator import CRAFT
 from .exceptions import CraftInputError
 from .io import read_table, table_fingerprint
-from .priors import default_rho, prior_terms
+from .priors import default_rho
 from .schema import Schema, infer_schema
 
 __all__ = [
@@ -49,6 +49,7 @@ __all__ = [
     "load_example",
     "load_upload",
     "fit_schema",
+    "column_report",
     "rho_problem",
     "fit_craft",
     "labels_for_evaluation",
@@ -215,6 +216,8 @@ class LoadedData:
         Planted subspaces, (n_true_clusters, n_features), for synthetic sets.
     mask_features : list of str or None
         Column names of ``true_mask``.
+    true_labels : ndarray of int or None
+        Planted cluster of every row (0..T-1), the rows of ``true_mask``.
     description : str
     label_reason : str
         Why ``label`` was chosen (or why there is none).
@@ -228,11 +231,11 @@ class LoadedData:
     label: str | None
     true_mask: np.ndarray | None = None
     mask_features: list[str] | None = None
+    true_labels: np.ndarray | None = None
     description: str = ""
     label_reason: str = ""
 
 
-#: Example data sets: name -> (group, description).
 def example_names() -> dict[str, tuple[str, str]]:
     """The bundled examples, synthetic sets first: ``name -> (group, description)``."""
     names = {name: ("synthetic", description) for name, (_, description) in synthetic.SYNTHETIC_DATASETS.items()}
@@ -304,6 +307,7 @@ def load_example(name: str, *, n_samples: int = 300, seed: int = 0) -> LoadedDat
             label=SYNTHETIC_LABEL,
             true_mask=np.asarray(true_mask, dtype=bool),
             mask_features=[str(c) for c in X.columns],
+            true_labels=np.asarray(y, dtype=np.int64),
             description=description,
             label_reason="the generator's planted cluster",
         )
@@ -475,6 +479,53 @@ def fit_schema(data: LoadedData, overrides: Mapping[str, str], label: str | None
             "column the role numeric or categorical, or upload a table with feature columns."
         )
     return schema, notes
+
+
+def column_report(table: pd.DataFrame, schema: Schema, label: str | None) -> pd.DataFrame:
+    """One row per column: role, reason, type, distinct values, missing cells and what is done with them.
+
+    Parameters
+    ----------
+    table : DataFrame
+    schema : Schema
+        Roles used for fitting (from :func:`fit_schema`).
+    label : str or None
+        The label column (its role is shown as ``"label"``).
+
+    Returns
+    -------
+    DataFrame
+        Columns ``column, role, reason, dtype, distinct, missing, missing_share,
+        missing_handling``.
+
+    Examples
+    --------
+    >>> t = pd.DataFrame({"x": [1.0, None, 3.0], "c": ["a", None, "b"]})
+    >>> column_report(t, infer_schema(t), None)["missing_handling"].tolist()
+    ['1 missing cell(s) filled with the column mean', "missing cells form a level of their own, '(missing)'"]
+    """
+    rows = []
+    for column in table.columns:
+        values = table[column]
+        missing = int(values.isna().sum())
+        role = "label" if column == label else schema.role(column)
+        if missing == 0:
+            handling = "none missing"
+        elif role == "numeric":
+            handling = f"{missing} missing cell(s) filled with the column mean"
+        elif role == "categorical":
+            handling = "missing cells form a level of their own, '(missing)'"
+        elif role == "label":
+            handling = "rows without a label are left out of the evaluation"
+        else:
+            handling = "column not used"
+        rows.append(dict(
+            column=column, role=role, reason=schema.reasons[column], dtype=str(values.dtype),
+            distinct=int(values.nunique(dropna=True)), missing=missing,
+            missing_share=missing / max(1, len(values)), missing_handling=handling,
+        ))
+    return pd.DataFrame(rows, columns=["column", "role", "reason", "dtype", "distinct", "missing", "missing_share",
+                                       "missing_handling"])
 
 
 def fitted_table(table: pd.DataFrame, schema: Schema) -> tuple[pd.DataFrame, Schema]:
@@ -726,17 +777,18 @@ SWEEPABLE: dict[str, str] = {
     "m": "m (fraction of features per cluster)",
     "k": "k (number of clusters)",
     "lam": "λ (cost of a new cluster)",
-    "rho": "ρ (global ↔ cluster-specific)",
+    "rho": "ρ / m(1−m) (global ↔ cluster-specific)",
     "eps_c": "ε_c (approximate budget, categorical)",
     "eps_v": "ε_v (approximate budget, numeric)",
 }
 
 
-def sweep_values(param: str, low: float, high: float, steps: int, *, m: float = 0.5) -> list:
+def sweep_values(param: str, low: float, high: float, steps: int) -> list:
     """Evenly spaced values of ``param`` between ``low`` and ``high`` (valid ones only).
 
-    Integers for ``k``; geometric spacing for ``lam``; ``rho`` is kept
-    inside (0, m(1-m)).
+    Integers for ``k``; geometric spacing for ``lam``. ``rho`` is swept as
+    the share ``rho / (m(1-m))`` in (0, 1), so that every value is valid for
+    every m; values outside a parameter's valid range are dropped.
 
     Raises
     ------
@@ -755,7 +807,7 @@ def sweep_values(param: str, low: float, high: float, steps: int, *, m: float = 
         values = [float(v) for v in np.geomspace(low, high, steps)]
     else:
         values = [float(v) for v in np.linspace(low, high, steps)]
-    bounds = {"m": (0.0, 1.0), "rho": (0.0, m * (1.0 - m)), "eps_c": (0.0, 1.0), "eps_v": (0.0, math.inf)}
+    bounds = {"m": (0.0, 1.0), "rho": (0.0, 1.0), "eps_c": (0.0, 1.0), "eps_v": (0.0, math.inf)}
     if param in bounds:
         lo, hi = bounds[param]
         values = [v for v in values if lo < v < hi]
@@ -773,6 +825,8 @@ def _swept(params: FitParams, param: str, value) -> FitParams:
         return params.replace(size_by="lambda", lam=float(value))
     if param in ("eps_c", "eps_v"):
         return params.replace(budget="approximate", **{param: float(value)})
+    if param == "rho":
+        return params.replace(rho=round(float(value) * params.m * (1.0 - params.m), 12))
     if param == "m" and params.rho is not None and params.rho >= value * (1 - value):
         return params.replace(m=float(value), rho=None)
     return params.replace(**{param: float(value)})
@@ -876,7 +930,9 @@ def mask_stability(
         Reference clusters x features: share of the runs (the reference
         included) in which the matched cluster selects the feature.
     summary : DataFrame
-        One row per seed: ``seed, K, objective, ari_to_reference``.
+        One row per seed: ``seed, K, lam, objective, ari_to_reference``
+        (with ``k`` given, lambda is searched per seed, so the objective
+        differs between equal partitions).
     """
     X, used = fitted_table(table, schema)
     runs = [int(params.seed)] + [int(s) for s in seeds if int(s) != int(params.seed)]
@@ -899,7 +955,7 @@ def mask_stability(
         for cluster, target in enumerate(mapping):
             if target >= 0:
                 counts[target] += model.feature_mask_[cluster]
-        summary.append(dict(seed=seed, K=model.n_clusters_, objective=model.objective_,
+        summary.append(dict(seed=seed, K=model.n_clusters_, lam=model.lam_, objective=model.objective_,
                             ari_to_reference=metrics.ari(reference.labels_, model.labels_)))
     if progress is not None:
         progress(1.0, "done")

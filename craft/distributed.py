@@ -54,6 +54,9 @@ from __future__ import annotations
 import copy
 import dataclasses
 import functools
+import itertools
+import operator
+import os
 import warnings
 
 import numpy as np
@@ -62,7 +65,8 @@ from sklearn.exceptions import ConvergenceWarning
 
 from . import _engine
 from .encoding import EncodedData, Encoder, _level_sort_key
-from .estimator import CRAFT, _generator, _number, _positive, _ranking, _replace, _Rule
+from ._random import as_generator
+from .estimator import CRAFT, _number, _positive, _ranking, _replace, _Rule
 from .exceptions import CraftInputError
 from .priors import PriorTerms
 
@@ -70,6 +74,8 @@ try:
     import dask
     import dask.dataframe as dd
     from dask import delayed
+    from dask.local import get_sync
+    from dask.optimization import cull
     from distributed import Client, default_client
 except ImportError as error:  # pragma: no cover - depends on the installation
     raise ImportError(
@@ -166,10 +172,10 @@ class DaskCRAFT(CRAFT):
         categorical="auto",
         standardize=True,
         max_iter=100,
-        n_init=4,
+        n_init="auto",
         init="craft++",
         smoothing=1.0,
-        min_variance=0.01,
+        min_variance=0.3,
         random_state=None,
         callback=None,
         chunk_rows=65_536,
@@ -228,20 +234,21 @@ class DaskCRAFT(CRAFT):
         table = _as_dask_table(X, client)
         self.schema_ = self._schema(_schema_sample(table, client, self.categorical))
         numeric, categorical = list(self.schema_.numeric), list(self.schema_.categorical)
-        used = table[numeric + categorical]
-        encoder, sizes = _fit_encoder(client, used, numeric, categorical, bool(self.standardize))
-        if sizes.sum() < 2:
-            raise CraftInputError(f"CRAFT needs at least two rows; the table has n_samples={int(sizes.sum())}.")
+        parts = _Partitions(client, table[numeric + categorical], chunk_rows=int(self.chunk_rows))
+        encoder = parts.fit_encoder(numeric, categorical, bool(self.standardize), persist=bool(self.persist))
+        if parts.n_samples < 2:
+            raise CraftInputError(f"CRAFT needs at least 2 rows; the table has n_samples={parts.n_samples}.")
         self.encoder_ = encoder
         self.n_imputed_ = dict(encoder.n_imputed_)
         self.feature_names_in_ = np.asarray(table.columns, dtype=object)
         self.n_features_in_ = len(table.columns)
         self.engine_features_ = numeric + categorical
-        self.partition_sizes_ = sizes
+        self.partition_sizes_ = parts.sizes.copy()
 
-        parts = _Partitions(client, used, encoder, sizes, chunk_rows=int(self.chunk_rows), persist=bool(self.persist))
-        rng = _generator(self.random_state)
-        seeds = rng.integers(np.iinfo(np.int32).max, size=self.n_init)
+        rng = as_generator(self.random_state)
+        # As CRAFT.fit: "auto" is 10 restarts up to 50,000 rows, 3 above.
+        n_init = self.n_init if self.n_init != "auto" else (10 if parts.n_samples <= 50_000 else 3)
+        seeds = rng.integers(np.iinfo(np.int32).max, size=n_init)
         best = self._fit_runs(parts, options, seeds)
         self._store(best, parts.template, options)
         self.labels_ = parts.label_series(best.labels)
@@ -371,7 +378,7 @@ def _as_dask_table(X, client: Client):
         duplicated = sorted(set(columns[columns.duplicated()]))
         raise CraftInputError(f"Column names must be unique; duplicated: {duplicated[:5]}.")
     if len(columns) == 0:
-        raise CraftInputError("The table has no columns.")
+        raise CraftInputError(f"The table has 0 feature(s) (npartitions={X.npartitions}) while a minimum of 1 is required.")
     return X
 
 
@@ -383,14 +390,205 @@ def _schema_sample(table, client: Client, categorical) -> pd.DataFrame:
 
 
 # ----------------------------------------------------------------------
+# Partitions as self-contained sources
+
+
+@dataclasses.dataclass
+class _Source:
+    """How to produce one partition: its task graph, culled to that partition, run on the worker."""
+
+    graph: dict
+    key: object
+
+    @classmethod
+    def of(cls, partition) -> "_Source":
+        graph, _ = cull(dict(partition.__dask_graph__()), [partition.key])
+        return cls(graph, partition.key)
+
+    def __call__(self) -> pd.DataFrame:
+        return get_sync(self.graph, self.key)
+
+
+def _data(source, encoder: Encoder) -> EncodedData:
+    """The encoded partition: kept in memory (``persist``) or read and encoded now."""
+    if isinstance(source, EncodedData):
+        return source
+    return encoder.transform(source())
+
+
+def _on_partition(function, source, encoder, *args):
+    return function(_data(source, encoder), *args)
+
+
+def _on_table(function, source, *args):
+    return function(source(), *args)
+
+
+class _Partitions:
+    """The partitions of one fit, in global row order, and the ways to map over them.
+
+    ``sources[p]`` is a future of partition ``p``: a :class:`_Source` that
+    reads it (encoded again by each task) or, with ``persist``, the encoded
+    partition itself. Tasks are submitted as futures (no graph optimisation
+    per call); per-partition state (labels, distances) stays in worker memory
+    as futures, next to its partition; the driver holds only what the
+    methods return.
+    """
+
+    _ids = itertools.count()
+
+    def __init__(self, client: Client, table, *, chunk_rows: int):
+        self.client = client
+        self.chunk_rows = chunk_rows
+        self.lookahead = max(1, sum(client.nthreads().values()))
+        self._name = f"craft-{next(self._ids)}-{os.getpid()}"
+        self._count = itertools.count()
+        self.sources = client.scatter([_Source.of(part) for part in table.to_delayed()], hash=False)
+        self.n_partitions = len(self.sources)
+        self._encoder = None
+
+    def fit_encoder(self, numeric: list, categorical: list, standardize: bool, *, persist: bool) -> Encoder:
+        """Learn the encoder with two reductions; then the partitions are encoded with it."""
+        describe = self._submit_all(
+            _on_table, self._constant(_describe), self.sources, self._constant(numeric), self._constant(categorical),
+            name="describe",
+        )
+        description = self.reduce(describe, _combine_descriptions)
+        self.sizes = description.n_rows
+        self.starts = np.concatenate([[0], np.cumsum(self.sizes)[:-1]]).astype(np.int64)
+        self.n_samples = int(self.sizes.sum())
+        encoder = _encoder_from(description, numeric, categorical, standardize)
+        moments = self._submit_all(
+            _on_table, self._constant(_moments), self.sources, self._constant(numeric), self._constant(categorical),
+            self._constant(encoder.impute_), name="moments",
+        )
+        _finish_encoder(encoder, self.reduce(moments, _combine_moments), self.n_samples)
+        self._encoder = self.client.scatter(encoder, broadcast=True, hash=False)
+        if persist:
+            self.sources = self._submit_all(_data, self.sources, self._constant(self._encoder), name="encoded")
+        empty = {name: pd.Series([], dtype=np.float64) for name in numeric}
+        empty.update({name: pd.Series([], dtype=object) for name in categorical})
+        # No rows, but the global tables (eta_0, variances, level offsets) that the driver's updates read.
+        self.template = encoder.transform(pd.DataFrame(empty))
+        return encoder
+
+    @property
+    def n_features(self) -> int:
+        return self.template.n_features
+
+    # -- submitting ----------------------------------------------------
+    def _keys(self, name: str, n: int) -> list[str]:
+        return [f"{name}-{self._name}-{next(self._count)}" for _ in range(n)]
+
+    def _submit_all(self, function, *per_partition, name=None) -> list:
+        """``function(*(arg[p] for arg in per_partition))`` for every partition, as futures."""
+        keys = self._keys(name or function.__name__, self.n_partitions)
+        return self.client.map(function, *per_partition, key=keys, pure=False)
+
+    def _constant(self, value) -> list:
+        return [value] * self.n_partitions
+
+    def map(self, function, *per_partition, context=None) -> list:
+        """``function(data_p, *(arg[p] for arg in per_partition), context)`` on every partition.
+
+        Every argument is a list with one item per partition. ``context`` is
+        scattered once and shared by all tasks. Returns one future per
+        partition.
+        """
+        shared = self.client.scatter(context, hash=False) if context is not None else None
+        return self._submit_all(
+            _on_partition, self._constant(function), self.sources, self._constant(self._encoder), *per_partition,
+            self._constant(shared), name=function.__name__,
+        )
+
+    def submit(self, function, p: int, *args):
+        """``function(data_p, *args)`` for one partition; a future."""
+        (key,) = self._keys(function.__name__, 1)
+        return self.client.submit(_on_partition, function, self.sources[p], self._encoder, *args, key=key, pure=False)
+
+    def apply(self, function, *args):
+        """``function(*args)`` on a worker (arguments may be futures); a future."""
+        (key,) = self._keys(function.__name__, 1)
+        return self.client.submit(function, *args, key=key, pure=False)
+
+    def pick(self, futures: list, index: int) -> list:
+        """Item ``index`` of every tuple future, computed where the tuple lives."""
+        keys = self._keys(f"item{index}", len(futures))
+        return self.client.map(operator.getitem, futures, [index] * len(futures), key=keys, pure=False)
+
+    def reduce(self, futures: list, combine):
+        """``combine`` over the futures' values in order, in a fixed tree on the workers; the result."""
+        return self.tree(futures, combine).result()
+
+    def tree(self, futures: list, combine):
+        """The future of a fixed reduction tree (the same sums whatever the scheduling)."""
+        level = list(futures)
+        while True:  # at least one combine, which also unpacks a single partition's result
+            groups = [level[i : i + _FAN_IN] for i in range(0, len(level), _FAN_IN)]
+            keys = self._keys(combine.__name__, len(groups))
+            level = [self.client.submit(combine, *group, key=key, pure=False) for group, key in zip(groups, keys)]
+            if len(level) == 1:
+                return level[0]
+
+    def gather(self, futures):
+        return self.client.gather(futures)
+
+    # -- rows ----------------------------------------------------------
+    def owner(self, rows):
+        """Partition of every global row (empty partitions are skipped)."""
+        return np.searchsorted(self.starts + self.sizes, rows, side="right")
+
+    def rows(self, rows) -> EncodedData:
+        """The encoded rows (global indices, increasing), gathered on the driver."""
+        rows = np.asarray(rows, dtype=np.int64)
+        owner = self.owner(rows)
+        futures = [self.submit(_take, int(p), rows[owner == p] - self.starts[p]) for p in np.unique(owner)]
+        return _concat(self.template, self.gather(futures))
+
+    def sample(self, n_rows: int, rng: np.random.Generator) -> EncodedData:
+        """All rows if there are at most ``n_rows``, else a uniform sample of ``n_rows`` (in row order)."""
+        if self.n_samples <= n_rows:
+            return self.rows(np.arange(self.n_samples))
+        return self.rows(np.sort(rng.choice(self.n_samples, size=n_rows, replace=False)))
+
+    def label_series(self, labels: list):
+        """The labels futures as a dask Series indexed by global row position."""
+        pieces = [delayed(_label_piece, pure=False)(future, int(start)) for future, start in zip(labels, self.starts)]
+        meta = pd.Series(np.zeros(0, dtype=np.int64), name="cluster")
+        divisions = None
+        if (self.sizes > 0).all():
+            divisions = tuple(int(s) for s in self.starts) + (self.n_samples - 1,)
+        return dd.from_delayed(pieces, meta=meta, divisions=divisions, verify_meta=False)
+
+
+def _take(data: EncodedData, rows: np.ndarray) -> EncodedData:
+    return data.take(rows)
+
+
+def _concat(template: EncodedData, pieces: list) -> EncodedData:
+    if not pieces:
+        return template
+    return dataclasses.replace(
+        template,
+        numeric=np.vstack([piece.numeric for piece in pieces]),
+        numeric_sq=np.vstack([piece.numeric_sq for piece in pieces]),
+        codes=np.vstack([piece.codes for piece in pieces]),
+    )
+
+
+def _label_piece(labels: np.ndarray, start: int) -> pd.Series:
+    return pd.Series(labels.astype(np.int64), index=pd.RangeIndex(start, start + labels.size), name="cluster")
+
+
+# ----------------------------------------------------------------------
 # The encoder, learnt with two reductions
 
 
 @dataclasses.dataclass
 class _Description:
-    """Pass 1 of the encoder, per partition: rows, observed sums, level counts."""
+    """Pass 1 of the encoder: rows per partition, observed numeric sums, level counts."""
 
-    n_rows: np.ndarray  # (n_partitions,) rows of each partition covered
+    n_rows: np.ndarray  # (partitions covered,)
     observed: np.ndarray  # (P,) non-missing numeric cells
     totals: np.ndarray  # (P,) their sums
     levels: list  # per categorical column: {level: count}
@@ -404,7 +602,7 @@ def _describe(table: pd.DataFrame, numeric: list, categorical: list) -> _Descrip
     for name in categorical:
         column = table[name]
         counts = column.value_counts(dropna=True, sort=False)
-        counts = counts[counts > 0]  # category dtype lists unused categories too
+        counts = counts[counts > 0]  # a category dtype lists its unused categories too
         levels.append(dict(zip(counts.index.tolist(), counts.to_numpy(dtype=np.int64).tolist())))
         n_missing.append(int(column.isna().sum()))
     return _Description(
@@ -465,44 +663,35 @@ def _combine_moments(*parts: _Moments) -> _Moments:
     return result
 
 
-def _fit_encoder(client: Client, table, numeric: list, categorical: list, standardize: bool) -> tuple[Encoder, np.ndarray]:
-    """An :class:`Encoder` with the attributes ``fit_transform`` would learn on the whole table."""
-    raws = table.to_delayed()
-    description = _tree_reduce(
-        client, [delayed(_describe, pure=False)(raw, numeric, categorical) for raw in raws], _combine_descriptions
-    )
-    sizes = description.n_rows
-    n_rows = int(sizes.sum())
+def _encoder_from(description: _Description, numeric: list, categorical: list, standardize: bool) -> Encoder:
+    """The levels, level frequencies and imputation values that ``Encoder.fit_transform`` learns."""
+    n_rows = int(description.n_rows.sum())
     encoder = Encoder(numeric, categorical, standardize)
     observed = description.observed
     encoder.n_imputed_ = {name: int(n_rows - n) for name, n in zip(numeric, observed) if n_rows - n}
     encoder.impute_ = np.divide(description.totals, observed, out=np.zeros(len(numeric)), where=observed > 0)
-    moments = _tree_reduce(
-        client, [delayed(_moments, pure=False)(raw, numeric, categorical, encoder.impute_) for raw in raws], _combine_moments
-    )
+    encoder.levels_ = [sorted(counts, key=_level_sort_key) for counts in description.levels]
+    encoder.has_missing_level_ = [bool(n) for n in description.n_missing]
+    counts = []
+    for levels, seen, n_missing in zip(encoder.levels_, description.levels, description.n_missing):
+        counts.extend(seen[level] for level in levels)
+        if n_missing:
+            counts.append(int(n_missing))
+    encoder.fitted_eta0_ = np.array(counts, dtype=np.int64) / max(n_rows, 1)
+    return encoder
+
+
+def _finish_encoder(encoder: Encoder, moments: _Moments, n_rows: int) -> None:
+    """Centres, scales and the variance of the encoded columns, from the imputed columns' moments."""
     variance = moments.m2 / max(n_rows, 1)
-    if standardize:
+    if encoder.standardize:
         encoder.center_ = moments.total / max(n_rows, 1)
         spread = np.sqrt(variance)
         encoder.scale_ = np.where(spread > 0, spread, 1.0)
     else:
-        encoder.center_ = np.zeros(len(numeric))
-        encoder.scale_ = np.ones(len(numeric))
-    # The variance of the encoded columns: (filled - centre) / scale.
+        encoder.center_ = np.zeros(len(encoder.numeric))
+        encoder.scale_ = np.ones(len(encoder.numeric))
     encoder.fitted_var_ = variance / (encoder.scale_ * encoder.scale_)
-    encoder.levels_ = [sorted(counts, key=_level_sort_key) for counts in description.levels]
-    encoder.has_missing_level_ = [bool(n) for n in description.n_missing]
-    eta_counts = []
-    for levels, counts, n_missing in zip(encoder.levels_, description.levels, description.n_missing):
-        eta_counts.extend(counts[level] for level in levels)
-        if n_missing:
-            eta_counts.append(int(n_missing))
-    encoder.fitted_eta0_ = np.array(eta_counts, dtype=np.int64) / max(n_rows, 1)
-    return encoder, sizes
-
-
-def _encode(table: pd.DataFrame, encoder: Encoder) -> EncodedData:
-    return encoder.transform(table)
 
 
 def _predict_partition(table: pd.DataFrame, encoder: Encoder, clusters: _engine.Clusters, terms: PriorTerms) -> pd.Series:
@@ -512,171 +701,37 @@ def _predict_partition(table: pd.DataFrame, encoder: Encoder, clusters: _engine.
 
 
 # ----------------------------------------------------------------------
-# The partitions of one fit
-
-
-class _Partitions:
-    """The encoded partitions of one fit, in global row order, and the ways to map over them.
-
-    ``parts[p]`` is a Delayed that yields partition ``p`` encoded (read and
-    encoded again by each map unless ``persist``). Per-partition state
-    (labels, distances) lives in worker memory as futures; the driver holds
-    only what each method returns.
-    """
-
-    def __init__(self, client: Client, table, encoder: Encoder, sizes: np.ndarray, *, chunk_rows: int, persist: bool):
-        self.client = client
-        self.sizes = np.asarray(sizes, dtype=np.int64)
-        self.starts = np.concatenate([[0], np.cumsum(self.sizes)[:-1]]).astype(np.int64)
-        self.n_samples = int(self.sizes.sum())
-        self.n_partitions = self.sizes.size
-        self.chunk_rows = chunk_rows
-        self.lookahead = max(1, sum(client.nthreads().values()))
-        self._encoder = client.scatter(encoder, broadcast=True, hash=False)
-        parts = [delayed(_encode, pure=False)(raw, self._encoder) for raw in table.to_delayed()]
-        self.parts = client.persist(parts) if persist else parts
-        empty = {name: pd.Series([], dtype=np.float64) for name in encoder.numeric}
-        empty.update({name: pd.Series([], dtype=object) for name in encoder.categorical})
-        # No rows, but the global tables (eta_0, variances, level offsets) the driver's updates read.
-        self.template = encoder.transform(pd.DataFrame(empty))
-
-    @property
-    def n_features(self) -> int:
-        return self.template.n_features
-
-    def map(self, function, *per_partition, context=None, nout=1) -> list:
-        """``function(data_p, *(arg[p] for arg in per_partition), context)`` on every partition.
-
-        Returns one future (or a tuple of ``nout`` futures) per partition.
-        ``context`` is scattered once and shared by all tasks.
-        """
-        shared = self.client.scatter(context, hash=False) if context is not None else None
-        tasks = []
-        for p in range(self.n_partitions):
-            args = [arg[p] for arg in per_partition]
-            call = delayed(function, pure=False, nout=nout if nout > 1 else None)
-            tasks.append(call(self.parts[p], *args, shared))
-        return self._compute(tasks, nout)
-
-    def apply(self, function, *per_partition, nout=1) -> list:
-        """``function(*(arg[p] for arg in per_partition))`` for every partition (no data read)."""
-        call = delayed(function, pure=False, nout=nout if nout > 1 else None)
-        tasks = [call(*[arg[p] for arg in per_partition]) for p in range(self.n_partitions)]
-        return self._compute(tasks, nout)
-
-    def submit(self, function, p: int, *args, nout=1):
-        """``function(data_p, *args)`` for one partition; a future (or tuple of futures)."""
-        call = delayed(function, pure=False, nout=nout if nout > 1 else None)
-        return self._compute([call(self.parts[p], *args)], nout)[0]
-
-    def _compute(self, tasks: list, nout: int) -> list:
-        if nout == 1:
-            return self.client.compute(tasks)
-        flat = self.client.compute([task[i] for task in tasks for i in range(nout)])
-        return [tuple(flat[p * nout : (p + 1) * nout]) for p in range(len(tasks))]
-
-    def reduce(self, futures: list, combine):
-        return _tree_reduce(self.client, futures, combine)
-
-    def gather(self, futures):
-        return self.client.gather(futures)
-
-    def locate(self, row: int) -> tuple[int, int]:
-        """Partition and local index of global ``row``."""
-        p = int(np.searchsorted(self.starts, row, side="right") - 1)
-        while self.sizes[p] == 0:  # empty partitions share their start with the next one
-            p += 1
-        return p, int(row - self.starts[p])
-
-    def local_rows(self, row: int) -> list[int]:
-        """Per partition, the local index of global ``row`` there, or -1."""
-        p, local = self.locate(row)
-        rows = [-1] * self.n_partitions
-        rows[p] = local
-        return rows
-
-    def rows(self, rows: np.ndarray) -> EncodedData:
-        """The encoded rows (global indices, increasing) gathered on the driver."""
-        rows = np.asarray(rows, dtype=np.int64)
-        owner = np.searchsorted(self.starts + self.sizes, rows, side="right")
-        futures = []
-        for p in np.unique(owner):
-            local = rows[owner == p] - self.starts[p]
-            futures.append(self.submit(_take, int(p), local))
-        return _concat(self.template, self.gather(futures))
-
-    def sample(self, n_rows: int, rng: np.random.Generator) -> EncodedData:
-        """All rows if there are at most ``n_rows``, else a uniform sample of ``n_rows`` (in row order)."""
-        if self.n_samples <= n_rows:
-            return self.rows(np.arange(self.n_samples))
-        return self.rows(np.sort(rng.choice(self.n_samples, size=n_rows, replace=False)))
-
-    def label_series(self, labels: list):
-        """The labels futures as a dask Series indexed by global row position."""
-        pieces = [delayed(_label_piece, pure=False)(future, int(start)) for future, start in zip(labels, self.starts)]
-        meta = pd.Series(np.zeros(0, dtype=np.int64), name="cluster")
-        divisions = None
-        if (self.sizes > 0).all():
-            divisions = tuple(int(s) for s in self.starts) + (self.n_samples - 1,)
-        return dd.from_delayed(pieces, meta=meta, divisions=divisions, verify_meta=False)
-
-
-def _tree_reduce(client: Client, items: list, combine):
-    """``combine`` over ``items`` (futures or Delayed) in order, in groups of ``_FAN_IN``, on the workers."""
-    level = list(items)
-    while len(level) > 1:
-        level = [delayed(combine, pure=False)(*level[i : i + _FAN_IN]) for i in range(0, len(level), _FAN_IN)]
-    (root,) = level
-    return client.compute(root).result() if hasattr(root, "dask") else root.result()
-
-
-def _take(data: EncodedData, rows: np.ndarray) -> EncodedData:
-    return data.take(rows)
-
-
-def _concat(template: EncodedData, pieces: list) -> EncodedData:
-    if not pieces:
-        return template
-    return dataclasses.replace(
-        template,
-        numeric=np.vstack([piece.numeric for piece in pieces]),
-        numeric_sq=np.vstack([piece.numeric_sq for piece in pieces]),
-        codes=np.vstack([piece.codes for piece in pieces]),
-    )
-
-
-def _label_piece(labels: np.ndarray, start: int) -> pd.Series:
-    return pd.Series(labels.astype(np.int64), index=pd.RangeIndex(start, start + labels.size), name="cluster")
-
-
-# ----------------------------------------------------------------------
 # Per-partition steps (run on the workers)
 
 
 @dataclasses.dataclass
 class _Summary:
-    """Sufficient statistics of a labelling and how many labels changed; added across partitions."""
+    """Sufficient statistics of a labelling, labels changed, candidates per partition; added across partitions."""
 
     stats: _engine.Statistics
     n_changed: int
+    n_candidates: np.ndarray  # (partitions covered,)
 
 
-def _summary(data: EncodedData, labels: np.ndarray, n_clusters: int, previous) -> _Summary:
+def _summary(data: EncodedData, labels: np.ndarray, n_clusters: int, previous, n_candidates: int = 0) -> _Summary:
     stats = _engine.statistics(data, labels, n_clusters)
     before = 0 if previous is None else previous
-    return _Summary(stats, int(np.count_nonzero(labels != before)))
+    return _Summary(stats, int(np.count_nonzero(labels != before)), np.array([n_candidates], dtype=np.int64))
 
 
-def _combine_summaries(*parts: _Summary) -> _Summary:
+def _combine_summaries(*parts) -> _Summary:
+    parts = [part[0] if isinstance(part, tuple) else part for part in parts]
     first = parts[0].stats
+    rest = [part.stats for part in parts[1:]]
     return _Summary(
         _engine.Statistics(
-            functools.reduce(np.add, [part.stats.counts for part in parts[1:]], first.counts.copy()),
-            functools.reduce(np.add, [part.stats.sums for part in parts[1:]], first.sums.copy()),
-            functools.reduce(np.add, [part.stats.sums_sq for part in parts[1:]], first.sums_sq.copy()),
-            functools.reduce(np.add, [part.stats.level_counts for part in parts[1:]], first.level_counts.copy()),
+            functools.reduce(np.add, [stats.counts for stats in rest], first.counts.copy()),
+            functools.reduce(np.add, [stats.sums for stats in rest], first.sums.copy()),
+            functools.reduce(np.add, [stats.sums_sq for stats in rest], first.sums_sq.copy()),
+            functools.reduce(np.add, [stats.level_counts for stats in rest], first.level_counts.copy()),
         ),
         sum(part.n_changed for part in parts),
+        np.concatenate([part.n_candidates for part in parts]),
     )
 
 
@@ -698,19 +753,21 @@ class _PassContext:
 
 
 def _pass_partition(data: EncodedData, previous, ctx: _PassContext):
-    """First map of a pass: nearest old cluster, candidates, speculative statistics, first proposals."""
+    """First map of a pass: nearest old cluster, candidates, speculative statistics, first proposals.
+
+    Returns ``(summary, best_old, labels, proposal)``; the statistics are the
+    pass's if no partition has a candidate.
+    """
     best_old, labels = _engine.nearest_cluster(data, ctx.clusters, ctx.terms)
     candidates = np.flatnonzero(best_old > ctx.threshold)
-    # These statistics are the pass's if no partition has a candidate.
-    summary = _summary(data, labels, ctx.clusters.n_clusters, previous)
+    summary = _summary(data, labels, ctx.clusters.n_clusters, previous, candidates.size)
     keep = candidates[: ctx.chunk_rows]
-    proposal = _Proposal(keep, data.take(keep), best_old[keep])
-    return summary, int(candidates.size), best_old, labels.astype(np.int32), proposal
+    return summary, best_old, labels.astype(np.int32), _Proposal(keep, data.take(keep), best_old[keep])
 
 
 @dataclasses.dataclass
 class _WalkContext:
-    opened: _engine.Clusters
+    opened: _engine.Clusters | None
     terms: PriorTerms
     threshold: float
     chunk_rows: int
@@ -718,6 +775,8 @@ class _WalkContext:
 
 def _screen(proposal: _Proposal, ctx: _WalkContext) -> _Proposal:
     """The proposals still beyond the threshold once the clusters opened so far are counted."""
+    if ctx.opened is None:
+        return proposal
     best = np.minimum(proposal.best_old, _engine.nearest_cluster(proposal.data, ctx.opened, ctx.terms)[0])
     keep = np.flatnonzero(best > ctx.threshold)
     return _Proposal(proposal.rows[keep], proposal.data.take(keep), proposal.best_old[keep])
@@ -755,8 +814,9 @@ class _AssignContext:
     n_clusters: int
 
 
-def _assign_partition(data: EncodedData, labels, best_old, previous, row_offset, ctx: _AssignContext):
+def _assign_partition(data: EncodedData, state, previous, row_offset, ctx: _AssignContext):
     """Second map of a pass that opened clusters: final labels (old and new clusters) and statistics."""
+    _, best_old, labels, _ = state
     labels, _ = ctx.walk.assign(data, labels.astype(np.int64), best_old, ctx.clusters, row_offset=int(row_offset))
     return _summary(data, labels, ctx.n_clusters, previous), labels.astype(np.int32)
 
@@ -779,8 +839,8 @@ def _final_partition(data: EncodedData, previous, ctx: _NearestContext):
     return _summary(data, labels, ctx.clusters.n_clusters, previous), labels.astype(np.int32)
 
 
-def _labelling_summary(data: EncodedData, ctx) -> _Summary:
-    """Statistics of the one-cluster labelling (default lambda)."""
+def _one_cluster_summary(data: EncodedData, ctx) -> _Summary:
+    """Statistics of the labelling with every row in one cluster (default lambda)."""
     return _summary(data, np.zeros(data.n_samples, dtype=np.int64), 1, None)
 
 
@@ -795,42 +855,51 @@ def _cost_sum(data: EncodedData, ctx: _NearestContext) -> float:
 class _SeedContext:
     """A new seed cluster, built on every worker from the seed row's data and the driver's v."""
 
-    row_data: object  # EncodedData of one row, or a future of it
     weights: np.ndarray
-    smoothing: float
-    terms: PriorTerms
-    threshold: float
+    opts: _engine.Options
+    floor: float  # rows whose best distance exceeds this may be drawn next
 
 
-def _beyond_total(best: np.ndarray, threshold: float) -> tuple[int, float]:
-    beyond = np.flatnonzero(best > threshold)
+def _beyond_total(best: np.ndarray, floor: float) -> tuple[int, float]:
+    beyond = np.flatnonzero(best > floor)
     if beyond.size == 0:
         return 0, 0.0
     return int(beyond.size), float(np.cumsum(best[beyond])[-1])
 
 
-def _seed_update(data: EncodedData, best, local_row: int, seed_data: EncodedData, ctx: _SeedContext):
-    """``best = min(best, d(x, seed))``, the seed's own row excluded; then the rows beyond and their total."""
-    seed = _engine.new_clusters(seed_data, np.array([0]), ctx.weights, ctx.smoothing)
-    distance = _engine.nearest_cluster(data, seed, ctx.terms)[0]
-    best = distance if best is None else np.minimum(best, distance)
-    if local_row >= 0:
+def _lower(data: EncodedData, state, owner: bool, seed: tuple, ctx: _SeedContext) -> np.ndarray:
+    """``min(best, d(x, seed))``, the seed's own row set to -inf where this partition holds it.
+
+    ``seed`` is ``(local row in its partition, EncodedData of that row)``.
+    """
+    local_row, seed_data = seed
+    cluster = _engine.new_clusters(seed_data, np.array([0]), ctx.weights, ctx.opts)
+    distance = _engine.nearest_cluster(data, cluster, ctx.opts.terms)[0]
+    best = distance if state is None else np.minimum(state[0], distance)
+    if owner:
         best[local_row] = -np.inf
-    return best, _beyond_total(best, ctx.threshold)
+    return best
 
 
-def _seed_resolve(data: EncodedData, best: np.ndarray, start: float, target: float, threshold: float):
+def _seed_update(data: EncodedData, state, owner: bool, seed: tuple, ctx: _SeedContext):
+    """craft++: lower the best distances with the new seed; then how many rows qualify and their total."""
+    best = _lower(data, state, owner, seed, ctx)
+    return best, _beyond_total(best, ctx.floor)
+
+
+def _seed_resolve(data: EncodedData, state, start: float, target: float, floor: float):
     """The row that ``sample_proportional`` picks here, with the cumulative sum carried in ``start``."""
-    beyond = np.flatnonzero(best > threshold)
+    best = state[0]
+    beyond = np.flatnonzero(best > floor)
     cumulative = start + np.cumsum(best[beyond])
     index = min(int(np.searchsorted(cumulative, target, side="right")), beyond.size - 1)
     row = int(beyond[index])
     return row, data.take(np.array([row]))
 
 
-def _farthest_update(data: EncodedData, best, local_row: int, seed_data: EncodedData, ctx: _SeedContext):
-    """Farthest-first: ``best = min(best, d(x, expected cluster))``; then this partition's farthest row."""
-    best, _ = _seed_update(data, best, local_row, seed_data, ctx)
+def _farthest_update(data: EncodedData, state, owner: bool, seed: tuple, ctx: _SeedContext):
+    """Farthest-first: lower the best distances with the expected cluster; then the farthest row here."""
+    best = _lower(data, state, owner, seed, ctx)
     if best.size == 0:
         return best, (-np.inf, -1, None)
     i = int(np.argmax(best))
@@ -842,30 +911,44 @@ def _farthest_update(data: EncodedData, best, local_row: int, seed_data: Encoded
 
 
 def _initial_clusters(parts: _Partitions, opts: _engine.Options, rng: np.random.Generator) -> _engine.Clusters:
-    """:func:`craft._engine.initial_clusters` over the partitions, same random draws."""
+    """:func:`craft._engine.initial_clusters` over the partitions, with the same random draws.
+
+    Each seed costs one map (every partition lowers its rows' best distance
+    and reports how many rows qualify and their total) and one task on the
+    partition that holds the drawn row, whose result the next map takes
+    directly from that worker.
+    """
     first = int(rng.integers(parts.n_samples))
-    v = (rng.random(parts.n_features) < opts.terms.m).astype(np.float64)
-    clusters = _engine.new_clusters(parts.rows([first]), np.array([0]), v, opts.smoothing)
+    v = opts.draw_selection(rng, opts.terms.m, parts.n_features)
+    seed_data = parts.rows([first])
+    clusters = _engine.new_clusters(seed_data, np.array([0]), v, opts)
     if opts.init == "random":
         return clusters
     threshold = opts.threshold(parts.n_features)
-    seed_data = parts.rows([first])
-    outputs = parts.map(
-        _seed_update,
-        [None] * parts.n_partitions,
-        parts.local_rows(first),
-        [seed_data] * parts.n_partitions,
-        context=_SeedContext(None, v, opts.smoothing, opts.terms, threshold),
-        nout=2,
-    )
+
+    def floor(n_clusters):
+        # The first n_seeds clusters open at any point; then only where the pass would open one.
+        return 0.0 if n_clusters < opts.n_seeds else threshold
+
+    n = parts.n_partitions
+    states = [None] * n
+    owner = parts.owner(first)
+    seed = (first - int(parts.starts[owner]), seed_data)
+    pending = None  # the drawn seed not yet in `clusters`: (future of (row, its data), v)
     while True:
-        best = [output[0] for output in outputs]
-        totals = parts.gather([output[1] for output in outputs])
+        n_clusters = clusters.n_clusters + (pending is not None)
+        states = parts.map(
+            _seed_update, states, [p == owner for p in range(n)], [seed] * n, context=_SeedContext(v, opts, floor(n_clusters))
+        )
+        totals = parts.gather(parts.pick(states, 1))
+        if pending is not None:
+            clusters = clusters.stack(_engine.new_clusters(pending[0].result()[1], np.array([0]), pending[1], opts))
+            _engine._check_cluster_budget(clusters.n_clusters, opts)
         n_beyond = np.array([count for count, _ in totals])
         if n_beyond.sum() == 0:
             return clusters
         uniform = rng.random()
-        # The engine's cumulative sum, carried from partition to partition.
+        # The engine's cumulative sum over the rows beyond, carried from partition to partition.
         starts, carry = [], 0.0
         for count, total in totals:
             starts.append(carry)
@@ -873,60 +956,39 @@ def _initial_clusters(parts: _Partitions, opts: _engine.Options, rng: np.random.
                 carry = carry + total
         target = uniform * carry
         owner = next((p for p, (count, total) in enumerate(totals) if count and starts[p] + total > target), None)
-        if owner is None:  # at the end of the cumulative sum: the last row beyond
+        if owner is None:  # the end of the cumulative sum: the last row beyond
             owner = int(np.flatnonzero(n_beyond)[-1])
-        resolved = parts.submit(_seed_resolve, owner, best[owner], starts[owner], target, threshold, nout=2)
+        seed = parts.submit(_seed_resolve, owner, states[owner], starts[owner], target, floor(clusters.n_clusters))
         probability = opts.terms.selection_probability(clusters.weights.mean(axis=0))
-        v = (rng.random(parts.n_features) < probability).astype(np.float64)
-        local_row, seed_data = resolved
-        local_rows = [local_row if p == owner else -1 for p in range(parts.n_partitions)]
-        outputs = parts.map(
-            _seed_update,
-            best,
-            local_rows,
-            [seed_data] * parts.n_partitions,
-            context=_SeedContext(None, v, opts.smoothing, opts.terms, threshold),
-            nout=2,
-        )
-        seed = _engine.new_clusters(seed_data.result(), np.array([0]), v, opts.smoothing)
-        clusters = clusters.stack(seed)
-        _engine._check_cluster_budget(clusters.n_clusters, opts)
+        v = opts.draw_selection(rng, probability, parts.n_features)
+        pending = (seed, v)
 
 
 def _farthest_first_lambda(parts: _Partitions, k: int, opts: _engine.Options, rng: np.random.Generator) -> float:
     """:func:`craft._engine.farthest_first_lambda`, one map over the partitions per round."""
     start = int(rng.integers(parts.n_samples))
-    weights = np.full(parts.n_features, opts.terms.m)
-    context = _SeedContext(None, weights, opts.smoothing, opts.terms, np.inf)
-    seed_data = parts.rows([start])
-    outputs = parts.map(
-        _farthest_update,
-        [None] * parts.n_partitions,
-        parts.local_rows(start),
-        [seed_data] * parts.n_partitions,
-        context=context,
-        nout=2,
-    )
+    context = _SeedContext(np.full(parts.n_features, opts.terms.m), opts, np.inf)
+    n = parts.n_partitions
+    states = [None] * n
+    owner = parts.owner(start)
+    seed = (start - int(parts.starts[owner]), parts.rows([start]))
     lam = 0.0
     for _ in range(k):
-        best = [output[0] for output in outputs]
-        farthest = parts.gather([output[1] for output in outputs])
+        states = parts.map(_farthest_update, states, [p == owner for p in range(n)], [seed] * n, context=context)
+        farthest = parts.gather(parts.pick(states, 1))
         values = np.array([value for value, _, _ in farthest])
-        owner = int(np.argmax(values))  # the first partition holding the global maximum, as np.argmax
+        owner = int(np.argmax(values))  # the first partition holding the maximum, as np.argmax
         lam = float(values[owner])
         if not np.isfinite(lam) or lam <= 0:
             break
         _, local_row, seed_data = farthest[owner]
-        local_rows = [local_row if p == owner else -1 for p in range(parts.n_partitions)]
-        outputs = parts.map(
-            _farthest_update, best, local_rows, [seed_data] * parts.n_partitions, context=context, nout=2
-        )
+        seed = (local_row, seed_data)
     return lam
 
 
 def _default_lambda(parts: _Partitions, opts: _engine.Options) -> float:
     """:func:`craft._engine.default_lambda`: the mean cost of a point under one global cluster."""
-    summary = parts.reduce(parts.map(_labelling_summary), _combine_summaries)
+    summary = parts.reduce(parts.map(_one_cluster_summary), _combine_summaries)
     clusters = _engine.clusters_from_statistics(parts.template, summary.stats, opts)
     sums = parts.gather(parts.map(_cost_sum, context=_NearestContext(clusters, opts.terms)))
     return float(np.sum(sums) / parts.n_samples)
@@ -938,69 +1000,45 @@ def _assignment_pass(parts: _Partitions, clusters: _engine.Clusters, opts: _engi
     Returns the labels (futures), their summary and the clusters (old, then opened).
     """
     threshold = opts.threshold(parts.n_features)
-    outputs = parts.map(
-        _pass_partition, previous, context=_PassContext(clusters, opts.terms, threshold, parts.chunk_rows), nout=5
-    )
-    summaries, counts, best_old, labels, proposals = (list(column) for column in zip(*outputs))
-    summary_future = parts.client.compute(_tree_delayed(summaries, _combine_summaries))
-    n_candidates, summary = parts.gather([counts, summary_future])
-    if sum(n_candidates) == 0:
-        return labels, summary, clusters
-    del summary, summary_future
-    walk = _walk(parts, clusters, opts, rng, n_candidates, best_old, proposals)
-    del proposals
+    states = parts.map(_pass_partition, previous, context=_PassContext(clusters, opts.terms, threshold, parts.chunk_rows))
+    summary = parts.reduce(states, _combine_summaries)
+    n_candidates = summary.n_candidates
+    if n_candidates.sum() == 0:
+        return parts.pick(states, 2), summary, clusters
+    walk = _walk(parts, clusters, opts, rng, n_candidates, states)
     light = copy.copy(walk)
-    light.rng = None  # the workers only assign; the driver's stream stays here
+    light.rng = None  # the workers only assign; the random stream stays on the driver
     n_total = clusters.n_clusters + len(walk.rows)
     outputs = parts.map(
-        _assign_partition,
-        labels,
-        best_old,
-        previous,
-        list(parts.starts),
-        context=_AssignContext(light, clusters, n_total),
-        nout=2,
+        _assign_partition, states, previous, list(parts.starts), context=_AssignContext(light, clusters, n_total)
     )
-    summaries, labels = (list(column) for column in zip(*outputs))
-    summary = parts.reduce(summaries, _combine_summaries)
-    return labels, summary, clusters.stack(walk.opened)
+    summary = parts.reduce(outputs, _combine_summaries)
+    return parts.pick(outputs, 1), summary, clusters.stack(walk.opened)
 
 
-def _tree_delayed(items: list, combine):
-    level = list(items)
-    while len(level) > 1:
-        level = [delayed(combine, pure=False)(*level[i : i + _FAN_IN]) for i in range(0, len(level), _FAN_IN)]
-    (root,) = level
-    return root if hasattr(root, "dask") else delayed(lambda value: value, pure=False)(root)
-
-
-def _walk(parts: _Partitions, clusters, opts, rng, n_candidates, best_old, proposals) -> _engine.OpeningWalk:
+def _walk(parts: _Partitions, clusters, opts, rng, n_candidates, states) -> _engine.OpeningWalk:
     """The ordered walk: proposals are screened on the workers, validated here in global row order.
 
     The first proposals of the next ``lookahead`` partitions are screened
     while the driver validates the current one, against the clusters opened
     when they were requested (OCC: a stale screen only lets more rows
     through; the walk checks every row against all clusters opened so far).
+    The driver so holds at most ``1 + lookahead`` proposals of at most
+    ``chunk_rows`` rows.
     """
     walk = _engine.OpeningWalk(clusters, opts, rng)
     threshold = opts.threshold(parts.n_features)
     todo = [p for p in range(parts.n_partitions) if n_candidates[p] > 0]
     pending: dict[int, object] = {}
-    context = {"n_opened": -1, "future": None}
+    shared = {"n_opened": -1, "future": None}
 
-    def walk_context():
+    def context():
         n_opened = 0 if walk.opened is None else walk.opened.n_clusters
-        if context["n_opened"] != n_opened:
-            context["future"] = parts.client.scatter(
-                _WalkContext(walk.opened, opts.terms, threshold, parts.chunk_rows), hash=False
-            )
-            context["n_opened"] = n_opened
-        return context["future"]
-
-    def first_request(p):
-        if walk.opened is None:
-            return proposals[p]
-        return parts.client.compute(delayed(_screen, pure=False)(proposals[p], walk_context()))
+        if shared["n_opened"] != n_opened:
+            ctx = _WalkContext(walk.opened, opts.terms, threshold, parts.chunk_rows)
+            shared["future"] = parts.client.scatter(ctx, hash=False)
+            shared["n_opened"] = n_opened
+        return shared["future"]
 
     def visit(p, proposal: _Proposal):
         if proposal.rows.size:
@@ -1009,13 +1047,14 @@ def _walk(parts: _Partitions, clusters, opts, rng, n_candidates, best_old, propo
     for index, p in enumerate(todo):
         for q in todo[index : index + 1 + parts.lookahead]:
             if q not in pending:
-                pending[q] = first_request(q)
+                proposal = parts.apply(operator.getitem, states[q], 3)
+                pending[q] = parts.apply(_screen, proposal, context())
         visit(p, pending.pop(p).result())
-        position = min(n_candidates[p], parts.chunk_rows)
+        position = min(int(n_candidates[p]), parts.chunk_rows)
         while position < n_candidates[p]:
-            proposal, position = parts.submit(_propose, p, best_old[p], position, walk_context(), nout=2)
-            position = position.result()
-            visit(p, proposal.result())
+            best_old = parts.apply(operator.getitem, states[p], 1)
+            proposal, position = parts.submit(_propose, p, best_old, position, context()).result()
+            visit(p, proposal)
     return walk
 
 
@@ -1026,11 +1065,10 @@ def _compact(parts: _Partitions, labels: list, summary: _Summary, previous: list
     if present.all():
         return labels, stats, summary.n_changed
     mapping = np.cumsum(present) - 1
-    outputs = parts.apply(_relabel, labels, previous, [mapping] * parts.n_partitions, nout=2)
-    labels = [output[0] for output in outputs]
-    n_changed = int(sum(parts.gather([output[1] for output in outputs])))
+    outputs = parts._submit_all(_relabel, labels, previous, parts._constant(mapping))
+    n_changed = int(sum(parts.gather(parts.pick(outputs, 1))))
     stats = _engine.Statistics(stats.counts[present], stats.sums[present], stats.sums_sq[present], stats.level_counts[present])
-    return labels, stats, n_changed
+    return parts.pick(outputs, 0), stats, n_changed
 
 
 def _run_partitions(parts: _Partitions, opts: _engine.Options, rng, *, restart: int = 0, callback=None) -> _engine.RunResult:
@@ -1068,10 +1106,9 @@ def _run_partitions(parts: _Partitions, opts: _engine.Options, rng, *, restart: 
             break
     if not converged:
         # A last assignment without opening keeps labels_ equal to predict(X).
-        outputs = parts.map(_final_partition, labels, context=_NearestContext(clusters, opts.terms), nout=2)
-        summary = parts.reduce([output[0] for output in outputs], _combine_summaries)
-        final = [output[1] for output in outputs]
-        final, final_stats, n_changed = _compact(parts, final, summary, labels)
+        outputs = parts.map(_final_partition, labels, context=_NearestContext(clusters, opts.terms))
+        summary = parts.reduce(outputs, _combine_summaries)
+        final, final_stats, n_changed = _compact(parts, parts.pick(outputs, 1), summary, labels)
         if final_stats.counts.shape[0] != clusters.n_clusters or n_changed:
             labels, stats = final, final_stats
             clusters = _engine.clusters_from_statistics(template, stats, opts)

@@ -79,7 +79,7 @@ def cluster_profiles(model, X: pd.DataFrame) -> pd.DataFrame:
           features of that kind);
         * numeric: ``mean``, ``overall_mean``, ``sd``, ``overall_sd`` (table
           units), ``sd_ratio`` (sigma_kd / sigma_d), ``variance_used`` (the
-          floored variance the engine compares, encoded units);
+          within-cluster variance the engine ranks, encoded units);
         * categorical: ``top_level``, ``top_share`` (in the cluster),
           ``overall_share`` (of that level), ``entropy``,
           ``overall_entropy`` (nats), ``g_d`` and ``g_kd`` (cost in nats per
@@ -123,7 +123,9 @@ def cluster_profiles(model, X: pd.DataFrame) -> pd.DataFrame:
         overall_sd = data.numeric.std(axis=0) * scale
         global_var = np.where(data.global_var > 0, data.global_var, 1.0)
         ratio = np.sqrt(var_enc / global_var)
-        used_var = clusters.variances
+        # The engine ranks (and thresholds) the within-cluster variances before
+        # the variance floor, in encoded units.
+        used_var = var_enc
         ranks = _ranks(used_var, descending=False)
         units = "a share of the overall variance" if model.standardize else "the table's units squared"
         for k in range(n_clusters):
@@ -165,8 +167,8 @@ def cluster_profiles(model, X: pd.DataFrame) -> pd.DataFrame:
                 overall = eta0[start : start + width]
                 top = int(np.argmax(local))
                 chosen = bool(weights[k, p + j])
-                entropy = float(_entropy(local))
-                overall_entropy = float(_entropy(overall))
+                entropy = float(_entropy(local)) + 0.0  # no "-0.00"
+                overall_entropy = float(_entropy(overall)) + 0.0
                 describe = (f"{names[j][top]!r} is {local[top]:.0%} of the cluster vs {overall[top]:.0%} overall; "
                             f"entropy {entropy:.2f} vs {overall_entropy:.2f} nats")
                 if approximate:

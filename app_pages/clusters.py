@@ -1,0 +1,104 @@
+"""Tune & see: the fit's masks, the data heatmap, sizes and profiles, a projection and the iterations."""
+
+import streamlit as st
+
+from craft import plots
+from craft.profiles import cluster_summary
+from explorer import cache, context
+from explorer.ui import esc, fit_summary
+
+ORDERS = {"subspace": "subspaces as blocks", "natural": "table order", "count": "most selected first"}
+TABS = ["Feature masks", "Data heatmap", "Sizes & profiles", "Projection", "Iterations"]
+
+ctx = context.current()
+st.title("Tune & see")
+model = context.require_model(ctx)
+fit_summary(ctx)
+X = ctx.X
+has_truth = ctx.data.true_mask is not None
+
+
+@st.fragment
+def masks_view() -> None:
+    """Mask heatmap with its (view-only) ordering control."""
+    left, right = st.columns([2, 1])
+    default = "natural" if has_truth else "subspace"
+    order = left.segmented_control("Feature order", list(ORDERS), default=default, format_func=ORDERS.get,
+                                   key="mask_order", required=True)
+    truth = right.toggle("Beside the planted subspaces", True, key="mask_truth", disabled=not has_truth,
+                         help="Synthetic sets know their planted clusters and subspaces.")
+    figure = cache.masks_figure(ctx.key, order, bool(truth and has_truth), model, ctx.data)
+    st.plotly_chart(figure, key="fig_masks")
+    st.caption("Each row is a cluster, each column a feature; blue = selected. Subspaces show as blocks "
+               "when features are ordered by the first cluster that selects them.")
+
+
+@st.fragment
+def heatmap_view() -> None:
+    """The paper's "Dataset | CRAFT" figure, live."""
+    left, middle, right = st.columns([2, 1, 1])
+    default = "natural" if has_truth else "subspace"
+    order = left.segmented_control("Feature order", list(ORDERS), default=default, format_func=ORDERS.get,
+                                   key="heat_order", required=True)
+    max_rows = middle.select_slider("Rows drawn at most", [100, 200, 400, 800, 1500], value=400, key="heat_rows")
+    truth = right.toggle("Dataset | CRAFT", True, key="heat_truth", disabled=not has_truth,
+                         help="Draw the data with its planted clusters and subspaces on the left.")
+    figure = cache.data_heatmap(ctx.key, order, int(max_rows), bool(truth and has_truth), model, X, ctx.data)
+    st.plotly_chart(figure, key="fig_heatmap")
+    n = len(X)
+    if n > max_rows:
+        st.caption(f"Showing {max_rows:,} of {n:,} rows, sampled in proportion to the cluster sizes, for display "
+                   f"only: the fit used all {n:,} rows. Blue cells: features the row's cluster selects (darker = "
+                   "higher value or later level); grey: not selected.")
+    else:
+        st.caption(f"All {n:,} rows, sorted by cluster (red lines). Blue cells: features the row's cluster "
+                   "selects (darker = higher value or later level); grey: not selected.")
+
+
+@st.fragment
+def profiles_view() -> None:
+    """Cluster sizes and why each feature was selected."""
+    table = cache.cluster_profiles(ctx.key, model, X)
+    sizes_slot = st.container()
+    left, right = st.columns([1, 2])
+    cluster = left.selectbox("Cluster", list(range(model.n_clusters_)), key="profile_cluster",
+                             format_func=lambda k: f"cluster {k} ({model.cluster_sizes_[k]:,} rows)")
+    left.markdown(esc(cluster_summary(table, cluster)))
+    rows = table[table["cluster"] == cluster]
+    chosen = rows[rows["selected"]].sort_values(["kind", "rank"])
+    selected = set(chosen["feature"])
+    features = list(chosen["feature"]) + [f for f in rows["feature"] if f not in selected]
+    feature = right.selectbox("Feature", features, key=f"profile_feature_{cluster}",
+                              format_func=lambda f: f"{f} ({'selected' if f in selected else 'not selected'})")
+    sizes, overview, detail = cache.profile_figures(ctx.key, cluster, feature, model, X, table)
+    sizes_slot.plotly_chart(sizes, key="fig_sizes")
+    if feature is not None:
+        right.markdown(esc(rows.loc[rows["feature"] == feature, "reason"].iloc[0]))
+        right.plotly_chart(detail, key="fig_detail")
+    st.plotly_chart(overview, key="fig_profile")
+    with st.expander("Every selected feature of this cluster, in words"):
+        st.dataframe(chosen[["feature", "kind", "rank", "reason"]], hide_index=True)
+
+
+@st.fragment
+def projection_view() -> None:
+    max_points = st.select_slider("Points drawn at most", [1000, 2000, 4000, 8000], value=4000, key="proj_points")
+    frame = cache.projection(ctx.key, int(max_points), model, X)
+    st.plotly_chart(plots.fig_projection(frame), key="fig_projection")
+    n = frame.attrs.get("n_total", len(frame))
+    st.caption("First two principal components of the encoded data (numbers standardized, levels one-hot)"
+               + (f"; {len(frame):,} of {n:,} rows drawn (stratified by cluster), the fit used all." if len(frame) < n else "."))
+
+
+tabs = st.tabs(TABS, key="view", bind="query-params")
+views = [masks_view, heatmap_view, profiles_view, projection_view]
+for tab, view in zip(tabs[:4], views):
+    with tab:
+        if tab.open:
+            view()
+with tabs[4]:
+    if tabs[4].open:
+        st.plotly_chart(plots.fig_history(model), key="fig_history")
+        st.dataframe(plots.history_frame(model), hide_index=True)
+        st.caption("The kept restart's iterations: the objective after each update and the number of clusters "
+                   "after each pass (bars: clusters opened). λ-search fits are not shown.")

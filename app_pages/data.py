@@ -1,0 +1,142 @@
+"""Data: pick an example or upload a table; see it, its column roles and missing values; change roles."""
+
+import streamlit as st
+
+from craft import CraftInputError
+from craft.app_support import column_report, load_upload
+from craft.io import table_fingerprint
+from explorer import context, state
+from explorer.ui import error, esc, note
+
+UPLOAD_TYPES = ["csv", "tsv", "tab", "txt", "parquet", "pq", "xlsx", "xlsm", "xls"]
+PREVIEW_ROWS = 500
+
+
+def _on_upload() -> None:
+    """Read the new file; switch to it when it can be clustered, else keep the data and say why."""
+    uploaded = st.session_state.get("uploader")
+    if uploaded is None:
+        return
+    content = uploaded.getvalue()
+    try:
+        data = load_upload(content, uploaded.name)
+    except CraftInputError as problem:
+        st.session_state["upload_error"] = f"Not loaded: {problem}"
+        return
+    sha = table_fingerprint(content)
+    st.session_state["upload"] = dict(name=uploaded.name, data=content, sha=sha)
+    st.session_state["_data"] = (f"upload:{sha}", data)
+    st.session_state["upload_error"] = None
+    st.session_state["dataset"] = state.UPLOAD
+    state.reset_data_choices()
+
+
+def _apply_roles() -> None:
+    columns = st.session_state.get("roles_columns") or []
+    role = st.session_state.get("roles_role")
+    if not columns or role is None:
+        return
+    overrides = dict(st.session_state.get("role_overrides") or {})
+    for column in columns:
+        overrides[column] = role
+    st.session_state["role_overrides"] = overrides
+    st.session_state["roles_columns"] = []
+
+
+def _reset_roles() -> None:
+    st.session_state["role_overrides"] = {}
+
+
+def _on_label() -> None:
+    value = st.session_state.get("label_select")
+    st.session_state["label_choice"] = state.NO_LABEL if value == "(none)" else value
+
+
+ctx = context.current()
+st.title("Data")
+
+if ctx.data is not None:
+    kind = {"synthetic": "Synthetic set of the paper", "bundled": "Bundled real dataset", "upload": "Your upload"}
+    st.markdown(f"**{esc(ctx.data.name)}** — {kind[ctx.data.kind]}. {esc(ctx.data.description)}")
+if ctx.model is not None:
+    st.success(
+        f"Clustered into K = {ctx.model.n_clusters_} clusters (objective {ctx.model.objective_:,.4g}). "
+        "Tune the parameters in the sidebar; see the result on the next pages.", icon=":material/check_circle:",
+    )
+    st.page_link("app_pages/clusters.py", label="Tune & see the clusters", icon=":material/grid_view:")
+elif ctx.problem:
+    error(ctx.problem)
+
+limit = st.get_option("server.maxUploadSize")
+with st.expander("Upload your own table", expanded=ctx.data is not None and ctx.data.kind == "upload"):
+    st.file_uploader(
+        "CSV, TSV, Parquet or Excel",
+        type=UPLOAD_TYPES,
+        key="uploader",
+        on_change=_on_upload,
+        help=f"One row per item, one column per feature, a header row. Up to {limit} MB per file.",
+    )
+    st.caption(
+        f"Files up to {limit} MB (the server's upload limit, server.maxUploadSize in .streamlit/config.toml). "
+        "Uploaded data stay in this browser session; they are not part of the shareable URL."
+    )
+if st.session_state.get("upload_error"):
+    error(st.session_state["upload_error"])
+    if ctx.data is not None:
+        note(f"Still showing {ctx.data.name!r}.")
+
+if ctx.data is None:
+    st.stop()
+
+data = ctx.data
+table = data.table
+st.subheader("Preview")
+shown = min(PREVIEW_ROWS, len(table))
+st.caption(f"{len(table):,} rows × {table.shape[1]} columns" + (f"; the first {shown} rows are shown." if shown < len(table) else "."))
+st.dataframe(table.head(PREVIEW_ROWS), height=280)
+
+st.subheader("Columns: roles and missing values")
+schema = ctx.schema if ctx.schema is not None else data.schema
+report = column_report(table, schema, ctx.label)
+counts = report["role"].value_counts()
+st.caption(
+    f"{counts.get('numeric', 0)} numeric, {counts.get('categorical', 0)} categorical, "
+    f"{counts.get('ignored', 0)} ignored" + (", 1 label column (evaluation only, never fitted)" if ctx.label else "")
+    + f". {int(report['missing'].sum()):,} missing cells in {int((report['missing'] > 0).sum())} column(s)."
+)
+st.dataframe(
+    report,
+    hide_index=True,
+    column_config={
+        "missing_share": st.column_config.ProgressColumn("missing share", format="percent", min_value=0, max_value=1),
+        "reason": st.column_config.TextColumn("why this role", width="large"),
+        "missing_handling": st.column_config.TextColumn("what is done with missing cells", width="medium"),
+    },
+)
+
+left, right = st.columns(2)
+with left:
+    with st.form("roles_form"):
+        st.markdown("**Change roles**")
+        st.multiselect("Columns", list(table.columns), key="roles_columns")
+        st.radio("New role", ["numeric", "categorical", "ignored"], key="roles_role", horizontal=True)
+        st.form_submit_button("Apply", on_click=_apply_roles)
+    overrides = st.session_state.get("role_overrides") or {}
+    if overrides:
+        st.caption("Changed by you: " + esc(", ".join(f"{c} → {r}" for c, r in overrides.items())))
+        st.button("Reset roles to the suggested ones", on_click=_reset_roles, key="roles_reset")
+with right:
+    choices = ["(none)"] + list(table.columns)
+    current = ctx.label if ctx.label in table.columns else "(none)"
+    # Set from the session on every run: after a new upload the browser would
+    # otherwise keep showing the previous table's label column.
+    st.session_state["label_select"] = current
+    st.selectbox(
+        "Label column (evaluation only)", choices, key="label_select",
+        on_change=_on_label,
+        help="Known classes used only to score the clustering (purity, NMI, ARI); never used for fitting.",
+    )
+    st.caption(f"Suggested: {esc(data.label or 'none')} — {esc(data.label_reason)}.")
+if ctx.notes:
+    for message in ctx.notes:
+        note(message)

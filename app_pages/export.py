@@ -1,0 +1,56 @@
+"""Export: labels, masks, parameters, an HTML report, and a link that reopens this view."""
+
+import streamlit as st
+
+from craft.app_support import labels_for_evaluation
+from craft.export import labels_csv, masks_csv, params_json
+from explorer import cache, context, state
+from explorer.ui import esc
+
+ctx = context.current()
+st.title("Export")
+model = context.require_model(ctx)
+data = ctx.data
+stem = "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in data.name.rsplit(".", 1)[0])[:60] or "data"
+
+st.markdown("Text cells that a spreadsheet would run as a formula (starting with =, +, −, @) are written with a "
+            "leading quote; numbers stay numbers.")
+left, right = st.columns(2)
+with left:
+    st.download_button("Labels (CSV, the original rows + their cluster)", labels_csv(data.table, model.labels_),
+                       file_name=f"{stem}_craft_labels.csv", mime="text/csv", key="dl_labels")
+    st.download_button("Feature masks (CSV, clusters × features)", masks_csv(model),
+                       file_name=f"{stem}_craft_masks.csv", mime="text/csv", key="dl_masks")
+    result = dict(n_clusters=model.n_clusters_, objective=model.objective_, lam_used=model.lam_, rho_used=model.rho_,
+                  n_iter=model.n_iter_, converged=bool(model.converged_), cluster_sizes=model.cluster_sizes_)
+    source = dict(name=data.name, kind=data.kind, fingerprint=data.key, rows=len(data.table), label=ctx.label,
+                  url_query=state.share_query(ctx.shareable) or None)
+    st.download_button("Parameters (JSON)", params_json(ctx.params.to_dict(), dataset=source, schema=ctx.schema,
+                                                        result=result),
+                       file_name=f"{stem}_craft_params.json", mime="application/json", key="dl_params")
+with right:
+    st.markdown("**Report.** One self-contained HTML file with the figures (interactive, works offline), the "
+                "parameters and why each feature was selected.")
+    report_key = f"{ctx.key}|{ctx.label}"
+    held = st.session_state.get("report")
+    if held is None or held[0] != report_key:
+        if st.button("Build the HTML report", key="build_report", type="primary"):
+            y, _ = labels_for_evaluation(data.table, ctx.label)
+            document = cache.html_report(ctx.key, ctx.label, data.name, model, ctx.X, ctx.params.to_dict(), y,
+                                         data, tuple(ctx.outcome.notes))
+            st.session_state["report"] = (report_key, document)
+            held = st.session_state["report"]
+    if held is not None and held[0] == report_key:
+        st.download_button("Download the HTML report", held[1].encode("utf-8"), file_name=f"{stem}_craft_report.html",
+                           mime="text/html", key="dl_report")
+        st.caption(f"{len(held[1]) / 1e6:.1f} MB (plotly.js is embedded once).")
+
+st.subheader("Share this view")
+query = state.share_query(ctx.shareable)
+if ctx.shareable:
+    st.markdown("The dataset and every parameter are in the page's address (only values that differ from the "
+                "defaults); this link reopens the same fit on any page:")
+    st.code(state.share_link(query), language=None)
+else:
+    st.markdown(f"Uploaded data ({esc(data.name)}) cannot travel in a link: share the file and the parameters "
+                "JSON instead.")

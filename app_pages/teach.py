@@ -1,0 +1,148 @@
+"""Teach: step through the iterations of a fit, with the paper's formulas filled in."""
+
+import numpy as np
+import streamlit as st
+
+from craft import CraftInputError, plots
+from craft.app_support import distance_breakdown
+from explorer import cache, context
+from explorer.ui import esc, note
+
+ctx = context.current()
+st.title("Teach: how CRAFT iterates")
+model = context.require_model(ctx)
+X = ctx.X
+history = model.history_
+terms = model.options_.terms
+n_features = len(model.engine_features_)
+
+st.markdown(
+    "CRAFT (Algorithm 1 of the paper) repeats three steps until no point changes cluster:\n"
+    "1. **Assign.** Every point goes to the cluster with the smallest distance $d_{nk}$ — unless even the "
+    "smallest exceeds $\\lambda + D F_0$: then the point **opens a new cluster**.\n"
+    "2. **Update** each cluster's means $\\zeta_k$, variances $\\sigma_k^2$ and level frequencies $\\eta_k$.\n"
+    "3. **Select** each cluster's features $v_k$: numeric ones with the smallest variance, categorical ones with "
+    "the largest entropy gain $G_d - G_{kd}$."
+)
+st.caption(f"This fit's kept restart ran {len(history)} iteration(s); λ = {model.lam_:.4g}, "
+           f"m = {terms.m:g}, ρ = {terms.rho:.4g}, D = {n_features} features.")
+
+
+@st.fragment
+def step_view() -> None:
+    if len(history) > 1:
+        t = st.slider("Iteration", 1, len(history), len(history), key="teach_iter")
+    else:
+        t = 1
+        st.caption("The fit converged in one iteration.")
+    record = history[t - 1]
+    cols = st.columns(4)
+    cols[0].metric("Clusters after the pass", record.n_clusters)
+    cols[1].metric("Clusters opened", record.n_opened)
+    cols[2].metric("Points that changed cluster", f"{record.n_changed:,}")
+    cols[3].metric("Objective after the update", f"{record.objective:,.6g}")
+    left, right = st.columns(2)
+    with left:
+        figure = plots.fig_feature_masks(record.feature_mask, features=model.engine_features_, order="natural",
+                                         title=f"Selected features after iteration {t}")
+        st.plotly_chart(figure, key="teach_masks")
+    if record.labels is None:
+        note("Labels per iteration are not kept above 200,000 rows, so assignments and distances cannot be shown.")
+        return
+    with right:
+        frame = cache.projection(ctx.key, 2000, model, X)
+        labels_t = record.labels[frame["row"].to_numpy()]
+        before = history[t - 2].labels[frame["row"].to_numpy()] if t > 1 else np.zeros_like(labels_t)
+        figure = plots.fig_projection(frame, labels=labels_t, highlight=labels_t != before,
+                                      title=f"Assignments after iteration {t} (outlined: changed cluster)")
+        st.plotly_chart(figure, key="teach_projection")
+
+    try:
+        state = cache.iteration_state(ctx.key, t, model, X)
+    except CraftInputError as problem:
+        note(str(problem))
+        return
+    st.subheader("The distance of one point to every cluster")
+    st.latex(
+        r"d_{nk} = \sum_{d \in Num} v_{kd}\frac{(x_{nd}-\zeta_{kd})^2}{2\sigma_{kd}^2}"
+        r" + \sum_{d \in Cat:\,v_{kd}=1} -\log \eta_{kd x_{nd}}"
+        r" + \sum_{d \in Cat:\,v_{kd}=0} -\log \eta_{0 d x_{nd}}"
+        r" + \Big(\sum_{d=1}^{D} v_{kd}\Big) F_\Delta"
+    )
+    row = st.number_input("Row n", 0, len(X) - 1, 0, key="teach_row")
+    table = distance_breakdown(model, state, int(row))
+    st.dataframe(
+        table.rename(columns={"numeric": "numeric part", "categorical_selected": "selected categorical",
+                              "categorical_global": "unselected categorical", "feature_control": "|v_k| F_Δ",
+                              "total": "d_nk", "n_selected": "|v_k|"}),
+        hide_index=True,
+    )
+    best = int(table["total"].idxmin())
+    parts = table.iloc[best]
+    st.latex(
+        rf"d_{{{int(row)},{best}}} = {parts['numeric']:.4g} + {parts['categorical_selected']:.4g}"
+        rf" + {parts['categorical_global']:.4g} + {parts['feature_control']:.4g} = {parts['total']:.4g}"
+    )
+    threshold = state.threshold
+    st.latex(rf"\lambda + D F_0 = {model.lam_:.4g} + {n_features} \times {terms.f0:.4g} = {threshold:.4g}")
+    if parts["total"] > threshold:
+        st.markdown(f"Row {int(row)} is farther than λ + D F₀ from every cluster: the next pass would open a new "
+                    "cluster at it.")
+    else:
+        st.markdown(f"The nearest cluster is **{best}**: the next pass assigns row {int(row)} to it "
+                    f"(its distance {parts['total']:.4g} is below λ + D F₀ = {threshold:.4g}).")
+    st.caption("These are the clusters after iteration "
+               f"{t}'s update, i.e. the ones the next pass compares each point with.")
+
+    st.subheader("The objective, term by term")
+    st.latex(
+        r"\underbrace{\sum_k \sum_{n \in k} \sum_{d \in Num} \frac{v_{kd}(x_{nd}-\zeta_{kd})^2}{2\sigma_{kd}^2}}_{\text{numeric}}"
+        r" + \underbrace{\sum_k \sum_{n \in k} \sum_{d \in Cat} -\log \eta_{\cdot d x_{nd}}}_{\text{categorical}}"
+        r" + \underbrace{(\lambda + D F_0) K}_{\text{regularization}}"
+        r" + \underbrace{F_\Delta \sum_k \sum_d v_{kd}}_{\text{feature control}}"
+    )
+    p = state.parts
+    st.latex(
+        rf"= {p['numeric']:.5g} + {p['categorical']:.5g} + {threshold:.4g}\times{state.n_clusters}"
+        rf" + ({terms.f_delta:.4g})\times{int(round(state.clusters.weights.sum()))} = {p['total']:.6g}"
+    )
+
+
+step_view()
+
+st.subheader("F₀ and F_Δ from m and ρ")
+st.latex(
+    rf"a_0 = \frac{{m^2(1-m)}}{{\rho}} - m = {terms.a0:.4g},\quad b_0 = \frac{{m(1-m)^2}}{{\rho}} + m = {terms.b0:.4g},"
+    rf"\quad a_1 = a_0 + 1,\ b_1 = b_0 - 1"
+)
+st.latex(
+    rf"F_0 = (a_0+b_0)\log(a_0+b_0) - a_0\log a_0 - b_0\log b_0 = {terms.f0:.5g},\qquad "
+    rf"F_\Delta = F_1 - F_0 = {terms.f_delta:.5g}"
+)
+if abs(terms.f_delta) < 1e-12:
+    st.caption("At m = 0.5, F_Δ is exactly 0: the feature-control term does nothing.")
+elif terms.f_delta < 0:
+    st.caption("For m above 0.5, F_Δ is negative: the feature-control term rewards selecting features.")
+
+
+@st.fragment
+def rho_view() -> None:
+    st.subheader("ρ: from global to cluster-specific selection")
+    m = terms.m
+    upper = m * (1 - m)
+    share = st.slider("ρ as a share of m(1−m)", 0.0, 1.0, float(round(terms.rho / upper, 2)), step=0.01,
+                      key="teach_rho")
+    rho = share * upper
+    st.plotly_chart(plots.fig_rho_demo(m, rho), key="teach_rho_fig")
+    st.latex(
+        rf"\hat\nu_{{kd}} = m + \frac{{(v_{{kd}} - m)\rho}}{{m(1-m)}} = {m:.3g} + (v_{{kd}} - {m:.3g}) \times {share:.2f}"
+        rf" = \begin{{cases}} {m + (1 - m) * share:.3f} & v_{{kd}} = 1 \\ {m - m * share:.3f} & v_{{kd}} = 0 \end{{cases}}"
+    )
+    st.markdown(
+        "As ρ → 0 every cluster's selection probability stays at m, whatever it selected: selection is **global**. "
+        "As ρ → m(1−m) it follows the cluster's own choice v_kd: selection is **cluster-specific**. "
+        f"The fit uses ρ = {esc(f'{terms.rho:.4g}')} (share {terms.rho / upper:.2f})."
+    )
+
+
+rho_view()

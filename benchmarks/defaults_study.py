@@ -1,0 +1,293 @@
+"""Where CRAFT trails the best peer, and why: measurements behind the engine's defaults.
+
+Three experiments on every bundled labelled dataset, K = number of classes,
+never tuned per dataset:
+
+1. **Search or objective?** For each fit of the product's defaults, the
+   paper's objective of (a) the fit, (b) the true classes taken as a
+   partition, and (c) the partition CRAFT's own iterations reach when
+   started from the true classes (no clusters opened). If (c) has a lower
+   objective than (a) with a better NMI, better *search* would help; if (a)
+   is lower, the *objective* itself prefers a partition further from the
+   classes, and no amount of restarts will fix it.
+2. **One knob at a time**: NMI when one default (n_init, init, min_variance,
+   smoothing, standardize, m, rho, k_method) moves and the rest stay.
+3. **Ranking restarts**: with the fixed budget the numeric part of the
+   objective is about ``n_k / 2`` per selected feature whatever the
+   partition, so on numeric data restarts tie up to the variance floor. For
+   n_init runs, NMI of the run kept by the objective against the run kept by
+   the objective plus the Gaussian normaliser ``sum n_k log sigma_kd`` over
+   selected numeric features (the term the asymptotics drop; the engine
+   already uses it to break exact ties).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+
+import numpy as np
+
+from craft import CRAFT, _engine
+
+from . import prototypes
+from .common import LABELLED, OUT, fmt, labelled, md_table, quiet, scores
+from .recovery import share as recovery_share
+
+KNOBS = (
+    ("defaults", {}),
+    ("n_init=10", {"n_init": 10}),
+    ("init='random'", {"init": "random"}),
+    ("k_method='farthest_first'", {"k_method": "farthest_first"}),
+    ("min_variance=0.1", {"min_variance": 0.1}),
+    ("min_variance=1.0", {"min_variance": 1.0}),
+    ("smoothing=0.1", {"smoothing": 0.1}),
+    ("smoothing=3", {"smoothing": 3.0}),
+    ("standardize=False", {"standardize": False}),
+    ("m=0.6", {"m": 0.6}),
+    ("m=0.7", {"m": 0.7}),
+    ("m=0.8", {"m": 0.8}),
+)
+PROTOTYPES = (
+    ("engine (paper: lowest variance, selected features only)", {}),
+    ("numeric selection by likelihood gain", {"selection": "gain"}),
+    ("finite-variance Gaussian distance", {"distance": "gaussian"}),
+    ("both", {"selection": "gain", "distance": "gaussian"}),
+)
+QUICK_KNOBS = ("defaults", "m=0.6")
+
+
+def polish(data, labels, n_clusters, options, max_passes=100):
+    """CRAFT's own passes (no cluster opened) started from ``labels``; (labels, objective)."""
+    clusters, stats = _engine.fit_clusters(data, labels, n_clusters, options)
+    for _ in range(max_passes):
+        _, new = _engine.nearest_cluster(data, clusters, options.terms)
+        new, n_clusters = _engine.compact(new, clusters.n_clusters)
+        if np.array_equal(new, labels):
+            break
+        labels = new
+        clusters, stats = _engine.fit_clusters(data, labels, n_clusters, options)
+    return labels, _engine.objective(data, clusters, stats, options)[0]
+
+
+def search_or_objective(name, seeds, m=0.5):
+    d = labelled(name)
+    truth = np.unique(d.y, return_inverse=True)[1]
+    rows = []
+    for seed in seeds:
+        model = CRAFT(m=m, k=d.n_classes, categorical=d.schema, random_state=seed).fit(d.X)
+        data = model.encoder_.transform(d.X)
+        options = model.options_
+        clusters, stats = _engine.fit_clusters(data, truth, d.n_classes, options)
+        truth_objective = _engine.objective(data, clusters, stats, options)[0]
+        polished, polished_objective = polish(data, truth.copy(), d.n_classes, options)
+        rows.append((scores(d.y, model.labels_)[1], model.objective_, truth_objective, scores(d.y, polished)[1], polished_objective))
+    rows = np.array(rows)
+    better_search = float(np.mean((rows[:, 4] < rows[:, 1] - 1e-9) & (rows[:, 3] > rows[:, 0])))
+    return {
+        "nmi_fit": float(rows[:, 0].mean()),
+        "objective_fit": float(rows[:, 1].mean()),
+        "objective_truth": float(rows[:, 2].mean()),
+        "nmi_polished": float(rows[:, 3].mean()),
+        "objective_polished": float(rows[:, 4].mean()),
+        "share_search_limited": better_search,
+    }
+
+
+def knob_sweep(names, seeds, knobs):
+    out = {}
+    for label, options in knobs:
+        for name in names:
+            d = labelled(name)
+            values = []
+            for seed in seeds:
+                model = CRAFT(**{"m": 0.5, **options}, k=d.n_classes, categorical=d.schema, random_state=seed).fit(d.X)
+                values.append(scores(d.y, model.labels_)[1])
+            out[f"{label}|{name}"] = {"nmi": float(np.mean(values)), "sd": float(np.std(values))}
+        print(f"  defaults study: {label} done", flush=True)
+    return out
+
+
+def restart_ranking(name, n_runs, group, m=0.5):
+    """Mean NMI of the run kept per group of ``group`` runs, by objective and by objective + normaliser."""
+    d = labelled(name)
+    runs = []
+    for seed in range(n_runs):
+        model = CRAFT(m=m, k=d.n_classes, n_init=1, categorical=d.schema, random_state=seed).fit(d.X)
+        data = model.encoder_.transform(d.X)
+        clusters, stats = _engine.fit_clusters(data, model.labels_, model.n_clusters_, model.options_)
+        objective, normaliser = _engine.objective(data, clusters, stats, model.options_)
+        runs.append((scores(d.y, model.labels_)[1], objective, normaliser, abs(model.n_clusters_ - d.n_classes)))
+    runs = np.array(runs).reshape(-1, group, 4)
+    by_objective = [g[np.lexsort((g[:, 1], g[:, 3]))[0], 0] for g in runs]
+    by_likelihood = [g[np.lexsort((g[:, 1] + g[:, 2], g[:, 3]))[0], 0] for g in runs]
+    return {"single": float(runs[:, :, 0].mean()), "by_objective": float(np.mean(by_objective)), "by_likelihood": float(np.mean(by_likelihood)), "groups": int(runs.shape[0])}
+
+
+def prototype_study(names, seeds, ms, recovery_runs):
+    """NMI of the numeric prototypes (numeric and mixed datasets) and their exact recovery on Figure 2's sets."""
+    out = {"nmi": {}, "recovery": {}, "available": True}
+    for label, options in PROTOTYPES:
+        try:
+            with prototypes.patched(**options):
+                for m in ms:
+                    for name in names:
+                        d = labelled(name)
+                        values = [
+                            scores(d.y, CRAFT(m=m, k=d.n_classes, categorical=d.schema, random_state=seed).fit(d.X).labels_)[1]
+                            for seed in seeds
+                        ]
+                        out["nmi"][f"{label}|{m}|{name}"] = float(np.mean(values))
+                for figure in ("fig2_numeric", "fig2_numeric_modified"):
+                    out["recovery"][f"{label}|{figure}"] = recovery_share(figure, range(recovery_runs), m=1 / 3)[0]
+        except RuntimeError as error:
+            out["available"] = str(error)
+            break
+    return out
+
+
+def run(quick: bool = False, best_peers: dict | None = None) -> dict:
+    names = ("wine", "zoo") if quick else LABELLED
+    seeds = range(2 if quick else 8)
+    knobs = [k for k in KNOBS if k[0] in QUICK_KNOBS] if quick else list(KNOBS)
+    data = {"seeds": len(seeds), "names": list(names), "search": {}, "knobs": {}, "ranking": {}}
+    with quiet():
+        for name in names:
+            data["search"][name] = search_or_objective(name, seeds)
+        print("  defaults study: search-or-objective done", flush=True)
+        data["knobs"] = knob_sweep(names, seeds, knobs)
+        group, n_runs = (2, 4) if quick else (4, 32)
+        for name in names:
+            data["ranking"][name] = restart_ranking(name, n_runs, group)
+        data["ranking_group"] = group
+        print("  defaults study: restart ranking done", flush=True)
+        numeric_names = [n for n in names if labelled(n).schema.numeric]
+        data["prototypes"] = prototype_study(numeric_names, seeds, (0.5,) if quick else (0.5, 0.8), 2 if quick else 10)
+        data["prototype_names"] = numeric_names
+        data["prototype_ms"] = [0.5] if quick else [0.5, 0.8]
+        print("  defaults study: prototypes done", flush=True)
+    data["knob_labels"] = [label for label, _ in knobs]
+    data["best_peers"] = best_peers or {}
+    data["markdown"] = markdown(data)
+    return data
+
+
+def markdown(data) -> str:
+    names = data["names"]
+    short = {"spambase": "Spam", "splice": "Splice", "wine": "Wine", "credit-g": "credit-g", "soybean": "Soybean", "zoo": "Zoo"}
+    lines = [
+        f"Measured with `python -m benchmarks.defaults_study` logic inside `run_all`: {data['seeds']} seeds per cell, "
+        "K = number of classes, m = 0.5 unless the row says otherwise; NMI (geometric). Nothing here is tuned per "
+        "dataset: a setting is worth changing only if it helps across the table.",
+        "",
+        "**1. Search or objective?** Mean over seeds of the paper's objective for the fit of the defaults, for the "
+        "true classes, and for CRAFT's own passes started from the true classes (\"polished truth\"). *Search-limited* "
+        "is the share of seeds where the polished truth has both a lower objective and a higher NMI than the fit: "
+        "there better optimisation would pay. Where the fit's objective is already lower, the objective itself "
+        "prefers a partition further from the classes.",
+        "",
+    ]
+    rows = []
+    for name in names:
+        v = data["search"][name]
+        rows.append([
+            short.get(name, name), fmt(v["nmi_fit"], 3), f"{v['objective_fit']:,.1f}", f"{v['objective_truth']:,.1f}",
+            f"{v['objective_polished']:,.1f}", fmt(v["nmi_polished"], 3), f"{100 * v['share_search_limited']:.0f} %",
+        ])
+    lines += [md_table(["Dataset", "NMI of fit", "objective of fit", "objective of classes", "objective of polished truth", "NMI of polished truth", "search-limited"], rows), ""]
+
+    peers = data.get("best_peers") or {}
+    headers = ["setting", *[short.get(n, n) for n in names], "mean", "≥ best peer"]
+    rows = []
+    if peers:
+        rows.append(["*best peer (paper tables, m = 0.5)*", *[fmt(peers.get(n, {}).get("nmi"), 3) for n in names], "", ""])
+    for label in data["knob_labels"]:
+        values = [data["knobs"][f"{label}|{n}"]["nmi"] for n in names]
+        wins = sum(1 for n, v in zip(names, values) if n in peers and v >= peers[n]["nmi"] - 0.005)
+        rows.append([label, *[fmt(v, 3) for v in values], fmt(float(np.mean(values)), 3), f"{wins} / {len([n for n in names if n in peers])}" if peers else ""])
+    lines += [
+        "**2. One knob at a time** (mean NMI over seeds; defaults: m = 0.5, n_init = 4, init = 'craft++', "
+        "k_method = 'search', min_variance = 0.3, smoothing = 1, standardize = True, ρ = m(1−m) − 0.01)",
+        "",
+        md_table(headers, rows),
+        "",
+    ]
+    rows = []
+    for name in names:
+        v = data["ranking"][name]
+        rows.append([short.get(name, name), fmt(v["single"], 3), fmt(v["by_objective"], 3), fmt(v["by_likelihood"], 3), v["groups"]])
+    lines += [
+        f"**3. Ranking restarts** (runs with n_init = 1, seeds 0..{data['ranking_group'] * rows[0][-1] - 1 if rows else 0}, "
+        f"grouped by {data['ranking_group']}; the run kept in each group by K nearest k, then by the objective, or by "
+        "the objective plus the numeric Gaussian normaliser)",
+        "",
+        md_table(["Dataset", "one run", "kept by objective", "kept by objective + normaliser", "groups"], rows),
+        "",
+    ]
+    lines += _prototype_markdown(data, short)
+    lines += _conclusions(data, short)
+    return "\n".join(lines)
+
+
+def _prototype_markdown(data, short) -> list[str]:
+    study = data.get("prototypes")
+    if not study:
+        return []
+    if study.get("available") is not True:
+        return [f"**4. Numeric prototypes**: not run ({study['available']}).", ""]
+    names, ms = data["prototype_names"], data["prototype_ms"]
+    rows = []
+    for label, _ in PROTOTYPES:
+        cells = [label]
+        for m in ms:
+            cells += [fmt(study["nmi"].get(f"{label}|{m}|{n}"), 3) for n in names]
+        cells += [fmt(100 * study["recovery"][f"{label}|{f}"], 0) + " %" for f in ("fig2_numeric", "fig2_numeric_modified")]
+        rows.append(cells)
+    headers = ["numeric model (study prototype, `benchmarks/prototypes.py`)"]
+    headers += [f"{short.get(n, n)}, m = {m}" for m in ms for n in names]
+    headers += ["exact recovery Fig. 2(a)", "Fig. 2(c)"]
+    return [
+        "**4. The numeric model itself** (datasets with numeric columns; NMI, defaults otherwise). The paper's "
+        "numeric density has an unselected feature follow the global Gaussian; its asymptotics drop that term and "
+        "every normaliser, and its selection keeps the lowest within-cluster variances. Two prototypes put the "
+        "finite model back: selecting by the likelihood gain over the global Gaussian (the numeric twin of the "
+        "categorical rule G_d − G_kd) and scoring points with the full Gaussian terms. Last columns: share of runs "
+        "with exact subspace recovery on Figure 2's sets (m = 1/3).",
+        "",
+        md_table(headers, rows),
+        "",
+    ]
+
+
+def _conclusions(data, short) -> list[str]:
+    names = data["names"]
+    base = {n: data["knobs"][f"defaults|{n}"]["nmi"] for n in names}
+    better = []
+    for label in data["knob_labels"]:
+        if label == "defaults":
+            continue
+        values = {n: data["knobs"][f"{label}|{n}"]["nmi"] for n in names}
+        gain = float(np.mean([values[n] - base[n] for n in names]))
+        worst = min(values[n] - base[n] for n in names)
+        if gain > 0.01 and worst > -0.03:
+            better.append(f"`{label}` (mean NMI {gain:+.3f}, worst dataset {worst:+.3f})")
+    text = (
+        "Settings that raise the mean NMI over the defaults by more than 0.01 without losing more than 0.03 on any "
+        "dataset: " + ("; ".join(better) if better else "none") + "."
+    )
+    return ["**What the measurements say**", "", text, ""]
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true")
+    args = parser.parse_args(argv)
+    data = run(args.quick)
+    OUT.mkdir(parents=True, exist_ok=True)
+    (OUT / "defaults_study.json").write_text(json.dumps(data, indent=1))
+    print(data["markdown"])
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,488 @@
+"""The ``craft`` command: fit CRAFT on a file or a bundled dataset, in memory or on a Dask cluster.
+
+Examples
+--------
+``craft fit wine --k 3 --out results/``
+    Fit the bundled Wine data (its class column is the label) and write
+    ``labels.csv``, ``masks.csv`` and ``summary.json`` into ``results/``.
+``craft fit data.csv --m 0.4 --lam 25 --categorical colour,shape --label species --out results/``
+    A file of your own; ``species`` is left out of the fit and used to score it.
+``craft fit 'data/part-*.parquet' --local-workers 4 --lam 25 --out results/``
+    The Dask backend on a local cluster of 4 worker processes; ``--scheduler
+    tcp://host:8786`` uses a running cluster instead.
+``craft datasets``
+    The bundled datasets.
+
+Exit status: 0 on success, 2 for invalid input (a bad option value, a
+missing or unreadable file, a column that does not exist: the message is
+printed on stderr, without a traceback), 1 for anything unexpected.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from . import __version__, datasets, export, metrics
+from .estimator import CRAFT
+from .exceptions import CraftInputError
+from .io import read_table
+
+_PARQUET = (".parquet", ".pq")
+_TEXT = {".csv": ",", ".tsv": "\t", ".tab": "\t", ".txt": None}
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the ``craft`` command line; return its exit status.
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        The arguments after the program name; ``sys.argv[1:]`` by default.
+
+    Returns
+    -------
+    int
+        0 on success, 2 for invalid input (message on stderr), 1 for an
+        unexpected error, 130 when interrupted.
+    """
+    parser = _parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exit_:  # --help, --version, or a usage error (already printed)
+        return int(exit_.code or 0) if not isinstance(exit_.code, str) else 2
+    if args.command is None:
+        parser.print_help(sys.stderr)
+        return 2
+    try:
+        return args.run(args)
+    except CraftInputError as error:
+        print(f"craft: error: {error}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("craft: interrupted", file=sys.stderr)
+        return 130
+    except Exception as error:  # noqa: BLE001 - the command line reports, it does not crash
+        if os.environ.get("CRAFT_DEBUG"):
+            raise
+        print(
+            f"craft: unexpected error: {type(error).__name__}: {error} (set CRAFT_DEBUG=1 for a traceback)",
+            file=sys.stderr,
+        )
+        return 1
+
+
+# ----------------------------------------------------------------------
+# The parser
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="craft",
+        description="CRAFT: clustering of mixed numeric and categorical data with cluster-specific feature "
+        "selection (Garg, Rudin and Jaakkola).",
+        epilog="Exit status: 0 success, 2 invalid input (message on stderr), 1 unexpected error.",
+    )
+    parser.add_argument("--version", action="version", version=f"craft {__version__}")
+    parser.set_defaults(command=None)
+    commands = parser.add_subparsers(title="commands", metavar="COMMAND")
+
+    listing = commands.add_parser("datasets", help="list the bundled datasets", description="List the bundled datasets.")
+    listing.set_defaults(command="datasets", run=_run_datasets)
+
+    fit = commands.add_parser(
+        "fit",
+        help="fit CRAFT and write labels, masks and a summary",
+        description="Fit CRAFT on DATA and write labels, feature masks and a JSON summary. Parameters not given "
+        "take the library's defaults (see help(craft.CRAFT)).",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
+    fit.set_defaults(command="fit", run=_run_fit)
+    fit.add_argument(
+        "data",
+        metavar="DATA",
+        help="a table file (CSV/TSV/text, Parquet, Excel) or the name of a bundled dataset (see `craft datasets`; "
+        "its 'class' column becomes the label). With --scheduler or --local-workers: a file, a folder of Parquet "
+        "files or a glob such as 'data/part-*.parquet' or 'logs/*.csv', read lazily by Dask.",
+    )
+
+    model = fit.add_argument_group("model")
+    model.add_argument("--m", type=float, default=0.5, help="fraction of features each cluster selects, in (0, 1)")
+    model.add_argument("--rho", type=float, default=None, help="prior variance of the selection probability (default: the paper's max(0.01, m(1-m)-0.01))")
+    model.add_argument("--lam", type=float, default=None, help="cost of opening a cluster, lambda > 0 (give at most one of --lam and --k)")
+    model.add_argument("--k", type=int, default=None, help="desired number of clusters; lambda is then derived by --k-method")
+    model.add_argument("--k-method", choices=("search", "farthest_first"), default="search", help="how lambda is derived from --k")
+    model.add_argument("--budget", choices=("fixed", "approximate"), default="fixed", help="feature budget per cluster")
+    model.add_argument("--eps-c", type=float, default=None, help="approximate budget: categorical gain threshold in (0, 1) (default 0.8)")
+    model.add_argument("--eps-v", type=float, default=None, help="approximate budget: numeric variance threshold > 0 (default 0.5)")
+    model.add_argument("--init", choices=("craft++", "random"), default="craft++", help="how the first pass starts")
+    model.add_argument("--n-init", default="auto", help="restarts with different seeds, or 'auto'")
+    model.add_argument("--max-iter", type=int, default=100, help="most passes per run")
+    model.add_argument("--seed", type=int, default=0, help="random seed (the same seed gives the same result)")
+    model.add_argument("--no-standardize", dest="standardize", action="store_false", help="do not scale numeric columns to unit variance")
+
+    columns = fit.add_argument_group("columns")
+    columns.add_argument(
+        "--categorical",
+        default=None,
+        help="comma-separated categorical columns; every other column is numeric. Default: inferred from the data "
+        "(craft.infer_schema; with Dask, from the first partition), or a bundled dataset's recommended roles",
+    )
+    columns.add_argument("--ignore", default=None, help="comma-separated columns to leave out")
+    columns.add_argument(
+        "--label",
+        default=None,
+        help="column of true classes: left out of the fit and used to score it (purity, NMI, ARI in summary.json). "
+        "Default for a bundled dataset: 'class'",
+    )
+
+    output = fit.add_argument_group("output")
+    output.add_argument("--out", type=Path, default=None, help="folder for labels, masks.csv and summary.json (created if needed); without it only the summary is printed")
+    output.add_argument("--format", choices=("csv", "parquet"), default="csv", help="format of the labels file (columns row, cluster)")
+    output.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None, help="progress bar on stderr (default: when stderr is a terminal)")
+    output.add_argument("--quiet", action="store_true", help="print nothing on success")
+
+    dask_group = fit.add_argument_group("Dask backend (pip install 'craft-explorer[dask]')")
+    where = dask_group.add_mutually_exclusive_group()
+    where.add_argument("--scheduler", metavar="ADDRESS", default=None, help="run on the Dask cluster at ADDRESS, e.g. tcp://10.0.0.1:8786")
+    where.add_argument("--local-workers", metavar="N", type=int, default=None, help="start a local Dask cluster of N worker processes")
+    dask_group.add_argument("--connect-timeout", type=float, default=20.0, help="seconds to wait for --scheduler")
+    dask_group.add_argument("--threads-per-worker", type=int, default=1, help="threads per local worker")
+    dask_group.add_argument("--memory-limit", default="auto", help="memory limit per local worker, e.g. 4GB")
+    dask_group.add_argument("--partition-size", default="64MB", help="target size of a partition when Dask reads text files")
+    dask_group.add_argument("--chunk-rows", type=int, default=65_536, help="most proposed rows the driver receives at once")
+    dask_group.add_argument("--persist", action="store_true", help="keep the encoded partitions in cluster memory (faster when they fit)")
+    return parser
+
+
+# ----------------------------------------------------------------------
+# craft datasets
+
+
+def _run_datasets(args) -> int:
+    table = datasets.list_datasets()[["name", "rows", "features", "numeric", "categorical", "classes", "description"]]
+    with pd.option_context("display.max_colwidth", 70, "display.width", 200):
+        print(table.to_string(index=False))
+    return 0
+
+
+# ----------------------------------------------------------------------
+# craft fit
+
+
+def _run_fit(args) -> int:
+    started = time.perf_counter()
+    n_init = _n_init(args.n_init)
+    categorical = _names(args.categorical, "--categorical")
+    ignore = _names(args.ignore, "--ignore") or []
+    distributed = args.scheduler is not None or args.local_workers is not None
+    if args.local_workers is not None and args.local_workers < 1:
+        raise CraftInputError(f"--local-workers={args.local_workers} must be at least 1.")
+    if args.out is not None and args.out.exists() and not args.out.is_dir():
+        raise CraftInputError(f"--out {str(args.out)!r} exists and is not a folder.")
+    progress = _progress_bar(args)
+    parameters = dict(
+        m=args.m,
+        rho=args.rho,
+        lam=args.lam,
+        k=args.k,
+        k_method=args.k_method,
+        budget=args.budget,
+        eps_c=args.eps_c,
+        eps_v=args.eps_v,
+        standardize=args.standardize,
+        max_iter=args.max_iter,
+        n_init=n_init,
+        init=args.init,
+        random_state=args.seed,
+    )
+    with progress as bar, warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        callback = _callback(bar)
+        if distributed:
+            result = _fit_dask(args, parameters, categorical, ignore, callback)
+        else:
+            result = _fit_memory(args, parameters, categorical, ignore, callback)
+    messages = list(dict.fromkeys(str(w.message) for w in caught if not issubclass(w.category, DeprecationWarning)))
+    model = result["model"]
+    summary = _summary(args, parameters, model, result, messages, time.perf_counter() - started)
+    if args.out is not None:
+        args.out.mkdir(parents=True, exist_ok=True)
+        labels_path = args.out / f"labels.{args.format}"
+        _write_labels(result["label_pieces"], labels_path, args.format)
+        (args.out / "masks.csv").write_bytes(export.masks_csv(model))
+        (args.out / "summary.json").write_text(summary + "\n", encoding="utf-8")
+    if not args.quiet:
+        _report(model, result, messages, args.out)
+    return 0
+
+
+def _n_init(value: str):
+    if value == "auto":
+        return "auto"
+    try:
+        return int(value)
+    except ValueError:
+        raise CraftInputError(f"--n-init={value!r} must be 'auto' or an integer >= 1.") from None
+
+
+def _names(value: str | None, option: str) -> list[str] | None:
+    if value is None:
+        return None
+    names = [name.strip() for name in value.split(",")]
+    if any(not name for name in names):
+        raise CraftInputError(f"{option}={value!r} has an empty column name; separate names by single commas.")
+    return names
+
+
+def _check_columns(columns, names, option: str) -> None:
+    unknown = [name for name in names if name not in columns]
+    if unknown:
+        shown = ", ".join(repr(c) for c in list(columns)[:10])
+        raise CraftInputError(f"{option} names column(s) {unknown[:5]} that the data does not have; its columns are {shown}.")
+
+
+def _roles(table, label, categorical, ignore, default_schema):
+    """The features (the table without the label) and the ``categorical`` argument of the estimator."""
+    if label:
+        _check_columns(table.columns, [label], "--label")
+    _check_columns(table.columns, ignore, "--ignore")
+    X = table.drop(columns=[label]) if label else table
+    if categorical is not None:
+        X = X.drop(columns=ignore) if ignore else X
+        _check_columns(X.columns, categorical, "--categorical")
+        return X, categorical
+    if default_schema is not None:  # a bundled dataset: its recommended roles
+        return X, default_schema.override(ignored=ignore) if ignore else default_schema
+    return (X.drop(columns=ignore) if ignore else X), "auto"
+
+
+def _progress_bar(args):
+    show = args.progress if args.progress is not None else (sys.stderr.isatty() and not args.quiet)
+    if not show:
+        return contextlib.nullcontext(None)
+    try:
+        from tqdm import tqdm
+    except ImportError:  # pragma: no cover - tqdm comes with the dask extra
+        return contextlib.nullcontext(None)
+    return tqdm(desc="craft fit", unit="pass", file=sys.stderr, dynamic_ncols=True)
+
+
+def _callback(bar):
+    if bar is None:
+        return None
+
+    def update(record):
+        bar.update(1)
+        bar.set_postfix(run=record.restart, K=record.n_clusters, changed=record.n_changed, objective=f"{record.objective:.6g}", refresh=False)
+
+    return update
+
+
+# -- in memory --------------------------------------------------------
+
+
+def _load_memory(args):
+    """The table, the label column's values (or None) and the schema choice for the in-memory fit."""
+    path = Path(args.data)
+    bundled = not path.exists() and args.data in set(datasets.list_datasets()["name"])
+    if bundled:
+        X, y = datasets.load(args.data)
+        table = X.assign(**{datasets.TARGET: y}) if datasets.TARGET not in X.columns else X
+        label = args.label or datasets.TARGET
+        default_schema = datasets.dataset_schema(args.data)
+    else:
+        if not path.exists():
+            raise CraftInputError(
+                f"{args.data!r} is neither a file nor a bundled dataset (bundled: "
+                f"{', '.join(datasets.list_datasets()['name'])})."
+            )
+        table = read_table(path)
+        label = args.label
+        default_schema = None
+    return table, label, default_schema
+
+
+def _fit_memory(args, parameters, categorical, ignore, callback) -> dict:
+    table, label, default_schema = _load_memory(args)
+    X, roles = _roles(table, label, categorical, ignore, default_schema)
+    y = table[label] if label else None
+    model = CRAFT(categorical=roles, callback=callback, **parameters).fit(X)
+    labels = np.asarray(model.labels_, dtype=np.int64)
+    scores = metrics.evaluate(y, labels) if y is not None else None
+    pieces = [pd.DataFrame({"row": np.arange(labels.size, dtype=np.int64), "cluster": labels})]
+    return {"model": model, "metrics": scores, "n_rows": int(labels.size), "label": label, "backend": "memory", "label_pieces": pieces}
+
+
+# -- on a Dask cluster ----------------------------------------------------
+
+
+@contextlib.contextmanager
+def _dask_client(args):
+    try:
+        from distributed import Client, LocalCluster
+    except ImportError:
+        raise CraftInputError(
+            "--scheduler and --local-workers need Dask: pip install 'craft-explorer[dask]'."
+        ) from None
+    if args.scheduler is not None:
+        try:
+            client = Client(args.scheduler, timeout=f"{args.connect_timeout}s")
+        except (OSError, TimeoutError) as error:
+            raise CraftInputError(f"cannot reach the Dask scheduler at {args.scheduler!r}: {error}") from None
+        with client:
+            yield client
+        return
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        cluster = LocalCluster(
+            n_workers=args.local_workers,
+            threads_per_worker=args.threads_per_worker,
+            memory_limit=args.memory_limit,
+            dashboard_address=None,
+        )
+    with cluster, Client(cluster) as client:
+        yield client
+
+
+def _read_dask(args):
+    """The table (lazy, or a bundled dataset in memory), the label column and the default schema for the Dask fit.
+
+    Called before any cluster starts, so that a bad path fails fast.
+    """
+    import dask.dataframe as dd
+
+    source = args.data
+    path = Path(source)
+    pattern = any(ch in source for ch in "*?[") or "://" in source
+    if not path.exists() and not pattern:
+        if source in set(datasets.list_datasets()["name"]):
+            X, y = datasets.load(source)
+            return X.assign(**{datasets.TARGET: y}), args.label or datasets.TARGET, datasets.dataset_schema(source)
+        raise CraftInputError(f"{source!r} is neither a file, a folder, a glob nor a bundled dataset.")
+    suffix = ".parquet" if path.is_dir() else Path(source.rstrip("/")).suffix.lower()
+    if suffix not in _PARQUET and suffix not in _TEXT:
+        raise CraftInputError(
+            f"{source!r}: the Dask backend reads Parquet (.parquet, .pq, or a folder of them) and text tables "
+            f"(.csv, .tsv, .tab, .txt); convert other formats first."
+        )
+    try:
+        if suffix in _PARQUET:
+            table = dd.read_parquet(source)
+        else:
+            sep = _TEXT[suffix]
+            options = {"sep": sep} if sep else {"sep": None, "engine": "python"}
+            table = dd.read_csv(source, blocksize=args.partition_size, na_values=["?"], **options)
+    except Exception as error:  # noqa: BLE001 - any reading failure is a bad input file
+        raise CraftInputError(f"cannot read {source!r} with Dask: {type(error).__name__}: {error}") from None
+    return table, args.label, None
+
+
+def _fit_dask(args, parameters, categorical, ignore, callback) -> dict:
+    from .distributed import DaskCRAFT
+
+    import dask.dataframe as dd
+
+    table, label, default_schema = _read_dask(args)
+    with _dask_client(args) as client:
+        if isinstance(table, pd.DataFrame):  # a bundled dataset: one partition per worker thread
+            threads = max(1, sum(client.nthreads().values()))
+            table = dd.from_pandas(table, npartitions=threads, sort=False)
+        table = table.rename(columns=str) if any(not isinstance(c, str) for c in table.columns) else table
+        X, roles = _roles(table, label, categorical, ignore, default_schema)
+        model = DaskCRAFT(
+            categorical=roles,
+            callback=callback,
+            chunk_rows=args.chunk_rows,
+            persist=args.persist,
+            **parameters,
+        ).fit(X, client=client)
+        pieces = []
+        # Labels come back one partition at a time: the driver never holds them all.
+        for piece in model.labels_.partitions:
+            series = client.compute(piece).result()
+            pieces.append(pd.DataFrame({"row": series.index.to_numpy(dtype=np.int64), "cluster": series.to_numpy()}))
+        scores = None
+        if label:
+            # Scores need every row's class and cluster on the driver: 16 bytes a row.
+            classes = client.compute(table[label]).result().to_numpy()
+            scores = metrics.evaluate(classes, np.concatenate([p["cluster"].to_numpy() for p in pieces]))
+        return {
+            "model": model,
+            "metrics": scores,
+            "n_rows": int(model.partition_sizes_.sum()),
+            "label": label,
+            "backend": "dask",
+            "label_pieces": pieces,
+            "n_partitions": int(model.partition_sizes_.size),
+            "workers": len(client.scheduler_info().get("workers", {})),
+        }
+
+
+# ----------------------------------------------------------------------
+# Output
+
+
+def _write_labels(pieces, path: Path, fmt: str) -> None:
+    if fmt == "parquet":
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        schema = pa.schema([("row", pa.int64()), ("cluster", pa.int64())])
+        with pq.ParquetWriter(path, schema) as writer:
+            for piece in pieces:
+                writer.write_table(pa.Table.from_pandas(piece, schema=schema, preserve_index=False))
+        return
+    with open(path, "wb") as handle:
+        handle.write(b"row,cluster\n")
+        for piece in pieces:
+            # Integers only: nothing a spreadsheet could run, but the shared writer keeps it so.
+            handle.write(export.to_csv_bytes(piece).split(b"\n", 1)[1])
+
+
+def _summary(args, parameters, model, result, messages, seconds) -> str:
+    params = dict(parameters)
+    result_block = {
+        "n_clusters": int(model.n_clusters_),
+        "objective": float(model.objective_),
+        "lam": float(model.lam_),
+        "rho": float(model.rho_),
+        "n_iter": int(model.n_iter_),
+        "converged": bool(model.converged_),
+        "cluster_sizes": [int(s) for s in model.cluster_sizes_],
+        "selected_features": [
+            [str(name) for name, keep in zip(model.feature_names_in_, row) if keep] for row in model.feature_mask_
+        ],
+        "seconds": round(seconds, 3),
+        "warnings": messages,
+    }
+    dataset = {"source": str(args.data), "rows": result["n_rows"], "label": result["label"], "backend": result["backend"]}
+    if result["backend"] == "dask":
+        dataset["partitions"] = result["n_partitions"]
+        dataset["workers"] = result["workers"]
+    document = json.loads(export.params_json(params, dataset=dataset, schema=model.schema_, result=result_block))
+    if result["metrics"] is not None:
+        document["metrics"] = {key: (float(v) if key != "n_clusters" else int(v)) for key, v in result["metrics"].items()}
+    return json.dumps(document, indent=2, ensure_ascii=False)
+
+
+def _report(model, result, messages, out: Path | None) -> None:
+    line = f"K={model.n_clusters_}  objective={model.objective_:.6g}  lambda={model.lam_:.6g}  passes={model.n_iter_}"
+    if result["metrics"] is not None:
+        m = result["metrics"]
+        line += f"  purity={m['purity']:.3f}  NMI={m['nmi']:.3f}  ARI={m['ari']:.3f}"
+    print(line)
+    for message in messages:
+        print(f"warning: {message}", file=sys.stderr)
+    if out is not None:
+        written = sorted(str(path) for path in out.iterdir() if path.name.startswith(("labels.", "masks.", "summary.")))
+        print("wrote " + ", ".join(written))

@@ -1,0 +1,165 @@
+"""Downloads of a CRAFT result: labels and masks as CSV, parameters as JSON.
+
+CSV files are opened in spreadsheets, which run a cell that starts with
+``=``, ``+``, ``-`` or ``@`` (or a tab or carriage return) as a formula
+("CSV injection"). Every text cell and column name that would start so is
+written with a leading single quote, which spreadsheets show as text; plain
+numbers, negative ones included, are written unchanged and stay numbers.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Mapping
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["neutralize", "neutralize_frame", "to_csv_bytes", "labels_csv", "masks_csv", "params_json"]
+
+#: First characters that make a spreadsheet read a cell as a formula.
+FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
+_PLAIN_NUMBER = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$")
+
+
+def neutralize(value):
+    """Escape one cell so that a spreadsheet cannot run it as a formula.
+
+    Strings that start with ``=``, ``+``, ``-``, ``@``, a tab or a carriage
+    return get a leading ``'``, unless they are a plain number such as
+    ``"-1.5"``. Other values (numbers, missing values) are returned as is.
+
+    Examples
+    --------
+    >>> neutralize("=SUM(A1:A3)"), neutralize("-2.5"), neutralize(-2.5), neutralize("@cmd")
+    ("'=SUM(A1:A3)", '-2.5', -2.5, "'@cmd")
+    """
+    if isinstance(value, str) and value.startswith(FORMULA_PREFIXES) and not _PLAIN_NUMBER.match(value):
+        return "'" + value
+    return value
+
+
+def neutralize_frame(frame: pd.DataFrame) -> pd.DataFrame:
+    """A copy of ``frame`` with every text cell and column name neutralised.
+
+    Numeric, boolean and datetime columns are left unchanged (a negative
+    number stays a number); text, categorical and object columns are
+    converted cell by cell with :func:`neutralize`.
+    """
+    out = frame.copy()
+    for position, column in enumerate(frame.columns):
+        series = frame.iloc[:, position]
+        if (pd.api.types.is_numeric_dtype(series.dtype) or pd.api.types.is_bool_dtype(series.dtype)
+                or pd.api.types.is_datetime64_any_dtype(series.dtype)):
+            continue
+        converted = series.astype(object).map(neutralize, na_action="ignore")
+        out.isetitem(position, converted)
+    out.columns = [neutralize(str(c)) for c in frame.columns]
+    return out
+
+
+def to_csv_bytes(frame: pd.DataFrame, *, index: bool = False) -> bytes:
+    """UTF-8 CSV of ``frame`` with formula injection neutralised."""
+    return neutralize_frame(frame).to_csv(index=index, lineterminator="\n").encode("utf-8")
+
+
+def labels_csv(table: pd.DataFrame, labels, *, column: str = "craft_cluster") -> bytes:
+    """The original rows with their cluster as a last column, as CSV bytes.
+
+    Parameters
+    ----------
+    table : DataFrame
+        The table as loaded (all columns, in order).
+    labels : array-like of int, shape (n_rows,)
+    column : str
+        Name of the added column (suffixed with ``_`` while it clashes).
+
+    Examples
+    --------
+    >>> labels_csv(pd.DataFrame({"x": [-1.0, 2.0], "t": ["=1+1", "ok"]}), [0, 1]).decode().splitlines()
+    ['x,t,craft_cluster', "-1.0,'=1+1,0", '2.0,ok,1']
+    """
+    labels = np.asarray(labels)
+    if labels.shape[0] != len(table):
+        raise ValueError(f"{labels.shape[0]} labels for a table of {len(table)} rows")
+    out = table.copy()
+    name = column
+    while name in out.columns:
+        name += "_"
+    out[name] = labels.astype(np.int64)
+    return to_csv_bytes(out)
+
+
+def masks_csv(model) -> bytes:
+    """Selected features per cluster as CSV: one row per cluster, 1 = selected.
+
+    Columns: ``cluster``, ``n_rows``, ``n_selected``, then one per feature
+    (the model's ``feature_names_in_`` order). A first three column name that
+    a feature already has gets a ``_`` suffix.
+    """
+    mask = np.asarray(model.feature_mask_, dtype=np.int64)
+    features = [str(c) for c in model.feature_names_in_]
+    frame = pd.DataFrame(mask, columns=features)
+    meta = {
+        "cluster": np.arange(mask.shape[0]),
+        "n_rows": np.asarray(model.cluster_sizes_, dtype=np.int64),
+        "n_selected": mask.sum(axis=1),
+    }
+    for position, (name, values) in enumerate(meta.items()):
+        while name in frame.columns:
+            name += "_"
+        frame.insert(position, name, values)
+    return to_csv_bytes(frame)
+
+
+def _plain(value):
+    """JSON-ready version of NumPy scalars, tuples and non-finite floats."""
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return [_plain(v) for v in value.tolist()]
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def params_json(params: Mapping, *, dataset: Mapping | None = None, schema=None, result: Mapping | None = None) -> str:
+    """The parameters of a fit (and what is needed to repeat it) as JSON text.
+
+    Parameters
+    ----------
+    params : mapping
+        The fit's parameters (e.g. ``FitParams.to_dict()``).
+    dataset : mapping, optional
+        Where the data came from (name, kind, fingerprint, rows).
+    schema : craft.Schema, optional
+        Column roles used.
+    result : mapping, optional
+        What the fit found (lambda used, K, objective...).
+
+    Examples
+    --------
+    >>> import json
+    >>> json.loads(params_json({"m": 0.5, "rho": None}))["parameters"]
+    {'m': 0.5, 'rho': None}
+    """
+    from . import __version__
+
+    document = {"craft_version": __version__, "parameters": _plain(dict(params))}
+    if dataset is not None:
+        document["dataset"] = _plain(dict(dataset))
+    if schema is not None:
+        document["schema"] = {
+            "numeric": list(schema.numeric),
+            "categorical": list(schema.categorical),
+            "ignored": list(schema.ignored),
+        }
+    if result is not None:
+        document["result"] = _plain(dict(result))
+    return json.dumps(document, indent=2, ensure_ascii=False)

@@ -1,0 +1,1015 @@
+"""Figures of CRAFT results as pure functions returning Plotly figures.
+
+Every figure has a data-preparation function beside it (``mask_frame``,
+``heatmap_panel``, ``projection_frame``, ``history_frame``...), so what is
+drawn can be tested without a browser, and the figures work in a notebook
+as well as in the app. Nothing here imports Streamlit.
+
+Conventions
+-----------
+* ``model`` is a fitted :class:`craft.CRAFT`; ``X`` is the table it was
+  fitted on (its used columns, see :func:`craft.app_support.fitted_X`).
+* Clusters are called by their number in ``labels_`` (0..K-1).
+* Large tables are downsampled *for display only*; the figures say so in
+  their titles and the sampling is stratified by cluster.
+"""
+
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+from plotly.colors import qualitative
+from plotly.subplots import make_subplots
+
+__all__ = [
+    "cluster_colors",
+    "subspace_order",
+    "mask_frame",
+    "fig_feature_masks",
+    "heatmap_panel",
+    "sample_rows",
+    "fig_data_heatmap",
+    "fig_cluster_sizes",
+    "fig_profile_overview",
+    "fig_feature_detail",
+    "projection_frame",
+    "fig_projection",
+    "history_frame",
+    "fig_history",
+    "fig_confusion",
+    "sweep_summary",
+    "fig_sweep",
+    "fig_mask_stability",
+    "rho_demo_frame",
+    "fig_rho_demo",
+    "fig_compare",
+]
+
+#: Colours of selected (blue) and unselected (grey) cells.
+SELECTED_COLOR = "#1f4e9c"
+UNSELECTED_COLOR = "#e4e4e4"
+#: Colour scale of the data heatmap: [0, 0.5) greys for cells of unselected
+#: features, [0.5, 1] blues for cells of selected features.
+EMPHASIS_SCALE = [
+    [0.0, "#fafafa"],
+    [0.4999, "#a8a8a8"],
+    [0.5, "#dbe9f6"],
+    [0.75, "#6baed6"],
+    [1.0, "#08306b"],
+]
+_FONT = dict(size=12)
+
+
+def _esc(value) -> str:
+    """A user string made safe for Plotly's pseudo-HTML text (shown literally)."""
+    return html.escape(str(value), quote=False)
+
+
+def _esc_all(values) -> list[str]:
+    return [_esc(v) for v in values]
+
+
+def cluster_colors(n: int) -> list[str]:
+    """``n`` distinguishable colours, one per cluster (cycling after 60)."""
+    palette = qualitative.Plotly + qualitative.D3[1:] + qualitative.Set2 + qualitative.Dark24
+    return [palette[i % len(palette)] for i in range(n)]
+
+
+# ---------------------------------------------------------------------------
+# Feature masks
+
+
+def _mask_and_names(result, features=None) -> tuple[np.ndarray, list[str]]:
+    if hasattr(result, "feature_mask_"):
+        mask = np.asarray(result.feature_mask_, dtype=bool)
+        names = [str(c) for c in result.feature_names_in_]
+    else:
+        mask = np.asarray(result, dtype=bool)
+        if mask.ndim != 2:
+            raise ValueError(f"a mask must be 2-D (clusters x features); got shape {mask.shape}")
+        names = [str(c) for c in features] if features is not None else [f"x{j}" for j in range(mask.shape[1])]
+    if len(names) != mask.shape[1]:
+        raise ValueError(f"{len(names)} feature names for a mask with {mask.shape[1]} columns")
+    return mask, names
+
+
+def subspace_order(mask: np.ndarray, sizes=None) -> tuple[np.ndarray, np.ndarray]:
+    """Row and column orders that make each cluster's subspace a block.
+
+    Clusters are ordered by size (largest first; by index without sizes).
+    Features are grouped by the first cluster (in that order) that selects
+    them; within a group, features also selected by the next clusters come
+    last, so that overlapping subspaces meet like a staircase; features no
+    cluster selects come at the end. Ties keep the natural order.
+
+    Parameters
+    ----------
+    mask : array-like of bool, shape (n_clusters, n_features)
+    sizes : array-like of shape (n_clusters,) or None
+
+    Returns
+    -------
+    rows, columns : ndarray of int
+        Permutations of the clusters and of the features.
+
+    Examples
+    --------
+    >>> rows, cols = subspace_order([[0, 1, 0, 1], [1, 0, 1, 0]])
+    >>> rows.tolist(), cols.tolist()
+    ([0, 1], [1, 3, 0, 2])
+    """
+    mask = np.asarray(mask, dtype=bool)
+    k, d = mask.shape
+    if sizes is None:
+        rows = np.arange(k)
+    else:
+        sizes = np.asarray(sizes)
+        rows = np.array(sorted(range(k), key=lambda i: (-sizes[i], i)), dtype=np.int64)
+    ordered = mask[rows]
+    keys = []
+    for j in range(d):
+        column = ordered[:, j]
+        first = int(np.argmax(column)) if column.any() else k
+        later = tuple(int(v) for v in column[first + 1 :]) if first < k else ()
+        keys.append((first, later, j))
+    columns = np.array([key[2] for key in sorted(keys)], dtype=np.int64)
+    return rows.astype(np.int64), columns
+
+
+def mask_frame(result, *, features=None, order: str = "subspace", sizes=None) -> pd.DataFrame:
+    """The feature mask as a clusters x features table of booleans, ordered for display.
+
+    Parameters
+    ----------
+    result : craft.CRAFT or array-like of bool (n_clusters, n_features)
+        A fitted model (its ``feature_mask_``) or a mask.
+    features : list of str, optional
+        Column names for a mask given as an array.
+    order : {"subspace", "natural", "count"}
+        ``"subspace"``: :func:`subspace_order` (clusters by size when the
+        model gives sizes); ``"natural"``: table order; ``"count"``: features
+        selected by most clusters first.
+    sizes : array-like, optional
+        Cluster sizes for ``"subspace"`` when ``result`` is an array.
+
+    Returns
+    -------
+    DataFrame
+        Index ``cluster`` (cluster numbers), columns the feature names.
+
+    Examples
+    --------
+    >>> mask_frame([[True, False], [False, True]], features=["a", "b"], order="natural").values.tolist()
+    [[True, False], [False, True]]
+    """
+    mask, names = _mask_and_names(result, features)
+    if sizes is None and hasattr(result, "cluster_sizes_"):
+        sizes = result.cluster_sizes_
+    rows = np.arange(mask.shape[0])
+    if order == "subspace":
+        rows, columns = subspace_order(mask, sizes)
+    elif order == "natural":
+        columns = np.arange(mask.shape[1])
+    elif order == "count":
+        columns = np.array(sorted(range(mask.shape[1]), key=lambda j: (-mask[:, j].sum(), j)), dtype=np.int64)
+    else:
+        raise ValueError(f"order={order!r} must be 'subspace', 'natural' or 'count'")
+    return pd.DataFrame(
+        mask[np.ix_(rows, columns)],
+        index=pd.Index(rows, name="cluster"),
+        columns=[names[j] for j in columns],
+    )
+
+
+def _binary_heatmap(frame: pd.DataFrame, row_labels: list[str], name: str) -> go.Heatmap:
+    z = frame.to_numpy(dtype=np.float64)
+    selected = frame.to_numpy()
+    text = np.array(
+        [[f"{row} · {_esc(feature)}: {'selected' if on else 'not selected'}" for feature, on in zip(frame.columns, flags)]
+         for row, flags in zip(row_labels, selected)],
+        dtype=object,
+    ).reshape(z.shape)
+    return go.Heatmap(
+        z=z,
+        x=_esc_all(frame.columns),
+        y=row_labels,
+        zmin=0,
+        zmax=1,
+        colorscale=[[0, UNSELECTED_COLOR], [0.5, UNSELECTED_COLOR], [0.5, SELECTED_COLOR], [1, SELECTED_COLOR]],
+        showscale=False,
+        xgap=1,
+        ygap=1,
+        text=text,
+        hovertemplate="%{text}<extra></extra>",
+        name=name,
+    )
+
+
+def fig_feature_masks(
+    result,
+    *,
+    features=None,
+    order: str = "subspace",
+    sizes=None,
+    true_mask=None,
+    true_features=None,
+    cluster_match=None,
+    title: str | None = None,
+) -> go.Figure:
+    """Heatmap of the selected features per cluster (clusters x features).
+
+    Parameters
+    ----------
+    result : craft.CRAFT or array-like of bool
+        See :func:`mask_frame`.
+    features, order, sizes
+        See :func:`mask_frame`.
+    true_mask : array-like of bool (n_true, n_true_features), optional
+        Planted subspaces, drawn on the left ("Dataset | CRAFT").
+    true_features : list of str, optional
+        Names of ``true_mask``'s columns (default: the same as the result's).
+        Only features present in the result are drawn.
+    cluster_match : array-like of int, optional
+        For each found cluster, the true cluster it matches (or -1); found
+        clusters are then drawn in the true clusters' order and the feature
+        order follows the true mask.
+    title : str, optional
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        One heatmap (or two side by side) with z = 1 where a feature is
+        selected; rows are labelled ``"cluster k (n)"`` when sizes are known.
+    """
+    mask, names = _mask_and_names(result, features)
+    if sizes is None and hasattr(result, "cluster_sizes_"):
+        sizes = np.asarray(result.cluster_sizes_)
+    if true_mask is None:
+        frame = mask_frame(mask, features=names, order=order, sizes=sizes)
+        labels = [_cluster_label(k, sizes) for k in frame.index]
+        fig = go.Figure(_binary_heatmap(frame, labels, "CRAFT"))
+        fig.update_yaxes(autorange="reversed", title="cluster")
+        fig.update_xaxes(title="feature", tickangle=-60 if frame.shape[1] > 12 else 0)
+        _finish(fig, title or f"Selected features per cluster ({frame.shape[0]} clusters × {frame.shape[1]} features)",
+                height=_mask_height(frame.shape[0]))
+        return fig
+
+    true_mask = np.asarray(true_mask, dtype=bool)
+    true_features = list(true_features) if true_features is not None else names
+    present = [true_features.index(n) for n in names if n in true_features]
+    truth = true_mask[:, present]
+    truth_names = [true_features[j] for j in present]
+    # Column order from the planted subspaces (so the dataset shows its blocks).
+    if order == "subspace":
+        _, columns = subspace_order(truth)
+    else:
+        columns = np.arange(len(truth_names))
+    ordered_names = [truth_names[j] for j in columns]
+    positions = [names.index(n) for n in ordered_names] + [j for j, n in enumerate(names) if n not in ordered_names]
+    all_names = [names[j] for j in positions]
+    truth_frame = pd.DataFrame(truth[:, columns], columns=ordered_names).reindex(columns=all_names, fill_value=False)
+    rows = _matched_rows(mask.shape[0], cluster_match, sizes)
+    found_frame = pd.DataFrame(mask[np.ix_(rows, positions)], index=rows, columns=all_names)
+    fig = make_subplots(
+        rows=1, cols=2, horizontal_spacing=0.06,
+        subplot_titles=("Dataset: planted subspaces", "CRAFT: selected features"),
+    )
+    truth_labels = [f"planted {t + 1}" for t in range(truth_frame.shape[0])]
+    fig.add_trace(_binary_heatmap(truth_frame, truth_labels, "planted"), row=1, col=1)
+    fig.add_trace(_binary_heatmap(found_frame, [_cluster_label(k, sizes) for k in rows], "CRAFT"), row=1, col=2)
+    fig.update_yaxes(autorange="reversed")
+    fig.update_xaxes(tickangle=-60 if len(all_names) > 12 else 0)
+    height = _mask_height(max(truth_frame.shape[0], found_frame.shape[0]))
+    _finish(fig, title or "Planted subspaces | CRAFT's selected features", height=height)
+    return fig
+
+
+def _matched_rows(n_found: int, cluster_match, sizes) -> np.ndarray:
+    if cluster_match is None:
+        return np.arange(n_found)
+    match = np.asarray(cluster_match)
+    matched = sorted((int(match[k]), k) for k in range(n_found) if match[k] >= 0)
+    rest = [k for k in range(n_found) if match[k] < 0]
+    if sizes is not None:
+        rest.sort(key=lambda k: -sizes[k])
+    return np.array([k for _, k in matched] + rest, dtype=np.int64)
+
+
+def _cluster_label(k: int, sizes) -> str:
+    return f"cluster {k}" if sizes is None else f"cluster {k} ({int(sizes[k])})"
+
+
+def _mask_height(n_rows: int) -> int:
+    return int(min(900, 170 + 26 * n_rows))
+
+
+def _finish(fig: go.Figure, title: str, *, height: int | None = None) -> go.Figure:
+    fig.update_layout(
+        title=dict(text=title, x=0, xanchor="left", font=dict(size=15)),
+        margin=dict(l=10, r=10, t=60, b=10),
+        font=_FONT,
+    )
+    if height is not None:
+        fig.update_layout(height=height)
+    return fig
+
+
+# ---------------------------------------------------------------------------
+# Data heatmap
+
+
+def sample_rows(labels, max_rows: int, *, random_state=0) -> np.ndarray:
+    """Rows to display: all of them, or a sample stratified by cluster.
+
+    Each cluster keeps a share of ``max_rows`` proportional to its size
+    (largest remainders), at least one row when there are no more clusters
+    than ``max_rows``. The result is sorted by cluster, then by row.
+
+    Examples
+    --------
+    >>> sample_rows([0, 0, 1, 1, 1, 1], 3).tolist()
+    [0, 2, 4]
+    """
+    labels = np.asarray(labels)
+    n = labels.shape[0]
+    order = np.lexsort((np.arange(n), labels))
+    if n <= max_rows:
+        return order
+    rng = np.random.default_rng(random_state)
+    groups, counts = np.unique(labels, return_counts=True)
+    quota = counts * max_rows / n
+    take = np.floor(quota).astype(int)
+    if len(groups) <= max_rows:
+        take = np.maximum(take, 1)
+    while take.sum() > max_rows:  # the minimum of one row took rows from the others
+        take[int(np.argmax(take))] -= 1
+    order = np.argsort(-(quota - np.floor(quota)), kind="stable")
+    while take.sum() < max_rows:
+        room = [g for g in order if take[g] < counts[g]]
+        for g in room[: max_rows - take.sum()]:
+            take[g] += 1
+    chosen = []
+    for group, count in zip(groups, take):
+        members = np.flatnonzero(labels == group)
+        if count >= members.size:
+            chosen.append(members)
+        else:
+            picked = rng.choice(members.size, size=int(count), replace=False)
+            chosen.append(np.sort(members[np.sort(picked)]))
+    return np.concatenate(chosen) if chosen else np.array([], dtype=np.int64)
+
+
+@dataclass
+class HeatmapPanel:
+    """What one panel of the data heatmap draws.
+
+    Attributes
+    ----------
+    z : ndarray (n_shown, n_features)
+        Display value in [0, 1]: ``0.5 * value`` for cells of features the
+        row's cluster does not select, ``0.5 + 0.5 * value`` for selected
+        ones (``value`` is a column-wise scaled number or level code in
+        [0, 1]); NaN for missing cells.
+    selected : ndarray of bool (n_shown, n_features)
+    rows : ndarray of int
+        Table rows shown, in display order (sorted by group).
+    groups : ndarray
+        Cluster of every shown row.
+    features : list of str
+    text : ndarray of str (n_shown, n_features)
+        Original cell values, for hovering.
+    n_total : int
+        Rows in the table (all of them were used to fit).
+    """
+
+    z: np.ndarray
+    selected: np.ndarray
+    rows: np.ndarray
+    groups: np.ndarray
+    features: list
+    text: np.ndarray
+    n_total: int
+
+    @property
+    def sampled(self) -> bool:
+        return len(self.rows) < self.n_total
+
+    def caption(self) -> str:
+        """A sentence on what is shown (and whether rows were sampled)."""
+        if self.sampled:
+            return (f"Showing {len(self.rows):,} of {self.n_total:,} rows: a sample stratified by cluster, for "
+                    f"display only; the fit used all {self.n_total:,} rows.")
+        return f"Showing all {self.n_total:,} rows."
+
+
+def _scaled_values(X: pd.DataFrame, features: list[str], categorical: set, levels: dict) -> np.ndarray:
+    """Every column scaled to [0, 1]: numbers by clipped z-score, levels by code."""
+    out = np.full((len(X), len(features)), np.nan)
+    for j, name in enumerate(features):
+        column = X[name]
+        if name in categorical:
+            known = levels.get(name)
+            codes = pd.Categorical(column, categories=known).codes.astype(np.float64) if known else \
+                pd.Categorical(column).codes.astype(np.float64)
+            n_levels = len(known) if known else max(1, int(codes.max()) + 1)
+            codes[codes < 0] = np.nan
+            out[:, j] = codes / (n_levels - 1) if n_levels > 1 else 0.5
+        else:
+            values = pd.to_numeric(column, errors="coerce").to_numpy(dtype=np.float64)
+            finite = np.isfinite(values)
+            if finite.any():
+                mean, sd = values[finite].mean(), values[finite].std()
+                z = (values - mean) / sd if sd > 0 else np.zeros_like(values)
+                out[:, j] = np.clip(z, -2.5, 2.5) / 5.0 + 0.5
+            out[~finite, j] = np.nan
+    return out
+
+
+def heatmap_panel(
+    X: pd.DataFrame,
+    labels,
+    mask,
+    *,
+    features=None,
+    categorical=(),
+    levels=None,
+    rows=None,
+    group_order=None,
+) -> HeatmapPanel:
+    """Prepare one panel of the data heatmap: rows sorted by group, selected cells emphasised.
+
+    Parameters
+    ----------
+    X : DataFrame
+        The table (only ``features`` are drawn).
+    labels : array-like of int, shape (n_samples,)
+        Group (cluster) of every row: 0..G-1.
+    mask : array-like of bool, shape (G, len(features))
+        Selected features of each group.
+    features : list of str, optional
+        Columns in display order (default: all of ``X``).
+    categorical : collection of str
+        Columns drawn as level codes (others as numbers).
+    levels : dict, optional
+        Level order per categorical column.
+    rows : array-like of int, optional
+        Rows to show (default: all); they are re-sorted by group.
+    group_order : array-like of int, optional
+        Order of the groups from top to bottom (default 0..G-1).
+
+    Returns
+    -------
+    HeatmapPanel
+    """
+    features = list(X.columns) if features is None else list(features)
+    labels = np.asarray(labels)
+    mask = np.asarray(mask, dtype=bool)
+    rows = np.arange(len(X)) if rows is None else np.asarray(rows)
+    n_groups = mask.shape[0]
+    rank = np.empty(max(n_groups, int(labels.max()) + 1 if labels.size else 0), dtype=np.int64)
+    order = np.arange(rank.size) if group_order is None else np.asarray(group_order)
+    rank[:] = rank.size
+    rank[order] = np.arange(order.size)
+    rows = rows[np.lexsort((rows, rank[labels[rows]]))]
+    shown = X.iloc[rows]
+    values = _scaled_values(shown, features, set(categorical), levels or {})
+    groups = labels[rows]
+    selected = mask[groups]
+    z = np.where(selected, 0.5 + 0.5 * values, 0.5 * values)
+    text = shown[features].astype("string").fillna("missing").to_numpy(dtype=object)
+    return HeatmapPanel(z=z, selected=selected, rows=rows, groups=groups, features=features, text=text, n_total=len(X))
+
+
+def _panel_trace(panel: HeatmapPanel, group_name: str, offset: int = 0) -> go.Heatmap:
+    """One heatmap trace; hover text says row, group, value and whether the cell is selected."""
+    n_shown = len(panel.rows)
+    state = np.where(panel.selected, "selected", "not selected")
+    names = _esc_all(panel.features)
+    heads = [f"row {r} · {group_name} {g + offset}" for r, g in zip(panel.rows.tolist(), panel.groups.tolist())]
+    text = np.empty(panel.z.shape, dtype=object)
+    for i, head in enumerate(heads):
+        values, states = panel.text[i], state[i]
+        text[i] = [f"{head}<br>{name} = {_esc(value)} ({chosen})" for name, value, chosen in zip(names, values, states)]
+    return go.Heatmap(
+        z=panel.z,
+        x=names,
+        y=np.arange(n_shown),
+        zmin=0,
+        zmax=1,
+        colorscale=EMPHASIS_SCALE,
+        showscale=False,
+        text=text,
+        hovertemplate="%{text}<extra></extra>",
+    )
+
+
+def _group_axis(fig: go.Figure, panel: HeatmapPanel, prefix: str, col: int, offset: int = 0) -> None:
+    """Tick labels at group centres and lines between groups."""
+    groups = panel.groups
+    if groups.size == 0:
+        return
+    starts = np.flatnonzero(np.r_[True, groups[1:] != groups[:-1]])
+    ends = np.r_[starts[1:], groups.size]
+    ticks = (starts + ends - 1) / 2.0
+    fig.layout["yaxis" if col == 1 else f"yaxis{col}"].update(
+        tickmode="array", tickvals=ticks.tolist(), ticktext=[f"{prefix} {groups[s] + offset}" for s in starts],
+        autorange="reversed",
+    )
+    axis = "x" if col == 1 else f"x{col}"
+    yaxis = "y" if col == 1 else f"y{col}"
+    for s in starts[1:]:
+        fig.add_shape(type="line", xref=f"{axis} domain", yref=yaxis, x0=0, x1=1, y0=s - 0.5, y1=s - 0.5,
+                      line=dict(color="#d62728", width=1.5))
+
+
+def fig_data_heatmap(
+    model,
+    X: pd.DataFrame,
+    *,
+    max_rows: int = 400,
+    order: str = "subspace",
+    y_true=None,
+    true_mask=None,
+    true_features=None,
+    random_state=0,
+) -> go.Figure:
+    """The data, rows sorted by cluster, selected cells emphasised: the paper's figures, live.
+
+    Parameters
+    ----------
+    model : craft.CRAFT
+    X : DataFrame
+        The fitted columns.
+    max_rows : int
+        Rows drawn at most (a sample stratified by cluster beyond; the title
+        says so). The fit is not affected.
+    order : {"subspace", "natural", "count"}
+        Feature order (see :func:`mask_frame`); with a true mask,
+        "subspace" follows the planted subspaces.
+    y_true : array-like of int, optional
+        Planted cluster of every row (0..T-1); with ``true_mask`` a
+        "Dataset" panel is drawn on the left.
+    true_mask : array-like of bool (T, n_true_features), optional
+    true_features : list of str, optional
+        Columns of ``true_mask`` (default: ``X``'s).
+    random_state : int
+        Seed of the display sample.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+    """
+    features = [str(c) for c in model.feature_names_in_]
+    mask = np.asarray(model.feature_mask_, dtype=bool)
+    labels = np.asarray(model.labels_)
+    categorical = set(model.schema_.categorical)
+    levels = {name: model.encoder_.levels_[q] for q, name in enumerate(model.schema_.categorical)}
+    rows = sample_rows(labels, max_rows, random_state=random_state)
+    two = y_true is not None and true_mask is not None
+    match = None
+    if two:
+        from .app_support import align_clusters
+
+        y_codes = np.asarray(pd.Categorical(np.asarray(y_true)).codes, dtype=np.int64)
+        truth = np.asarray(true_mask, dtype=bool)
+        true_features = list(true_features) if true_features is not None else features
+        present = [true_features.index(n) for n in features if n in true_features]
+        truth_full = np.zeros((truth.shape[0], len(features)), dtype=bool)
+        for j, name in enumerate(features):
+            if name in true_features:
+                truth_full[:, j] = truth[:, true_features.index(name)]
+        if order == "subspace" and present:
+            _, columns = subspace_order(truth_full)
+        else:
+            columns = np.arange(len(features))
+        match = align_clusters(y_codes, labels)
+        group_order = _matched_rows(mask.shape[0], match, model.cluster_sizes_)
+    else:
+        if order == "subspace":
+            group_order, columns = subspace_order(mask, model.cluster_sizes_)
+        else:
+            group_order = np.arange(mask.shape[0])
+            columns = mask_frame(mask, features=features, order=order).columns
+            columns = np.array([features.index(c) for c in columns])
+    ordered = [features[j] for j in columns]
+    found = heatmap_panel(X, labels, mask[:, columns], features=ordered, categorical=categorical, levels=levels,
+                          rows=rows, group_order=group_order)
+    sampled = f" — {len(found.rows):,} of {found.n_total:,} rows shown (stratified sample)" if found.sampled else ""
+    height = int(min(900, max(380, 1.4 * len(found.rows) + 160)))
+    if not two:
+        fig = go.Figure(_panel_trace(found, "cluster"))
+        _group_axis(fig, found, "cluster", 1)
+        fig.update_xaxes(tickangle=-60 if len(ordered) > 12 else 0)
+        return _finish(fig, f"Data sorted by CRAFT cluster; blue = selected features{sampled}", height=height)
+    planted = heatmap_panel(X, y_codes, truth_full[:, columns], features=ordered, categorical=categorical,
+                            levels=levels, rows=rows)
+    fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.08,
+                        subplot_titles=("Dataset: planted clusters and subspaces", "CRAFT: clusters and selected features"))
+    fig.add_trace(_panel_trace(planted, "planted", 1), row=1, col=1)
+    fig.add_trace(_panel_trace(found, "cluster"), row=1, col=2)
+    _group_axis(fig, planted, "planted", 1, 1)
+    _group_axis(fig, found, "cluster", 2)
+    fig.update_xaxes(tickangle=-60 if len(ordered) > 12 else 0)
+    return _finish(fig, f"Dataset | CRAFT; blue = selected (planted) features{sampled}", height=height)
+
+
+# ---------------------------------------------------------------------------
+# Sizes and profiles
+
+
+def fig_cluster_sizes(sizes, *, title: str | None = None) -> go.Figure:
+    """Bar chart of the number of rows per cluster.
+
+    Parameters
+    ----------
+    sizes : array-like of int or a fitted model (its ``cluster_sizes_``)
+    """
+    if hasattr(sizes, "cluster_sizes_"):
+        sizes = sizes.cluster_sizes_
+    sizes = np.asarray(sizes, dtype=np.int64)
+    total = max(1, int(sizes.sum()))
+    fig = go.Figure(
+        go.Bar(
+            x=[f"cluster {k}" for k in range(sizes.size)],
+            y=sizes,
+            marker_color=cluster_colors(sizes.size),
+            text=[f"{s:,} ({s / total:.0%})" for s in sizes],
+            textposition="auto",
+            hovertemplate="%{x}: %{y:,} rows<extra></extra>",
+        )
+    )
+    fig.update_yaxes(title="rows")
+    return _finish(fig, title or f"Cluster sizes ({sizes.size} clusters, {total:,} rows)", height=340)
+
+
+def fig_profile_overview(profiles: pd.DataFrame, cluster: int) -> go.Figure:
+    """Why features are selected in one cluster: numeric spread and categorical gain.
+
+    Numeric features: the within-cluster standard deviation as a share of
+    the overall one (small = concentrated = selectable). Categorical
+    features: the gain share ``(G_d - G_kd) / G_d``. Selected features are
+    blue, others grey; bars are sorted by the engine's ranking.
+
+    Parameters
+    ----------
+    profiles : DataFrame
+        From :func:`craft.profiles.cluster_profiles`.
+    cluster : int
+    """
+    rows = profiles[profiles["cluster"] == cluster]
+    kinds = [kind for kind in ("numeric", "categorical") if (rows["kind"] == kind).any()]
+    titles = {
+        "numeric": "numeric: σ in cluster / σ overall (lower = tighter)",
+        "categorical": "categorical: entropy gain (G_d − G_kd) / G_d (higher = purer)",
+    }
+    fig = make_subplots(rows=1, cols=max(1, len(kinds)), subplot_titles=[titles[k] for k in kinds],
+                        horizontal_spacing=0.18)
+    tallest = 1
+    for col, kind in enumerate(kinds, start=1):
+        part = rows[rows["kind"] == kind].sort_values("rank", ascending=False)
+        value = part["sd_ratio"] if kind == "numeric" else part["gain_share"]
+        tallest = max(tallest, len(part))
+        fig.add_trace(
+            go.Bar(
+                x=value,
+                y=_esc_all(part["feature"]),
+                orientation="h",
+                marker_color=np.where(part["selected"], SELECTED_COLOR, "#b0b0b0"),
+                customdata=_esc_all(part["reason"]),
+                hovertemplate="%{y}: %{x:.3f}<br>%{customdata}<extra></extra>",
+                showlegend=False,
+            ),
+            row=1,
+            col=col,
+        )
+        fig.update_xaxes(tickformat=".0%", row=1, col=col)
+    size = int(rows["size"].iloc[0]) if len(rows) else 0
+    return _finish(fig, f"Cluster {cluster} ({size:,} rows): blue = selected", height=int(min(1400, 140 + 18 * tallest)))
+
+
+def fig_feature_detail(model, X: pd.DataFrame, cluster: int, feature: str) -> go.Figure:
+    """One feature in one cluster against all rows.
+
+    Categorical: the level distribution in the cluster and overall (grouped
+    bars). Numeric: histograms (as shares) of the cluster and of all rows,
+    with the cluster mean ± one standard deviation marked.
+    """
+    from .profiles import level_distribution, numeric_values
+
+    if feature in model.schema_.categorical:
+        levels = level_distribution(model, X, cluster, feature)
+        fig = go.Figure([
+            go.Bar(name=f"cluster {cluster}", x=_esc_all(levels["level"]), y=levels["cluster_share"],
+                   marker_color=SELECTED_COLOR, hovertemplate="%{x}: %{y:.1%}<extra>cluster</extra>"),
+            go.Bar(name="all rows", x=_esc_all(levels["level"]), y=levels["overall_share"],
+                   marker_color="#b0b0b0", hovertemplate="%{x}: %{y:.1%}<extra>all rows</extra>"),
+        ])
+        fig.update_layout(barmode="group")
+        fig.update_yaxes(tickformat=".0%", title="share of rows")
+        return _finish(fig, f"{_esc(feature)}: levels in cluster {cluster} vs all rows", height=340)
+    inside, everything = numeric_values(model, X, cluster, feature)
+    fig = go.Figure([
+        go.Histogram(x=everything, name="all rows", histnorm="probability", marker_color="#b0b0b0", opacity=0.6,
+                     nbinsx=40),
+        go.Histogram(x=inside, name=f"cluster {cluster}", histnorm="probability", marker_color=SELECTED_COLOR,
+                     opacity=0.7, nbinsx=40),
+    ])
+    fig.update_layout(barmode="overlay")
+    if inside.size:
+        mean, sd = float(inside.mean()), float(inside.std())
+        fig.add_vline(x=mean, line=dict(color=SELECTED_COLOR, width=2))
+        fig.add_vrect(x0=mean - sd, x1=mean + sd, fillcolor=SELECTED_COLOR, opacity=0.08, line_width=0)
+    fig.update_yaxes(tickformat=".0%", title="share of rows")
+    return _finish(fig, f"{_esc(feature)}: values in cluster {cluster} vs all rows", height=340)
+
+
+# ---------------------------------------------------------------------------
+# Projection
+
+
+def projection_frame(model, X: pd.DataFrame, *, max_points: int = 4000, random_state=0) -> pd.DataFrame:
+    """A 2-D PCA projection of the encoded data (numbers standardized, levels one-hot).
+
+    The PCA is fitted on at most 5,000 rows (a random sample beyond: two
+    components of a mean and covariance are estimated well from it); at most
+    ``max_points`` rows (stratified by cluster) are returned for display.
+
+    Returns
+    -------
+    DataFrame
+        Columns ``row``, ``pc1``, ``pc2``, ``cluster``; ``attrs`` holds
+        ``explained`` (variance ratio of the two components) and ``n_total``.
+    """
+    from sklearn.decomposition import PCA
+
+    data = model.encoder_.transform(X[[str(c) for c in model.engine_features_]])
+    matrix = data.numeric
+    if not model.standardize and data.n_numeric:
+        spread = matrix.std(axis=0)
+        matrix = (matrix - matrix.mean(axis=0)) / np.where(spread > 0, spread, 1.0)
+    if data.n_categorical:
+        matrix = np.hstack([matrix, data.onehot().toarray()])
+    labels = np.asarray(model.labels_)
+    n = matrix.shape[0]
+    rng = np.random.default_rng(random_state)
+    fit_rows = np.arange(n) if n <= 5000 else np.sort(rng.choice(n, 5000, replace=False))
+    n_components = int(min(2, matrix.shape[1], len(fit_rows)))
+    pca = PCA(n_components=n_components, random_state=0).fit(matrix[fit_rows])
+    shown = np.sort(sample_rows(labels, max_points, random_state=random_state))
+    coords = pca.transform(matrix[shown])
+    if coords.shape[1] < 2:
+        coords = np.hstack([coords, np.zeros((coords.shape[0], 2 - coords.shape[1]))])
+    frame = pd.DataFrame(dict(row=shown, pc1=coords[:, 0], pc2=coords[:, 1], cluster=labels[shown]))
+    explained = list(pca.explained_variance_ratio_) + [0.0] * (2 - n_components)
+    frame.attrs.update(explained=explained, n_total=n)
+    return frame
+
+
+def fig_projection(frame: pd.DataFrame, *, labels=None, highlight=None, title: str | None = None,
+                   group_name: str = "cluster") -> go.Figure:
+    """Scatter of a :func:`projection_frame`, coloured by cluster.
+
+    Parameters
+    ----------
+    frame : DataFrame
+    labels : array-like, optional
+        Another labelling of ``frame``'s rows (e.g. an earlier iteration).
+    highlight : array-like of bool, optional
+        Rows drawn with a black outline (e.g. points that changed cluster).
+    """
+    labels = frame["cluster"].to_numpy() if labels is None else np.asarray(labels)
+    groups = np.unique(labels)
+    colors = cluster_colors(int(groups.max()) + 1 if groups.size else 0)
+    fig = go.Figure()
+    outline = np.zeros(len(frame), dtype=bool) if highlight is None else np.asarray(highlight, dtype=bool)
+    for g in groups:
+        inside = labels == g
+        fig.add_trace(go.Scattergl(
+            x=frame["pc1"].to_numpy()[inside], y=frame["pc2"].to_numpy()[inside], mode="markers",
+            name=f"{group_name} {g}", customdata=frame["row"].to_numpy()[inside],
+            marker=dict(size=6, color=colors[int(g)], opacity=0.75,
+                        line=dict(width=np.where(outline[inside], 1.5, 0).tolist(), color="black")),
+            hovertemplate="row %{customdata}<extra>" + f"{group_name} {g}" + "</extra>",
+        ))
+    explained = frame.attrs.get("explained", [np.nan, np.nan])
+    n_total = frame.attrs.get("n_total", len(frame))
+    fig.update_xaxes(title=f"PC 1 ({explained[0]:.0%} of variance)")
+    fig.update_yaxes(title=f"PC 2 ({explained[1]:.0%} of variance)")
+    sampled = f" — {len(frame):,} of {n_total:,} rows shown" if len(frame) < n_total else ""
+    return _finish(fig, title or f"PCA of the encoded data, coloured by cluster{sampled}", height=480)
+
+
+# ---------------------------------------------------------------------------
+# History
+
+
+def history_frame(model) -> pd.DataFrame:
+    """One row per iteration of the kept run: objective, K, changed and opened."""
+    records = model.history_
+    return pd.DataFrame(
+        dict(
+            iteration=[r.iteration for r in records],
+            objective=[r.objective for r in records],
+            n_clusters=[r.n_clusters for r in records],
+            n_changed=[r.n_changed for r in records],
+            n_opened=[r.n_opened for r in records],
+        )
+    )
+
+
+def fig_history(model_or_frame, *, current: int | None = None) -> go.Figure:
+    """The objective and the number of clusters K per iteration.
+
+    Parameters
+    ----------
+    model_or_frame : craft.CRAFT or DataFrame from :func:`history_frame`
+    current : int, optional
+        An iteration to mark (the Teach page's slider).
+    """
+    frame = model_or_frame if isinstance(model_or_frame, pd.DataFrame) else history_frame(model_or_frame)
+    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.12,
+                        subplot_titles=("objective", "clusters K (bars: clusters opened in the pass)"))
+    fig.add_trace(go.Scatter(x=frame["iteration"], y=frame["objective"], mode="lines+markers", name="objective",
+                             line=dict(color=SELECTED_COLOR)), row=1, col=1)
+    fig.add_trace(go.Scatter(x=frame["iteration"], y=frame["n_clusters"], mode="lines+markers", name="K",
+                             line=dict(color="#d62728", shape="hv")), row=2, col=1)
+    fig.add_trace(go.Bar(x=frame["iteration"], y=frame["n_opened"], name="opened", marker_color="#ff9896",
+                         opacity=0.6), row=2, col=1)
+    fig.update_xaxes(title="iteration", dtick=1 if len(frame) <= 20 else None, row=2, col=1)
+    if current is not None:
+        for row in (1, 2):
+            fig.add_vline(x=current, line=dict(color="black", dash="dot"), row=row, col=1)
+    fig.update_layout(showlegend=False)
+    return _finish(fig, f"Objective and K per iteration ({len(frame)} iterations of the kept run)", height=460)
+
+
+# ---------------------------------------------------------------------------
+# Evaluation
+
+
+def fig_confusion(table: pd.DataFrame, *, title: str | None = None) -> go.Figure:
+    """Clusters x classes counts, coloured by the share of each cluster's rows.
+
+    Parameters
+    ----------
+    table : DataFrame
+        From :func:`craft.metrics.contingency` (rows clusters, columns classes).
+    """
+    counts = table.to_numpy(dtype=np.int64)
+    shares = counts / np.maximum(counts.sum(axis=1, keepdims=True), 1)
+    rows = [f"cluster {c}" for c in table.index]
+    cols = _esc_all(table.columns)
+    fig = go.Figure(go.Heatmap(
+        z=shares, x=cols, y=rows, colorscale="Blues", zmin=0, zmax=1,
+        text=counts, texttemplate="%{text}", customdata=counts,
+        hovertemplate="%{y} · class %{x}<br>%{customdata} rows (%{z:.0%} of the cluster)<extra></extra>",
+        colorbar=dict(title="share", tickformat=".0%"),
+    ))
+    fig.update_yaxes(autorange="reversed", title="cluster")
+    fig.update_xaxes(title="class")
+    return _finish(fig, title or "Confusion matrix (clusters × classes)", height=int(min(900, 200 + 28 * len(rows))))
+
+
+def fig_compare(frame: pd.DataFrame) -> go.Figure:
+    """Methods side by side: purity, NMI and ARI when known, else K and time.
+
+    Parameters
+    ----------
+    frame : DataFrame
+        From :func:`craft.app_support.compare_methods`.
+    """
+    scored = frame[["purity", "nmi", "ari"]].notna().any().any()
+    fig = go.Figure()
+    if scored:
+        for metric, color in (("purity", "#1f77b4"), ("nmi", "#ff7f0e"), ("ari", "#2ca02c")):
+            fig.add_trace(go.Bar(name=metric.upper() if metric != "purity" else "purity", x=frame["method"],
+                                 y=frame[metric], marker_color=color, texttemplate="%{y:.2f}", textposition="outside"))
+        fig.update_layout(barmode="group")
+        fig.update_yaxes(range=[min(0, float(np.nanmin(frame[["ari"]].to_numpy(dtype=float), initial=0))), 1.05])
+        title = "Purity, NMI and ARI per method"
+    else:
+        fig.add_trace(go.Bar(name="K", x=frame["method"], y=frame["K"], marker_color="#1f77b4",
+                             texttemplate="%{y}", textposition="outside"))
+        title = "Clusters found per method (no label column: no scores)"
+    return _finish(fig, title, height=380)
+
+
+# ---------------------------------------------------------------------------
+# What-if
+
+
+def sweep_summary(frame: pd.DataFrame) -> pd.DataFrame:
+    """Mean and standard deviation over seeds of every measured column, per value."""
+    measured = [c for c in ("K", "objective", "lam", "purity", "nmi", "ari", "seconds") if c in frame]
+    numeric = frame[["value"] + measured].apply(pd.to_numeric, errors="coerce")
+    grouped = numeric.groupby("value", sort=True)
+    mean = grouped.mean().add_suffix("_mean")
+    sd = grouped.std(ddof=0).fillna(0.0).add_suffix("_sd")
+    return pd.concat([mean, sd], axis=1).reset_index()
+
+
+def fig_sweep(frame: pd.DataFrame, param: str, *, label: str | None = None) -> go.Figure:
+    """K, objective and (when labelled) purity/NMI/ARI against a swept parameter.
+
+    Parameters
+    ----------
+    frame : DataFrame
+        From :func:`craft.app_support.sweep` (one row per value and seed).
+    param : str
+        The swept parameter (``"lam"`` gets a log axis).
+    """
+    summary = sweep_summary(frame)
+    has_scores = "purity_mean" in summary and summary["purity_mean"].notna().any()
+    titles = ["clusters K", "objective"] + (["purity / NMI / ARI"] if has_scores else [])
+    fig = make_subplots(rows=1, cols=len(titles), subplot_titles=titles, horizontal_spacing=0.08)
+    x = summary["value"]
+
+    def line(column, name, color, col):
+        fig.add_trace(go.Scatter(
+            x=x, y=summary[f"{column}_mean"], name=name, mode="lines+markers", line=dict(color=color),
+            error_y=dict(type="data", array=summary[f"{column}_sd"], visible=True, thickness=1),
+        ), row=1, col=col)
+
+    line("K", "K", "#d62728", 1)
+    line("objective", "objective", SELECTED_COLOR, 2)
+    if has_scores:
+        line("purity", "purity", "#1f77b4", 3)
+        line("nmi", "NMI", "#ff7f0e", 3)
+        line("ari", "ARI", "#2ca02c", 3)
+    name = label or param
+    fig.update_xaxes(title=name, type="log" if param == "lam" else "linear")
+    seeds = frame["seed"].nunique() if "seed" in frame else 1
+    return _finish(fig, f"Sweep over {name} ({len(summary)} values × {seeds} seed(s); bars: ±1 sd over seeds)",
+                   height=380)
+
+
+def fig_mask_stability(frequency: pd.DataFrame, *, order: str = "subspace") -> go.Figure:
+    """How often each feature is selected per (reference) cluster over seeds.
+
+    Parameters
+    ----------
+    frequency : DataFrame
+        Clusters x features shares in [0, 1] (from
+        :func:`craft.app_support.mask_stability`).
+    """
+    values = frequency.to_numpy(dtype=np.float64)
+    if order == "subspace":
+        rows, cols = subspace_order(values >= 0.5)
+    else:
+        rows, cols = np.arange(values.shape[0]), np.arange(values.shape[1])
+    shown = values[np.ix_(rows, cols)]
+    names = [_esc(frequency.columns[j]) for j in cols]
+    fig = go.Figure(go.Heatmap(
+        z=shown, x=names, y=[f"cluster {frequency.index[r]}" for r in rows], zmin=0, zmax=1, colorscale="Blues",
+        text=np.round(shown * 100).astype(int), texttemplate="%{text}" if shown.size <= 600 else None,
+        hovertemplate="%{y} · %{x}<br>selected in %{z:.0%} of the runs<extra></extra>",
+        colorbar=dict(title="selected", tickformat=".0%"), xgap=1, ygap=1,
+    ))
+    fig.update_yaxes(autorange="reversed")
+    fig.update_xaxes(tickangle=-60 if len(names) > 12 else 0)
+    return _finish(fig, "Mask stability: share of seeds in which each cluster selects each feature",
+                   height=_mask_height(shown.shape[0]) + 40)
+
+
+def rho_demo_frame(m: float, *, n: int = 101) -> pd.DataFrame:
+    """Point estimate of nu_kd for v_kd = 0 and 1 as rho goes from 0 to m(1-m).
+
+    ``nu = m + (v - m) rho / (m (1 - m))``: at rho -> 0 it is m whatever v
+    (global selection), at rho -> m(1-m) it is v (cluster-specific).
+
+    Examples
+    --------
+    >>> frame = rho_demo_frame(0.25, n=3)
+    >>> frame[["nu_selected", "nu_unselected"]].round(3).values.tolist()
+    [[0.25, 0.25], [0.625, 0.125], [1.0, 0.0]]
+    """
+    upper = m * (1.0 - m)
+    rho = np.linspace(0.0, upper, n)
+    share = rho / upper
+    return pd.DataFrame(dict(rho=rho, nu_selected=m + (1.0 - m) * share, nu_unselected=m - m * share))
+
+
+def fig_rho_demo(m: float, rho: float) -> go.Figure:
+    """The point estimate nu_kd moving between m (global) and v_kd (cluster-specific)."""
+    frame = rho_demo_frame(m)
+    upper = m * (1.0 - m)
+    share = rho / upper
+    fig = go.Figure([
+        go.Scatter(x=frame["rho"], y=frame["nu_selected"], name="selected (v_kd = 1)", line=dict(color=SELECTED_COLOR)),
+        go.Scatter(x=frame["rho"], y=frame["nu_unselected"], name="not selected (v_kd = 0)", line=dict(color="#888888")),
+        go.Scatter(x=[rho, rho], y=[m + (1 - m) * share, m - m * share], mode="markers+text", name="current ρ",
+                   marker=dict(size=11, color="#d62728"),
+                   text=[f"{m + (1 - m) * share:.2f}", f"{m - m * share:.2f}"], textposition="middle right"),
+    ])
+    fig.add_hline(y=m, line=dict(dash="dot", color="#444"), annotation_text=f"m = {m:g}")
+    fig.add_annotation(x=0, y=1.08, xref="x", yref="paper", text="← global", showarrow=False, xanchor="left")
+    fig.add_annotation(x=upper, y=1.08, xref="x", yref="paper", text="cluster-specific →", showarrow=False,
+                       xanchor="right")
+    fig.update_xaxes(title="ρ", range=[0, upper])
+    fig.update_yaxes(title="point estimate of ν_kd", range=[-0.05, 1.05])
+    return _finish(fig, f"Point estimate of ν_kd = m + (v_kd − m) ρ / (m(1−m)); ρ = {rho:.4g} (valid up to {upper:.4g})",
+                   height=380)

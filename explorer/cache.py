@@ -1,0 +1,185 @@
+"""Cached engine calls of the app.
+
+Every function here is a thin ``st.cache_data`` wrapper around a pure
+function of :mod:`craft.app_support`, :mod:`craft.profiles`,
+:mod:`craft.plots` or :mod:`craft.report`. Cache keys are explicit and
+hashable: the data's fingerprint (``LoadedData.key``: the SHA-256 of uploaded
+bytes or the name, rows and seed of an example), the column roles and the
+parameters. Tables and models are passed as ``_``-prefixed arguments, which
+Streamlit does not hash: they are determined by the key. ``st.cache_data``
+hands every caller its own copy, so sessions never share a mutable object.
+
+Long computations show a progress bar that appears only after a short
+delay. It is created inside the cached function, so a cache hit replays it
+(a bar that is immediately emptied) instead of referring to an element that
+no longer exists.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+
+import streamlit as st
+
+from craft import app_support, plots, profiles, report
+from craft.app_support import FitParams
+
+_FIT_ENTRIES = 64
+_DERIVED_ENTRIES = 64
+
+
+class _Progress:
+    """A progress bar, shown once a computation has lasted ``delay`` seconds."""
+
+    def __init__(self, label: str, *, delay: float = 0.25, every: float = 0.1):
+        self.label = label
+        self.delay = delay
+        self.every = every
+        self.start = time.monotonic()
+        self.last = 0.0
+        self.bar = None
+        self.iterations = 0
+        self.fits = set()
+
+    def _show(self, fraction: float, text: str) -> None:
+        now = time.monotonic()
+        if now - self.start < self.delay or now - self.last < self.every:
+            return
+        self.last = now
+        fraction = min(max(float(fraction), 0.0), 1.0)
+        if self.bar is None:
+            self.bar = st.progress(fraction, text=text)
+        else:
+            self.bar.progress(fraction, text=text)
+
+    def record(self, record) -> None:
+        """Callback of :class:`craft.CRAFT`: counts iterations (λ-search fits included)."""
+        self.iterations += 1
+        self.fits.add((record.lam, record.restart))
+        # No total is known in advance (λ search): the bar creeps towards 95 %.
+        fraction = 0.95 * (1.0 - 1.0 / (1.0 + self.iterations / 40.0))
+        self._show(fraction, f"{self.label}: {self.iterations} iterations in {len(self.fits)} run(s)…")
+
+    def step(self, fraction: float, text: str) -> None:
+        """Callback of the sweeps: a known share done."""
+        self._show(fraction, f"{self.label}: {text}")
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.empty()
+
+
+def fit_key(data_key: str, schema, params: FitParams) -> str:
+    """A short digest that names one fit (data, roles, parameters)."""
+    text = repr((data_key, tuple(schema.numeric), tuple(schema.categorical), params))
+    return hashlib.sha256(text.encode()).hexdigest()[:20]
+
+
+@st.cache_data(max_entries=16, show_spinner="Loading the example…")
+def load_example(name: str, n_samples: int, seed: int) -> app_support.LoadedData:
+    """A bundled example (see :func:`craft.app_support.load_example`)."""
+    return app_support.load_example(name, n_samples=n_samples, seed=seed)
+
+
+@st.cache_data(max_entries=4, show_spinner="Reading the file…")
+def load_upload(sha: str, file_name: str, _data: bytes) -> app_support.LoadedData:
+    """An uploaded table, keyed by the SHA-256 of its bytes."""
+    return app_support.load_upload(_data, file_name)
+
+
+@st.cache_data(max_entries=_FIT_ENTRIES, show_spinner=False)
+def fit(data_key: str, numeric: tuple, categorical: tuple, params: FitParams, _table, _schema) -> app_support.FitOutcome:
+    """One CRAFT fit; the key is the data fingerprint, the roles and the parameters."""
+    progress = _Progress("Fitting CRAFT")
+    try:
+        return app_support.fit_craft(_table, _schema, params, callback=progress.record)
+    finally:
+        progress.close()
+
+
+@st.cache_data(max_entries=_DERIVED_ENTRIES, show_spinner=False)
+def cluster_profiles(key: str, _model, _X):
+    """Per-cluster profiles of the fit named ``key``."""
+    return profiles.cluster_profiles(_model, _X)
+
+
+@st.cache_data(max_entries=_DERIVED_ENTRIES, show_spinner=False)
+def profile_figures(key: str, cluster: int, feature: str | None, _model, _X, _profiles):
+    """Sizes, profile overview and one feature's detail for the fit named ``key``."""
+    sizes = plots.fig_cluster_sizes(_model)
+    overview = plots.fig_profile_overview(_profiles, cluster)
+    detail = None if feature is None else plots.fig_feature_detail(_model, _X, cluster, feature)
+    return sizes, overview, detail
+
+
+@st.cache_data(max_entries=_DERIVED_ENTRIES, show_spinner=False)
+def projection(key: str, max_points: int, _model, _X):
+    """PCA projection of the fit named ``key``."""
+    return plots.projection_frame(_model, _X, max_points=max_points)
+
+
+@st.cache_data(max_entries=_DERIVED_ENTRIES, show_spinner=False)
+def masks_figure(key: str, order: str, with_truth: bool, _model, _data):
+    """The mask heatmap of the fit named ``key`` (beside the planted mask when asked)."""
+    if with_truth and _data.true_mask is not None:
+        match = app_support.align_clusters(_data.true_labels, _model.labels_)
+        return plots.fig_feature_masks(_model, order=order, true_mask=_data.true_mask,
+                                       true_features=_data.mask_features, cluster_match=match)
+    return plots.fig_feature_masks(_model, order=order)
+
+
+@st.cache_data(max_entries=_DERIVED_ENTRIES, show_spinner=False)
+def data_heatmap(key: str, order: str, max_rows: int, with_truth: bool, _model, _X, _data):
+    """The data heatmap of the fit named ``key``."""
+    if with_truth and _data.true_mask is not None:
+        return plots.fig_data_heatmap(_model, _X, max_rows=max_rows, order=order, y_true=_data.true_labels,
+                                      true_mask=_data.true_mask, true_features=_data.mask_features)
+    return plots.fig_data_heatmap(_model, _X, max_rows=max_rows, order=order)
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def compare(key: str, label, methods: tuple, k: int, seed: int, params: FitParams, _table, _schema, _y):
+    """The Compare page's table for data/roles ``key`` scored against ``label``."""
+    progress = _Progress("Comparing methods", delay=0.0)
+    try:
+        return app_support.compare_methods(_table, _schema, params, methods=methods, k=k, seed=seed, y=_y,
+                                           progress=progress.step)
+    finally:
+        progress.close()
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def sweep(key: str, label, param: str, values: tuple, seeds: tuple, params: FitParams, _table, _schema, _y):
+    """The What-if sweep for data/roles ``key`` scored against ``label``."""
+    progress = _Progress("Sweeping", delay=0.0)
+    try:
+        return app_support.sweep(_table, _schema, params, param, list(values), seeds=seeds, y=_y,
+                                 progress=progress.step)
+    finally:
+        progress.close()
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def stability(key: str, seeds: tuple, params: FitParams, _table, _schema):
+    """Mask stability over seeds for data/roles ``key``."""
+    progress = _Progress("Fitting over seeds", delay=0.0)
+    try:
+        return app_support.mask_stability(_table, _schema, params, seeds=seeds, progress=progress.step)
+    finally:
+        progress.close()
+
+
+@st.cache_data(max_entries=4, show_spinner="Building the report…")
+def html_report(key: str, label, dataset_name: str, _model, _X, _params: dict, _y, _data, _notes: tuple) -> str:
+    """The self-contained HTML report of the fit named ``key``, scored against ``label``."""
+    return report.craft_report(
+        _model, _X, dataset_name=dataset_name, params=_params, y=_y, true_labels=_data.true_labels,
+        true_mask=_data.true_mask, true_features=_data.mask_features, notes=_notes,
+    )
+
+
+@st.cache_data(max_entries=_DERIVED_ENTRIES, show_spinner=False)
+def iteration_state(key: str, iteration: int, _model, _X):
+    """The clusters and objective terms after one iteration of the fit named ``key``."""
+    return app_support.iteration_state(_model, _X, iteration)

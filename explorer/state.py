@@ -1,0 +1,154 @@
+"""Session state of the app, initialised in one place, and its mirror in the URL.
+
+Widget values (dataset, m, rho, k...) are bound to query parameters by the
+widgets themselves (``bind="query-params"``; the key is the parameter name).
+Two things that are edited on the Data page but needed by every page are kept
+here and mirrored into the URL by hand: the label column (``label``) and the
+user's column roles (``roles``, compact JSON). Uploaded data never travel in
+the URL; only bundled examples can be shared.
+"""
+
+from __future__ import annotations
+
+import json
+
+import streamlit as st
+
+from craft.app_support import PRESETS, FitParams
+
+#: Default dataset: the paper's Figure 1(a).
+DEFAULT_DATASET = "fig1_binary"
+#: Rows and seed of synthetic sets by default (the paper's 300).
+DEFAULT_SYNTHETIC_ROWS = 300
+
+_DEFAULT = FitParams()
+
+#: Defaults of the parameter widgets (also their URL defaults).
+WIDGET_DEFAULTS = {
+    "dataset": DEFAULT_DATASET,
+    "syn_n": DEFAULT_SYNTHETIC_ROWS,
+    "syn_seed": 0,
+    "m": _DEFAULT.m,
+    "rho_auto": True,
+    "rho_share": 0.9,
+    "size_by": _DEFAULT.size_by,
+    "k": _DEFAULT.k,
+    "k_method": _DEFAULT.k_method,
+    "lam": _DEFAULT.lam,
+    "budget": _DEFAULT.budget,
+    "eps_c": _DEFAULT.eps_c,
+    "eps_v": _DEFAULT.eps_v,
+    "standardize": _DEFAULT.standardize,
+    "seed": _DEFAULT.seed,
+    "n_init": _DEFAULT.n_init,
+    "max_iter": _DEFAULT.max_iter,
+}
+
+#: Session keys that are not widgets, with their initial values.
+_SESSION_DEFAULTS = {
+    "role_overrides": {},  # column -> numeric / categorical / ignored
+    "label_choice": None,  # None: the dataset's own label; "" : no label; else a column
+    "upload": None,  # dict(name, data, sha) of the last good upload
+    "upload_error": None,
+    "results": {},  # page -> (key, value) of the last Compare / What-if runs
+    "report": None,  # (fit key, html)
+}
+
+NO_LABEL = ""
+#: The dataset picker's option for the session's uploaded file.
+UPLOAD = "(uploaded file)"
+
+
+def init_session() -> None:
+    """Create the session's keys on its first run and read ``label``/``roles`` from the URL."""
+    for key, value in _SESSION_DEFAULTS.items():
+        if key not in st.session_state:
+            st.session_state[key] = value.copy() if isinstance(value, dict) else value
+    if not st.session_state.get("_url_read"):
+        st.session_state["_url_read"] = True
+        params = st.query_params
+        if "label" in params:
+            value = params.get("label")
+            st.session_state["label_choice"] = NO_LABEL if value in ("", "(none)") else value
+        if "roles" in params:
+            try:
+                roles = json.loads(params.get("roles"))
+            except (TypeError, ValueError):
+                roles = {}
+            if isinstance(roles, dict):
+                st.session_state["role_overrides"] = {
+                    str(k): str(v) for k, v in roles.items() if v in ("numeric", "categorical", "ignored")
+                }
+
+
+def sync_url(shareable: bool) -> None:
+    """Write ``label`` and ``roles`` into the URL (or remove them) to match the session.
+
+    Parameters
+    ----------
+    shareable : bool
+        False for uploaded data, whose roles mean nothing without the file.
+    """
+    params = st.query_params
+    label = st.session_state.get("label_choice")
+    roles = st.session_state.get("role_overrides") or {}
+    wanted = {}
+    if shareable and label is not None:
+        wanted["label"] = label if label != NO_LABEL else "(none)"
+    if shareable and roles:
+        wanted["roles"] = json.dumps(roles, separators=(",", ":"), sort_keys=True)
+    for key in ("label", "roles"):
+        if key in wanted:
+            if params.get(key) != wanted[key]:
+                params[key] = wanted[key]
+        elif key in params:
+            del params[key]
+
+
+def on_dataset_change() -> None:
+    """Callback of the dataset picker: presets that suit the data, fresh roles and results."""
+    name = st.session_state.get("dataset")
+    preset = PRESETS.get(name)
+    if preset:
+        for key, value in preset.items():
+            st.session_state[key] = value
+        st.session_state["rho_auto"] = True
+    st.session_state["upload_error"] = None
+    reset_data_choices()
+
+
+def reset_data_choices() -> None:
+    """Forget choices tied to one table: roles, label, page results, report."""
+    st.session_state["role_overrides"] = {}
+    st.session_state["label_choice"] = None
+    st.session_state["results"] = {}
+    st.session_state["report"] = None
+    for key in ("label_select", "roles_columns"):
+        st.session_state.pop(key, None)
+
+
+def share_link(query: str) -> str:
+    """``query`` appended to the address of the current page (just ``query`` when unknown)."""
+    url = getattr(st.context, "url", None) or ""
+    base = url.split("?", 1)[0]
+    return base + query if base else query
+
+
+def share_query(shareable: bool) -> str:
+    """The query string that reopens the current view (non-default values only)."""
+    from urllib.parse import urlencode
+
+    if not shareable:
+        return ""
+    items = []
+    for key, default in WIDGET_DEFAULTS.items():
+        value = st.session_state.get(key, default)
+        if value != default and value is not None:
+            items.append((key, str(value).lower() if isinstance(value, bool) else str(value)))
+    label = st.session_state.get("label_choice")
+    if label is not None:
+        items.append(("label", label if label != NO_LABEL else "(none)"))
+    roles = st.session_state.get("role_overrides") or {}
+    if roles:
+        items.append(("roles", json.dumps(roles, separators=(",", ":"), sort_keys=True)))
+    return "?" + urlencode(items) if items else ""

@@ -1,0 +1,180 @@
+"""Widgets and messages shared by the pages.
+
+User strings (file, column and level names, messages that quote them) are
+always shown through :func:`esc`, which backslash-escapes Markdown, so a
+column called ``[x](javascript:…)`` or ``$\\alpha$`` shows as typed. No text
+is ever rendered as raw HTML.
+"""
+
+from __future__ import annotations
+
+import re
+
+import streamlit as st
+
+from craft.app_support import EXAMPLES, FitParams, example_names
+from craft.priors import default_rho
+
+from . import state
+
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-!|<>~$])")
+
+CLUSTER_HELP = (
+    "How many clusters: ask for k (λ is then found for you) or give λ, the cost of opening a cluster "
+    "(larger λ, fewer clusters)."
+)
+
+
+def esc(text) -> str:
+    r"""``text`` with every Markdown (and LaTeX) special character escaped.
+
+    Examples
+    --------
+    >>> esc("[a](b) $x$") == r"\[a\]\(b\) \$x\$"
+    True
+    """
+    return _MARKDOWN_SPECIAL.sub(r"\\\1", str(text))
+
+
+def number(value: float) -> str:
+    """A readable number: thousands separators for large values, 4 significant digits otherwise."""
+    return f"{value:,.0f}" if abs(value) >= 10_000 else f"{value:,.4g}"
+
+
+def error(message: str) -> None:
+    """An error box with a message that may quote user strings."""
+    st.error(esc(message), icon=":material/error:")
+
+
+def warning(message: str) -> None:
+    st.warning(esc(message))
+
+
+def note(message: str) -> None:
+    st.info(esc(message))
+
+
+@st.cache_data(max_entries=1, show_spinner=False)
+def _examples() -> dict:
+    return example_names()
+
+
+def render_sidebar() -> FitParams:
+    """Dataset picker and every parameter of the fit, bound to the URL; returns the parameters."""
+    sidebar = st.sidebar
+    # Options are shown as they are: a bound selectbox puts the shown text in the URL.
+    options = list(EXAMPLES)
+    if st.session_state.get("upload") is not None:
+        options = [state.UPLOAD] + options
+    elif st.session_state.get("dataset") == state.UPLOAD:
+        st.session_state["dataset"] = state.DEFAULT_DATASET
+    name = sidebar.selectbox(
+        "Dataset", options, index=options.index(state.DEFAULT_DATASET), key="dataset", bind="query-params",
+        on_change=state.on_dataset_change,
+        help="A bundled example — the paper's synthetic sets (fig…, mixed_planted) or real UCI data — or your "
+             "upload (Data page).",
+    )
+    if name == state.UPLOAD:
+        upload = st.session_state.get("upload") or {}
+        sidebar.caption(f"Your file {esc(upload.get('name', ''))}; it stays in this session.")
+    else:
+        group, description = _examples().get(name, ("", ""))
+        sidebar.caption(("Synthetic (paper). " if group == "synthetic" else "Real (UCI). ") + esc(description))
+    if name in _synthetic_names():
+        left, right = sidebar.columns(2)
+        left.number_input("Rows", 30, 100_000, state.DEFAULT_SYNTHETIC_ROWS, step=30, key="syn_n",
+                          bind="query-params", help="Rows generated for the synthetic set.")
+        right.number_input("Data seed", 0, 10_000, 0, key="syn_seed", bind="query-params")
+
+    sidebar.subheader("Parameters")
+    m = sidebar.slider(
+        "m: fraction of features per cluster", 0.05, 0.95, state.WIDGET_DEFAULTS["m"], step=0.01, key="m",
+        bind="query-params",
+        help="Each cluster selects about m of the features (fixed budget: round(m·|Num|) numeric and "
+             "round(m·|Cat|) categorical ones).",
+    )
+    upper = m * (1.0 - m)
+    auto = sidebar.checkbox(
+        "ρ: the paper's default", True, key="rho_auto", bind="query-params",
+        help="ρ = max(0.01, m(1−m) − 0.01), as in all the paper's experiments (cluster-specific selection).",
+    )
+    if auto:
+        rho = None
+        sidebar.caption(f"ρ = {default_rho(m):.4f}, valid range (0, m(1−m)) = (0, {upper:.4f}).")
+    else:
+        share = sidebar.slider(
+            "ρ as a share of m(1−m): global ↔ cluster-specific", 0.01, 0.99, state.WIDGET_DEFAULTS["rho_share"],
+            step=0.01, key="rho_share", bind="query-params",
+            help="ρ must lie in (0, m(1−m)); this slider sets ρ/(m(1−m)), so any value is valid. Near 0 every "
+                 "cluster's selection probability stays at m (global selection); near 1 it follows the "
+                 "cluster's own choice v_kd (cluster-specific selection).",
+        )
+        rho = round(share * upper, 10)
+        sidebar.caption(f"ρ = {share:.2f} × {upper:.4f} = {rho:.4f}; valid range (0, {upper:.4f}).")
+
+    size_by = sidebar.radio("Number of clusters", ["k", "lambda"], key="size_by", bind="query-params",
+                            horizontal=True, captions=["ask for k clusters", "give λ"], help=CLUSTER_HELP)
+    k, k_method, lam = state.WIDGET_DEFAULTS["k"], state.WIDGET_DEFAULTS["k_method"], state.WIDGET_DEFAULTS["lam"]
+    if size_by == "k":
+        k = sidebar.number_input("k: clusters wanted", 1, 200, state.WIDGET_DEFAULTS["k"], key="k",
+                                 bind="query-params")
+        k_method = sidebar.radio(
+            "λ from k by", ["search", "farthest_first"], key="k_method", bind="query-params", horizontal=True,
+            captions=["exact k", "the paper's heuristic"],
+            help="Exact-k search: bisection on λ until the fit has k clusters (the nearest K when k is not "
+                 "reachable). Farthest-first: the paper's heuristic, which gives about k.",
+        )
+    else:
+        lam = sidebar.number_input("λ: cost of a new cluster", 1e-6, 1e9, state.WIDGET_DEFAULTS["lam"],
+                                   step=1.0, format="%.4f", key="lam", bind="query-params")
+
+    with sidebar.expander("Budget, seed and iterations"):
+        budget = st.radio("Feature budget", ["fixed", "approximate"], key="budget", bind="query-params",
+                          horizontal=True,
+                          help="Fixed: every cluster selects round(m·|Num|) + round(m·|Cat|) features. "
+                               "Approximate: a feature is selected when it passes ε_c (categorical) or ε_v "
+                               "(numeric), so clusters select different numbers of features.")
+        eps_c, eps_v = state.WIDGET_DEFAULTS["eps_c"], state.WIDGET_DEFAULTS["eps_v"]
+        if budget == "approximate":
+            eps_c = st.slider("ε_c (categorical)", 0.01, 0.99, state.WIDGET_DEFAULTS["eps_c"], step=0.01,
+                              key="eps_c", bind="query-params",
+                              help="Select a categorical feature when G_d − G_kd > ε_c·G_d.")
+            eps_v = st.number_input("ε_v (numeric)", 0.001, 1000.0, state.WIDGET_DEFAULTS["eps_v"], step=0.05,
+                                    key="eps_v", bind="query-params",
+                                    help="Select a numeric feature when its within-cluster variance is below "
+                                         "ε_v (a share of the overall variance when standardized).")
+        standardize = st.checkbox("Standardize numeric features", True, key="standardize", bind="query-params")
+        seed = st.number_input("Seed", 0, 2**31 - 1, 0, key="seed", bind="query-params")
+        n_init = st.slider("Restarts", 1, 20, state.WIDGET_DEFAULTS["n_init"], key="n_init", bind="query-params",
+                           help="Fits from different starts; the lowest objective is kept.")
+        max_iter = st.number_input("Max iterations", 1, 1000, state.WIDGET_DEFAULTS["max_iter"], key="max_iter",
+                                   bind="query-params")
+    return FitParams(
+        m=float(m), rho=rho, size_by=size_by, k=int(k), k_method=k_method, lam=float(lam), budget=budget,
+        eps_c=float(eps_c), eps_v=float(eps_v), standardize=bool(standardize), seed=int(seed),
+        n_init=int(n_init), max_iter=int(max_iter),
+    )
+
+
+def _synthetic_names() -> set:
+    return {name for name, (group, _) in _examples().items() if group == "synthetic"}
+
+
+def fit_summary(ctx) -> None:
+    """One line of metrics on the current fit, and its notes."""
+    model = ctx.model
+    if model is None:
+        return
+    params = ctx.params
+    columns = st.columns(6)
+    columns[0].metric("Clusters K", model.n_clusters_)
+    columns[1].metric("Objective", number(model.objective_))
+    how = "given" if params.size_by == "lambda" else ("exact-k search" if params.k_method == "search" else "farthest-first")
+    columns[2].metric("λ used", f"{model.lam_:.4g}", help=f"λ {how}.")
+    columns[3].metric("ρ used", f"{model.rho_:.4f}", help=f"Valid range (0, {params.m * (1 - params.m):.4f}).")
+    columns[4].metric("Iterations", model.n_iter_, help="Passes of the kept restart." + (
+        "" if model.converged_ else " Did not converge."))
+    columns[5].metric("Fit time", f"{ctx.outcome.seconds:.2f} s", help="Time of the fit when it was computed; "
+                      "a cached setting is shown at once.")
+    for message in ctx.outcome.notes + list(ctx.notes):
+        note(message)

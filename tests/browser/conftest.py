@@ -1,0 +1,280 @@
+"""Real-browser fixtures: one ``streamlit run`` server for the session, one
+headless Chromium, a fresh browser context (cookies, storage, websocket
+session) per test.
+
+The browser is Debian's ``chromium`` package driven by Playwright for Python
+through ``executable_path`` (Playwright's own browser download is not used).
+Where no Chromium or no Playwright exists the tests skip with the reason,
+unless ``CRAFT_REQUIRE_BROWSER=1`` (set by ``.ci/run``): then they fail.
+
+``CRAFT_SCREENSHOTS=1`` makes the flows write the README screenshots to
+``docs/screenshots/``. A failing test leaves a screenshot and the server log
+in ``$TMPDIR/craft-browser-failures/``.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+    "--disable-dev-shm-usage",
+]
+
+#: Seconds a fresh server may take to answer its health check.
+SERVER_START_TIMEOUT = 60
+#: Milliseconds a script run (a fit included) may take in the browser.
+RUN_TIMEOUT_MS = 60_000
+
+
+def pytest_collection_modifyitems(items):
+    here = Path(__file__).parent
+    for item in items:
+        if here in Path(str(item.fspath)).parents:
+            item.add_marker(pytest.mark.browser)
+
+
+def chromium_path() -> str | None:
+    """Debian's Chromium, or None."""
+    found = shutil.which("chromium") or shutil.which("chromium-browser")
+    if found:
+        return found
+    return "/usr/bin/chromium" if os.access("/usr/bin/chromium", os.X_OK) else None
+
+
+def _missing_browser_reason() -> str | None:
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        return ("Playwright for Python is not installed "
+                "(pip install -e '.[test]'); real-browser tests need it")
+    if chromium_path() is None:
+        return ("no Chromium found (looked for `chromium` on PATH and /usr/bin/chromium); "
+                "install Debian's package: apt-get install -y chromium")
+    if not (ROOT / "app.py").exists():
+        return f"the app entry point {ROOT / 'app.py'} does not exist"
+    return None
+
+
+def _require_browser() -> None:
+    reason = _missing_browser_reason()
+    if reason is None:
+        return
+    if os.environ.get("CRAFT_REQUIRE_BROWSER") == "1":
+        pytest.fail(f"CRAFT_REQUIRE_BROWSER=1 but {reason}", pytrace=False)
+    pytest.skip(reason)
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class AppServer:
+    """A ``streamlit run app.py`` subprocess on a free local port."""
+
+    def __init__(self, home: Path, extra_args: list[str] | None = None):
+        self.extra_args = list(extra_args or [])
+        self.port = free_port()
+        self.url = f"http://localhost:{self.port}"
+        self.home = home
+        self.log_path = home / "streamlit.log"
+        self._log = None
+        self.process: subprocess.Popen | None = None
+
+    def start(self) -> None:
+        env = dict(os.environ)
+        # Own HOME: no ~/.streamlit/config.toml or credentials of the machine
+        # leak in; the project's .streamlit/config.toml (cwd) still applies.
+        env.update(
+            HOME=str(self.home),
+            XDG_CONFIG_HOME=str(self.home / ".config"),
+            XDG_CACHE_HOME=str(self.home / ".cache"),
+            STREAMLIT_BROWSER_GATHER_USAGE_STATS="false",
+            PYTHONUNBUFFERED="1",
+        )
+        command = [
+            sys.executable, "-m", "streamlit", "run", "app.py",
+            "--server.headless", "true",
+            "--server.port", str(self.port),
+            "--server.address", "localhost",
+            "--browser.gatherUsageStats", "false",
+            "--server.fileWatcherType", "none",
+            "--server.runOnSave", "false",
+            *self.extra_args,
+        ]
+        self._log = open(self.log_path, "wb")  # noqa: SIM115 - closed in stop()
+        self.process = subprocess.Popen(
+            command, cwd=ROOT, env=env, stdout=self._log, stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        deadline = time.monotonic() + SERVER_START_TIMEOUT
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(
+                    f"streamlit exited with code {self.process.returncode}:\n{self.log()}"
+                )
+            try:
+                with urllib.request.urlopen(f"{self.url}/_stcore/health", timeout=2) as r:
+                    if r.status == 200:
+                        return
+            except (urllib.error.URLError, ConnectionError, TimeoutError, OSError):
+                pass
+            time.sleep(0.25)
+        self.stop()
+        raise RuntimeError(
+            f"streamlit did not answer {self.url}/_stcore/health within "
+            f"{SERVER_START_TIMEOUT}s:\n{self.log()}"
+        )
+
+    def log(self) -> str:
+        try:
+            return self.log_path.read_text(errors="replace")[-6000:]
+        except OSError:
+            return ""
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(timeout=10)
+        if self._log is not None:
+            self._log.close()
+            self._log = None
+
+
+@pytest.fixture(scope="session")
+def app_server():
+    """Base URL of a headless Streamlit server running ``app.py``."""
+    _require_browser()
+    with tempfile.TemporaryDirectory(prefix="craft-streamlit-home-") as home:
+        server = AppServer(Path(home))
+        server.start()
+        try:
+            yield server
+        finally:
+            server.stop()
+
+
+@pytest.fixture
+def start_server(tmp_path):
+    """Factory of further servers with extra ``streamlit run`` options, stopped at teardown."""
+    servers = []
+
+    def start(*extra_args: str) -> AppServer:
+        _require_browser()
+        home = tmp_path / f"home{len(servers)}"
+        home.mkdir()
+        server = AppServer(home, list(extra_args))
+        servers.append(server)
+        server.start()
+        return server
+
+    yield start
+    for server in servers:
+        server.stop()
+
+
+@pytest.fixture(scope="session")
+def browser():
+    """One headless Debian Chromium for the session."""
+    _require_browser()
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
+        try:
+            yield chromium
+        finally:
+            chromium.close()
+
+
+def new_context_page(browser, base_url: str):
+    """A page in a new browser context (its own cookies, storage and Streamlit session)."""
+    context = browser.new_context(
+        accept_downloads=True, viewport={"width": 1400, "height": 1000}, base_url=base_url
+    )
+    context.set_default_timeout(RUN_TIMEOUT_MS)
+    page = context.new_page()
+    page.craft_errors = []  # uncaught page errors, checked by the tests
+    page.on("pageerror", lambda error: page.craft_errors.append(str(error)))
+    return context, page
+
+
+@pytest.fixture
+def page(browser, app_server, request):
+    """A page in a fresh browser context (its own Streamlit session)."""
+    context, page = new_context_page(browser, app_server.url)
+    yield page
+    if getattr(request.node, "rep_call", None) is not None and request.node.rep_call.failed:
+        _save_failure(page, request.node.name, app_server)
+    context.close()
+
+
+@pytest.fixture
+def page_on(browser):
+    """Factory of pages on another server (e.g. one from ``start_server``)."""
+    contexts = []
+
+    def make(server: AppServer):
+        context, page = new_context_page(browser, server.url)
+        contexts.append(context)
+        return page
+
+    yield make
+    for context in contexts:
+        context.close()
+
+
+@pytest.fixture
+def new_page(browser, app_server):
+    """Factory of further pages, each in its own browser context."""
+    contexts = []
+
+    def make():
+        context, page = new_context_page(browser, app_server.url)
+        contexts.append(context)
+        return page
+
+    yield make
+    for context in contexts:
+        context.close()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    setattr(item, f"rep_{report.when}", report)
+
+
+def _save_failure(page, name: str, server: AppServer) -> None:
+    out = Path(tempfile.gettempdir()) / "craft-browser-failures"
+    out.mkdir(exist_ok=True)
+    try:
+        page.screenshot(path=str(out / f"{name}.png"), full_page=True)
+    except Exception:  # noqa: BLE001 - best effort on a failing page
+        pass
+    (out / f"{name}.server.log").write_text(server.log())

@@ -1,0 +1,235 @@
+"""The app's computations without Streamlit: data loading, roles, fits, comparisons, sweeps, Teach."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from craft import CraftInputError, _engine
+from craft.app_support import (
+    EXAMPLES,
+    METHODS,
+    PRESETS,
+    FitParams,
+    align_clusters,
+    column_report,
+    compare_methods,
+    distance_breakdown,
+    fit_craft,
+    fit_schema,
+    fitted_X,
+    iteration_state,
+    labels_for_evaluation,
+    load_example,
+    load_upload,
+    mask_stability,
+    rho_problem,
+    sweep,
+    sweep_values,
+)
+
+
+@pytest.fixture(scope="module")
+def fig2():
+    data = load_example("fig2_numeric", n_samples=90)
+    schema, _ = fit_schema(data, {}, data.label)
+    return data, schema
+
+
+def test_fit_params_to_estimator_arguments():
+    assert FitParams(m=0.4, k=5, k_method="farthest_first").estimator_kwargs() == dict(
+        m=0.4, rho=None, budget="fixed", standardize=True, random_state=0, n_init=4, max_iter=100, k=5,
+        k_method="farthest_first",
+    )
+    given = FitParams(size_by="lambda", lam=3.0, budget="approximate", eps_c=0.7, eps_v=2.0).estimator_kwargs()
+    assert given["lam"] == 3.0 and "k" not in given and given["eps_c"] == 0.7 and given["eps_v"] == 2.0
+    assert FitParams(m=0.5).rho_used == pytest.approx(0.24)
+    assert FitParams(m=0.5, rho=0.1).to_dict()["rho_used"] == 0.1
+    assert set(PRESETS) == set(EXAMPLES)
+
+
+def test_rho_problem_explains_the_range():
+    assert rho_problem(0.5, None) is None and rho_problem(0.5, 0.2) is None
+    message = rho_problem(0.5, 0.25)
+    assert message.startswith("ρ = 0.25 is not below m(1−m) = 0.25 for m = 0.5")
+    assert "choose ρ in (0, 0.25)" in message
+    assert rho_problem(0.3, 0.0).startswith("ρ = 0 must be above 0")
+
+
+@pytest.mark.parametrize("name", EXAMPLES)
+def test_every_example_loads_with_a_label_and_roles(name):
+    data = load_example(name, n_samples=60)
+    assert data.label in data.table.columns
+    assert data.schema.role(data.label) == "ignored"
+    assert "evaluation only" in data.schema.reasons[data.label]
+    assert data.schema.used and data.label not in data.schema.used
+    if data.kind == "synthetic":
+        assert data.true_mask.shape == (len(np.unique(data.true_labels)), len(data.mask_features))
+        assert data.key == f"synthetic:{name}:60:0"
+    else:
+        assert data.true_mask is None and data.key == f"bundled:{name}"
+
+
+def test_unknown_example():
+    with pytest.raises(CraftInputError, match="Unknown example 'iris'"):
+        load_example("iris")
+
+
+@pytest.mark.parametrize(
+    ("content", "name", "message"),
+    [
+        (b"", "empty.csv", r"Cannot read 'empty\.csv': the file is empty\. Upload a CSV/TSV"),
+        (b"a,b\n", "header.csv", r"it has a header but no data rows\. Upload"),
+        (b"a,b\n1,2\n", "one.csv", r"'one\.csv' has only 1 data row; clustering needs at least 2 rows"),
+        (bytes(range(256)) * 20, "noise.csv", r"binary data, not text.*Upload a CSV/TSV"),
+        (b"PK\x03\x04garbage", "book.xlsx", r"Upload a CSV/TSV, Parquet or Excel"),
+        (b"x", "data.json", r"unsupported file type '\.json'"),
+    ],
+)
+def test_bad_uploads_get_a_specific_message(content, name, message):
+    with pytest.raises(CraftInputError, match=message):
+        load_upload(content, name)
+
+
+def test_upload_with_no_usable_column_says_what_to_do():
+    content = ("id,name\n" + "\n".join(f"{i},n{i}" for i in range(40))).encode()
+    data = load_upload(content, "ids.csv")
+    assert data.key.startswith("upload:") and len(data.key) == len("upload:") + 64
+    with pytest.raises(CraftInputError, match=r"No usable column.*give at least one column the role numeric"):
+        fit_schema(data, {}, data.label)
+    schema, _ = fit_schema(data, {"name": "categorical"}, None)
+    assert schema.used == ("name",)
+
+
+def test_upload_guesses_a_label_column():
+    rows = "\n".join(f"{i % 7}.5,{'ab'[i % 2]},{'xy'[i % 2]}" for i in range(30))
+    data = load_upload(f"v,kind,Class\n{rows}\n".encode(), "t.csv")
+    assert data.label == "Class" and "named 'Class'" in data.label_reason
+    assert data.schema.role("Class") == "ignored"
+
+
+def test_fit_schema_overrides_and_label(fig2):
+    data, _ = fig2
+    schema, notes = fit_schema(data, {"f1": "ignored", "f2": "categorical", "nope": "numeric"}, data.label)
+    assert "f1" in schema.ignored and "f2" in schema.categorical
+    assert schema.reasons["f1"] == "set by user"
+    assert notes == ["Column 'nope' from the saved roles is not in this table; skipped."]
+    # another label: the dataset's own label column stays out of the fit
+    other, _ = fit_schema(data, {}, "f3")
+    assert "f3" in other.ignored and data.label in other.ignored
+    assert "never for fitting" in other.reasons["f3"]
+    # no label at all
+    none, _ = fit_schema(data, {}, None)
+    assert data.label in none.ignored
+
+
+def test_column_report_missing_values():
+    table = pd.DataFrame({"x": [1.0, None, 3.0, 4.0], "c": ["a", None, "b", "a"], "y": ["p", "q", None, "p"]})
+    data = load_upload(table.to_csv(index=False).encode(), "m.csv")
+    schema, _ = fit_schema(data, {}, "y")
+    report = column_report(data.table, schema, "y").set_index("column")
+    assert report.loc["x", "missing"] == 1 and "filled with the column mean" in report.loc["x", "missing_handling"]
+    assert "level of their own" in report.loc["c", "missing_handling"]
+    assert report.loc["y", "role"] == "label"
+    assert "left out of the evaluation" in report.loc["y", "missing_handling"]
+    y, note = labels_for_evaluation(data.table, "y")
+    assert y.isna().sum() == 1 and note.startswith("1 row(s) have no label")
+
+
+def test_fit_craft_turns_input_problems_into_messages(fig2):
+    data, schema = fig2
+    assert fit_craft(data.table, schema, FitParams(m=0.5, rho=0.3)).error.startswith("ρ = 0.3 is not below")
+    assert "k = 500 clusters cannot be found in 90 rows" in fit_craft(data.table, schema, FitParams(k=500)).error
+    outcome = fit_craft(data.table, schema, FitParams(m=1 / 3, k=3, n_init=2))
+    assert outcome.error is None and outcome.model.n_clusters_ == 3
+    assert outcome.model.callback is None  # picklable for the cache
+    assert list(fitted_X(outcome.model, data.table).columns) == list(schema.used)
+    assert data.label not in outcome.model.feature_names_in_
+
+
+def test_fit_craft_notes_unreachable_k():
+    table = pd.DataFrame({"x": [0.0, 0.0, 0.0, 1.0, 1.0, 1.0]})
+    data = load_upload(table.to_csv(index=False).encode(), "two.csv")
+    schema, _ = fit_schema(data, {"x": "numeric"}, None)
+    with pytest.warns(UserWarning, match="not reachable"):
+        outcome = fit_craft(data.table, schema, FitParams(m=0.5, k=4, n_init=1))
+    assert outcome.model is not None
+    assert any(note.startswith("k = 4 clusters were not reached") for note in outcome.notes)
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_every_method_runs_and_is_scored(fig2, method):
+    data, schema = fig2
+    frame = compare_methods(data.table, schema, FitParams(m=1 / 3, n_init=1), methods=(method,), k=3,
+                            y=data.table[data.label])
+    row = frame.iloc[0]
+    assert row.method == method and row.K >= 1 and 0 <= row.purity <= 1 and row.seconds >= 0
+    if method == "CRAFT":
+        assert row.ari == pytest.approx(1.0)
+
+
+def test_compare_on_mixed_data_without_labels():
+    data = load_example("mixed_planted", n_samples=80)
+    schema, _ = fit_schema(data, {}, None)
+    calls = []
+    frame = compare_methods(data.table, schema, FitParams(m=0.5, n_init=1), methods=("k-prototypes", "DP-RF"), k=4,
+                            progress=lambda share, text: calls.append(share))
+    assert frame["purity"].isna().all() and (frame["K"] >= 1).all()
+    assert calls[0] == 0.0 and calls[-1] == 1.0
+
+
+def test_sweep_values_validate_the_range():
+    assert sweep_values("k", 2, 5, 4) == [2, 3, 4, 5]
+    assert sweep_values("m", 0.0, 1.0, 5) == [0.25, 0.5, 0.75]  # the ends are not valid m
+    assert sweep_values("lam", 1, 100, 3) == pytest.approx([1, 10, 100])
+    assert sweep_values("rho", 0.5, 0.9, 2) == [0.5, 0.9]
+    with pytest.raises(CraftInputError, match=r"No value of rho in \[1\.2, 2\] lies inside its valid range \(0, 1\)"):
+        sweep_values("rho", 1.2, 2.0, 3)
+    with pytest.raises(CraftInputError, match="λ must be above 0"):
+        sweep_values("lam", 0, 1, 3)
+    with pytest.raises(CraftInputError, match="Cannot sweep 'n_init'"):
+        sweep_values("n_init", 1, 2, 2)
+
+
+def test_sweep_over_k_and_rho(fig2):
+    data, schema = fig2
+    frame = sweep(data.table, schema, FitParams(m=1 / 3, n_init=1), "k", [2, 3], seeds=(0, 1),
+                  y=data.table[data.label])
+    assert frame[["value", "seed"]].values.tolist() == [[2, 0], [2, 1], [3, 0], [3, 1]]
+    assert frame.groupby("value")["K"].first().tolist() == [2, 3]
+    assert frame.loc[frame.value == 3, "ari"].min() == pytest.approx(1.0)
+    shares = sweep(data.table, schema, FitParams(m=0.5, n_init=1), "rho", [0.2, 0.9], seeds=(0,))
+    assert shares["note"].tolist() == ["", ""] and shares["K"].notna().all()
+
+
+def test_align_clusters_and_mask_stability(fig2):
+    assert align_clusters(np.array([0, 0, 1, 1, 2]), np.array([1, 1, 0, 0, 0])).tolist() == [1, 0]
+    assert align_clusters(np.array([0, 0, 0]), np.array([0, 1, 1])).tolist() in ([0, -1], [-1, 0])
+    data, schema = fig2
+    frequency, summary = mask_stability(data.table, schema, FitParams(m=1 / 3, k=3, n_init=1), seeds=(0, 1, 2))
+    assert frequency.shape == (3, 36)
+    assert set(np.unique(frequency.to_numpy())) <= {0.0, 1 / 3, 2 / 3, 1.0}
+    assert (frequency.sum(axis=1) == 12).all()  # a stable fit: 12 features per cluster in every run
+    assert summary["seed"].tolist() == [0, 1, 2]
+    assert summary["ari_to_reference"].iloc[0] == pytest.approx(1.0)
+
+
+def test_iteration_state_rebuilds_the_objective_and_distances():
+    data = load_example("mixed_planted", n_samples=120)
+    schema, _ = fit_schema(data, {}, data.label)
+    model = fit_craft(data.table, schema, FitParams(m=0.5, k=4, n_init=1)).model
+    X = fitted_X(model, data.table)
+    for t in range(1, len(model.history_) + 1):
+        state = iteration_state(model, X, t)
+        record = model.history_[t - 1]
+        assert state.parts["total"] == pytest.approx(record.objective, rel=1e-9)
+        assert np.array_equal(state.clusters.weights > 0.5, record.feature_mask)
+    assert state.parts["total"] == pytest.approx(model.objective_, rel=1e-9)
+    table = distance_breakdown(model, state, 7)
+    expected = _engine.cost_matrix(state.data, state.clusters, model.options_.terms)[7]
+    assert np.allclose(table["total"], expected)
+    assert np.allclose(table[["numeric", "categorical_selected", "categorical_global", "feature_control"]].sum(axis=1),
+                       table["total"])
+    with pytest.raises(CraftInputError, match=r"iteration=0 must lie in 1\.\."):
+        iteration_state(model, X, 0)
+    with pytest.raises(CraftInputError, match=r"row=120 must lie in 0\.\.119"):
+        distance_breakdown(model, state, 120)

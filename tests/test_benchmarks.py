@@ -1,0 +1,66 @@
+"""The benchmark suite stays runnable: its quick mode runs once, end to end.
+
+``python -m benchmarks.run_all --quick`` exercises every script of
+``benchmarks/`` (paper tables with every peer, DP-RF, subspace recovery with
+its figures, the speed harness with its subprocess workers, the defaults
+study) on small inputs, into a temporary results file.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+pytest.importorskip("kmodes", reason="the benchmark peers need the 'bench' extra (kmodes)")
+
+
+@pytest.fixture(scope="module")
+def quick_run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("bench")
+    results = out / "RESULTS.md"
+    # Another section's text must survive the rewrite.
+    results.write_text("# Benchmark results\n\n## Dask backend\n\nkept as it is\n", encoding="utf-8")
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    done = subprocess.run(
+        [sys.executable, "-m", "benchmarks.run_all", "--quick", "--results", str(results), "--figures", str(out / "figures")],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=290,
+    )
+    return done, results, out / "figures"
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_quick_suite_completes_and_writes_results(quick_run):
+    done, results, figures = quick_run
+    assert done.returncode == 0, done.stderr[-3000:]
+    text = results.read_text(encoding="utf-8")
+    for title in ("Paper tables", "DP-RF on Splice", "Subspace recovery", "Speed and scale", "Where CRAFT falls short and why", "Dask backend"):
+        assert re.search(rf"(?m)^## {re.escape(title)}$", text), title
+    assert "kept as it is" in text
+    # A results table with a measured row per quick dataset, and the paper's own Wine number beside ours.
+    assert re.search(r"(?m)^\| Wine \| \d\.\d\d \(0\.47\) \| \d\.\d\d \|", text)
+    assert re.search(r"(?m)^\| Zoo \| \d\.\d\d \|", text)
+    # The speed harness measured CRAFT and both peers in subprocesses.
+    assert re.search(r"(?m)^\| 10,000 \| CRAFT \| \d+ \|", text)
+    assert re.search(r"(?m)^\| 10,000 \| KMeans \|", text) and re.search(r"(?m)^\| 10,000 \| KPrototypes \|", text)
+    assert "error:" not in text
+    assert len(list(figures.glob("recovery_*.svg"))) == 6
+
+
+def test_results_merge_keeps_foreign_sections(monkeypatch):
+    monkeypatch.syspath_prepend(str(ROOT))
+    from benchmarks.run_all import merge_sections
+
+    existing = "# Results\n\nintro\n\n## Dask backend\n\ndask text\n\n## Paper tables\n\nold numbers\n"
+    merged = merge_sections(existing, {"Paper tables": "new numbers", "Speed and scale": "fast"}, "machine X")
+    assert "dask text" in merged and "old numbers" not in merged and "new numbers" in merged
+    assert merged.index("## Dask backend") < merged.index("## Paper tables") < merged.index("## Speed and scale")
+    again = merge_sections(merged, {"Paper tables": "newer"}, "machine Y")
+    assert again.count("<!-- benchmarks:machine -->") == 1 and "machine Y" in again and "machine X" not in again

@@ -1,0 +1,214 @@
+"""The ``craft`` command line, end to end: files written, their content, exit codes and messages."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from craft import CRAFT, __version__, datasets, metrics
+from craft.cli import main
+
+
+def run(argv, capsys):
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def read_outputs(folder: Path, fmt: str = "csv"):
+    labels = pd.read_parquet(folder / "labels.parquet") if fmt == "parquet" else pd.read_csv(folder / "labels.csv")
+    masks = pd.read_csv(folder / "masks.csv")
+    summary = json.loads((folder / "summary.json").read_text(encoding="utf-8"))
+    return labels, masks, summary
+
+
+def library_fit(name: str, **params):
+    X, y = datasets.load(name)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = CRAFT(categorical=datasets.dataset_schema(name), **params).fit(X)
+    return model, y
+
+
+# ----------------------------------------------------------------------
+# craft fit on a bundled dataset
+
+
+def test_fit_bundled_dataset_writes_what_the_library_finds(tmp_path, capsys):
+    code, out, err = run(["fit", "zoo", "--k", 7, "--n-init", 2, "--seed", 0, "--out", tmp_path, "--no-progress"], capsys)
+    assert code == 0, err
+    labels, masks, summary = read_outputs(tmp_path)
+    model, y = library_fit("zoo", k=7, n_init=2, random_state=0)
+
+    assert list(labels.columns) == ["row", "cluster"]
+    np.testing.assert_array_equal(labels["row"], np.arange(101))
+    np.testing.assert_array_equal(labels["cluster"], model.labels_)
+
+    X, _ = datasets.load("zoo")
+    assert masks.shape == (model.n_clusters_, 3 + X.shape[1])  # cluster, size, n_selected, then one per feature
+    assert list(masks.columns[3:]) == list(X.columns)
+    np.testing.assert_array_equal(masks[list(X.columns)].to_numpy(), model.feature_mask_.astype(int))
+
+    assert summary["parameters"]["k"] == 7 and summary["parameters"]["m"] == 0.5
+    assert summary["dataset"] == {"source": "zoo", "rows": 101, "label": "class", "backend": "memory"}
+    assert summary["result"]["n_clusters"] == model.n_clusters_ == labels["cluster"].nunique()
+    assert summary["result"]["objective"] == pytest.approx(model.objective_, rel=1e-12)
+    expected = metrics.evaluate(y, model.labels_)
+    assert summary["metrics"] == pytest.approx(expected)
+    assert 0 < summary["metrics"]["purity"] <= 1
+    assert f"K={model.n_clusters_}" in out and "purity=" in out
+
+
+def test_fit_file_with_label_categorical_ignore_and_parquet_labels(tmp_path, capsys):
+    rng = np.random.default_rng(0)
+    group = rng.integers(2, size=120)
+    table = pd.DataFrame(
+        {
+            "id": np.arange(120),
+            "=size": rng.normal(5.0 * group, 1.0),  # a name a spreadsheet would run as a formula
+            "colour": np.array(["red", "blue"])[group],
+            "truth": np.array(["A", "B"])[group],
+        }
+    )
+    path = tmp_path / "table.csv"
+    table.to_csv(path, index=False)
+    out_dir = tmp_path / "out"
+    argv = ["fit", path, "--k", 2, "--categorical", "colour", "--ignore", "id", "--label", "truth",
+            "--n-init", 1, "--format", "parquet", "--out", out_dir, "--quiet"]
+    code, out, err = run(argv, capsys)
+    assert code == 0, err
+    assert out == ""
+    labels, masks, summary = read_outputs(out_dir, "parquet")
+    assert summary["schema"] == {"numeric": ["=size"], "categorical": ["colour"], "ignored": []}
+    assert summary["metrics"]["purity"] == 1.0 and summary["result"]["n_clusters"] == 2
+    assert masks.columns[3] == "'=size"  # neutralised for spreadsheets
+    assert labels["cluster"].nunique() == 2
+
+
+def test_progress_bar_on_stderr(tmp_path, capsys):
+    code, _, err = run(["fit", "wine", "--lam", 20, "--n-init", 1, "--progress", "--quiet"], capsys)
+    assert code == 0
+    assert "craft fit" in err and "pass" in err
+
+
+def test_without_out_only_the_summary_line_is_printed(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    code, out, _ = run(["fit", "wine", "--lam", 20, "--n-init", 1, "--no-progress"], capsys)
+    assert code == 0
+    assert out.startswith("K=") and "wrote" not in out
+    assert list(tmp_path.iterdir()) == []
+
+
+# ----------------------------------------------------------------------
+# Errors: exit 2 with the library's message, no traceback
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["fit", "wine", "--m", 1.5], "craft: error: Parameter m=1.5 is invalid: it must be a number > 0 and < 1."),
+        (["fit", "wine", "--lam", 1, "--k", 3], "Give at most one of lam=1.0 and k=3"),
+        (["fit", "no-such-file.csv"], "'no-such-file.csv' is neither a file nor a bundled dataset"),
+        (["fit", "wine", "--label", "nope"], "--label names column(s) ['nope'] that the data does not have"),
+        (["fit", "wine", "--categorical", "nope"], "--categorical names column(s) ['nope']"),
+        (["fit", "wine", "--n-init", "many"], "--n-init='many' must be 'auto' or an integer >= 1."),
+        (["fit", "wine", "--local-workers", 0], "--local-workers=0 must be at least 1."),
+    ],
+)
+def test_invalid_input_exits_2_with_the_message(argv, message, capsys):
+    code, out, err = run(argv, capsys)
+    assert code == 2
+    assert message in err
+    assert "Traceback" not in err and out == ""
+
+
+def test_unreadable_file_exits_2(tmp_path, capsys):
+    path = tmp_path / "empty.csv"
+    path.write_text("")
+    code, _, err = run(["fit", path], capsys)
+    assert code == 2 and "'empty.csv': the file is empty" in err
+
+
+def test_usage_errors_help_and_version(capsys):
+    assert run(["fit", "wine", "--m", "abc"], capsys)[0] == 2  # argparse: invalid float value
+    assert run([], capsys)[0] == 2
+    code, out, _ = run(["--version"], capsys)
+    assert code == 0 and out.strip() == f"craft {__version__}"
+    code, out, _ = run(["fit", "--help"], capsys)
+    assert code == 0
+    for option in ("--m", "--rho", "--lam", "--k", "--k-method", "--budget", "--eps-c", "--eps-v", "--categorical",
+                   "--ignore", "--label", "--seed", "--n-init", "--max-iter", "--no-standardize", "--out", "--format",
+                   "--scheduler", "--local-workers", "--progress", "--quiet"):
+        assert option in out
+
+
+def test_datasets_lists_every_bundled_dataset(capsys):
+    code, out, _ = run(["datasets"], capsys)
+    assert code == 0
+    for name in datasets.list_datasets()["name"]:
+        assert name in out
+
+
+# ----------------------------------------------------------------------
+# The Dask backend from the command line
+
+
+def test_scheduler_gives_the_in_memory_labels(tmp_path, capsys):
+    distributed = pytest.importorskip("distributed")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        cluster = distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=False, protocol="tcp", dashboard_address=None
+        )
+    with cluster:
+        common = ["fit", "wine", "--lam", 20, "--n-init", 2, "--seed", 3, "--no-progress", "--quiet"]
+        assert run(common + ["--out", tmp_path / "memory"], capsys)[0] == 0
+        code, _, err = run(common + ["--scheduler", cluster.scheduler_address, "--out", tmp_path / "dask"], capsys)
+    assert code == 0, err
+    memory, dask_out = read_outputs(tmp_path / "memory"), read_outputs(tmp_path / "dask")
+    pd.testing.assert_frame_equal(memory[0], dask_out[0])
+    pd.testing.assert_frame_equal(memory[1], dask_out[1])
+    assert dask_out[2]["dataset"]["backend"] == "dask" and dask_out[2]["dataset"]["workers"] == 2
+    assert dask_out[2]["result"]["objective"] == pytest.approx(memory[2]["result"]["objective"], rel=1e-9)
+    assert dask_out[2]["metrics"] == pytest.approx(memory[2]["metrics"])
+
+
+def test_unreachable_scheduler_exits_2(capsys):
+    pytest.importorskip("distributed")
+    code, _, err = run(["fit", "wine", "--scheduler", "tcp://127.0.0.1:9", "--connect-timeout", 1, "--lam", 1], capsys)
+    assert code == 2 and "cannot reach the Dask scheduler at 'tcp://127.0.0.1:9'" in err
+
+
+def test_console_script_with_local_workers_on_a_parquet_folder(tmp_path):
+    """The installed entry point, a local cluster of worker processes, and a partitioned Parquet input."""
+    dd = pytest.importorskip("dask.dataframe")
+    executable = shutil.which("craft", path=str(Path(sys.executable).parent))
+    assert executable, "the console script `craft` is not installed next to the interpreter"
+    X, y = datasets.load("wine")
+    dd.from_pandas(X.assign(cultivar=y), npartitions=3).to_parquet(tmp_path / "wine")
+    out_dir = tmp_path / "out"
+    completed = subprocess.run(
+        [executable, "fit", str(tmp_path / "wine"), "--local-workers", "2", "--lam", "20", "--n-init", "1",
+         "--label", "cultivar", "--seed", "1", "--out", str(out_dir), "--no-progress"],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert completed.returncode == 0, completed.stderr
+    labels, masks, summary = read_outputs(out_dir)
+    model, _ = library_fit("wine", lam=20, n_init=1, random_state=1)
+    np.testing.assert_array_equal(labels["cluster"], model.labels_)
+    assert summary["dataset"]["partitions"] == 3 and summary["dataset"]["label"] == "cultivar"
+    assert summary["metrics"]["n_clusters"] == model.n_clusters_
+    assert completed.stdout.startswith(f"K={model.n_clusters_}")
+
+    failed = subprocess.run([executable, "fit", str(tmp_path / "missing.parquet"), "--local-workers", "1"],
+                            capture_output=True, text=True, timeout=300)
+    assert failed.returncode == 2
+    assert failed.stderr == f"craft: error: {str(tmp_path / 'missing.parquet')!r} is neither a file, a folder, a glob nor a bundled dataset.\n"

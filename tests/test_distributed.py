@@ -1,0 +1,272 @@
+"""The Dask backend gives the in-memory engine's result on a LocalCluster.
+
+Every comparison fits the same table with ``CRAFT`` (one pandas frame) and
+``DaskCRAFT`` (the frame split into partitions) with the same parameters and
+seed, and asserts identical labels, masks, K and history, and the objective
+to 1e-9 relative (sums over partitions may differ in the last bits).
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+dd = pytest.importorskip("dask.dataframe")
+distributed = pytest.importorskip("distributed")
+
+from sklearn.base import clone  # noqa: E402
+
+from craft import CRAFT, CraftInputError  # noqa: E402
+from craft import _engine  # noqa: E402
+from craft.distributed import DaskCRAFT  # noqa: E402
+from craft.encoding import Encoder  # noqa: E402
+
+CATEGORICAL = ["colour", "shape", "grade"]
+
+
+@pytest.fixture(scope="module")
+def client():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        cluster = distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None
+        )
+    with cluster, distributed.Client(cluster) as c:
+        yield c
+
+
+def mixed_table(n: int, seed: int) -> pd.DataFrame:
+    """Three planted groups over 3 numeric and 3 categorical columns, with missing cells."""
+    rng = np.random.default_rng(seed)
+    group = rng.integers(3, size=n)
+    table = pd.DataFrame(
+        {
+            "x": rng.normal(3.0 * group, 1.0),
+            "y": rng.normal(0.0, 1.0, n),
+            "z": rng.normal(-2.0 * group, 1.0),
+            "colour": np.array(["red", "green", "blue"])[group],
+            "shape": rng.choice(["round", "square", "flat", "long"], n),
+            "grade": np.where(rng.random(n) < 0.8, np.array(["a", "b", "c"])[group], "d"),
+        }
+    )
+    table.loc[rng.random(n) < 0.05, "y"] = np.nan
+    table.loc[rng.random(n) < 0.05, "shape"] = None
+    return table
+
+
+@pytest.fixture(scope="module")
+def table():
+    return mixed_table(600, 3)
+
+
+def split(table: pd.DataFrame, sizes) -> "dd.DataFrame":
+    """The table as a dask DataFrame with partitions of the given sizes (zeros allowed)."""
+    bounds = np.concatenate([[0], np.cumsum(sizes)])
+    assert bounds[-1] == len(table)
+    pieces = [dd.from_pandas(table.iloc[a:b], npartitions=1) for a, b in zip(bounds[:-1], bounds[1:])]
+    return dd.concat(pieces)
+
+
+def fit_both(table, ddf, **params):
+    params.setdefault("categorical", CATEGORICAL)
+    params.setdefault("n_init", 1)
+    backend = {name: params.pop(name) for name in ("chunk_rows", "persist", "search_rows") if name in params}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        memory = CRAFT(**params).fit(table)
+        dask_model = DaskCRAFT(**params, **backend).fit(ddf)
+    return memory, dask_model
+
+
+def assert_same_fit(memory, dask_model):
+    labels = dask_model.labels_.compute()
+    np.testing.assert_array_equal(labels.to_numpy(), memory.labels_)
+    assert dask_model.n_clusters_ == memory.n_clusters_
+    np.testing.assert_array_equal(dask_model.feature_mask_, memory.feature_mask_)
+    np.testing.assert_array_equal(dask_model.cluster_sizes_, memory.cluster_sizes_)
+    assert dask_model.objective_ == pytest.approx(memory.objective_, rel=1e-9)
+    assert dask_model.lam_ == pytest.approx(memory.lam_, rel=1e-12)
+    assert dask_model.n_iter_ == memory.n_iter_
+    assert dask_model.converged_ == memory.converged_
+    assert [(r.n_clusters, r.n_changed, r.n_opened) for r in dask_model.history_] == [
+        (r.n_clusters, r.n_changed, r.n_opened) for r in memory.history_
+    ]
+    for ours, theirs in zip(dask_model.history_, memory.history_):
+        assert ours.objective == pytest.approx(theirs.objective, rel=1e-9)
+        np.testing.assert_array_equal(ours.feature_mask, theirs.feature_mask)
+
+
+# ----------------------------------------------------------------------
+# Equality with the in-memory engine
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+@pytest.mark.parametrize("init", ["random", "craft++"])
+@pytest.mark.parametrize(("budget", "lam"), [("fixed", 4.0), ("approximate", 6.0)])
+def test_equals_in_memory(client, table, budget, lam, init, seed):
+    memory, dask_model = fit_both(table, split(table, [150, 200, 100, 150]), lam=lam, budget=budget, init=init, random_state=seed)
+    assert memory.n_clusters_ > 3  # a run that opened clusters during passes, not a trivial one
+    assert_same_fit(memory, dask_model)
+
+
+def test_random_init_opens_clusters_during_the_first_pass(client, table):
+    # With one initial cluster the first pass must open the others: the ordered walk is exercised.
+    memory, dask_model = fit_both(table, split(table, [300, 300]), lam=4.0, init="random", random_state=5)
+    assert memory.history_[0].n_opened > 2
+    assert_same_fit(memory, dask_model)
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {},  # the default lambda: mean cost under one global cluster
+        {"k": 3, "k_method": "farthest_first", "random_state": 0},
+        {"k": 3, "k_method": "search", "random_state": 1},  # N <= search_rows: the sample is the data
+        {"lam": 4.0, "n_init": 3, "init": "random", "random_state": 2},  # the best of three restarts
+    ],
+    ids=["default-lambda", "farthest-first", "search", "restarts"],
+)
+def test_lambda_from_k_and_restarts_equal_in_memory(client, table, params):
+    params = {"random_state": 4, **params}
+    memory, dask_model = fit_both(table, split(table, [200, 200, 200]), **params)
+    assert_same_fit(memory, dask_model)
+
+
+def test_empty_partitions_persist_and_parquet(client, table, tmp_path):
+    params = dict(lam=4.0, init="random", random_state=6, n_init=1, categorical=CATEGORICAL)
+    memory = CRAFT(**params).fit(table)
+    with_empty = split(table, [0, 250, 0, 350, 0])
+    dask_model = DaskCRAFT(**params).fit(with_empty)
+    assert_same_fit(memory, dask_model)
+    np.testing.assert_array_equal(dask_model.partition_sizes_, [0, 250, 0, 350, 0])
+    assert_same_fit(memory, DaskCRAFT(**params, persist=True).fit(with_empty))
+    dd.from_pandas(table, npartitions=3).to_parquet(tmp_path / "table")
+    assert_same_fit(memory, DaskCRAFT(**params).fit(dd.read_parquet(tmp_path / "table")))
+
+
+def test_encoder_learnt_by_reductions_matches_fit_transform(client, table):
+    memory_encoder = Encoder(["x", "y", "z"], CATEGORICAL, True)
+    memory_encoder.fit_transform(table)
+    model = DaskCRAFT(lam=4.0, n_init=1, max_iter=1, init="random", categorical=CATEGORICAL, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model.fit(split(table, [100, 300, 200]))
+    ours = model.encoder_
+    assert ours.levels_ == memory_encoder.levels_
+    assert ours.has_missing_level_ == memory_encoder.has_missing_level_ == [False, True, False]
+    assert ours.n_imputed_ == memory_encoder.n_imputed_ == model.n_imputed_
+    np.testing.assert_array_equal(ours.fitted_eta0_, memory_encoder.fitted_eta0_)
+    for name in ("impute_", "center_", "scale_", "fitted_var_"):
+        np.testing.assert_allclose(getattr(ours, name), getattr(memory_encoder, name), rtol=1e-12, err_msg=name)
+
+
+# ----------------------------------------------------------------------
+# The driver's bound and the walk's chunks
+
+
+def test_driver_receives_at_most_chunk_rows_rows(client, table, monkeypatch):
+    seen = []
+    visit = _engine.OpeningWalk.visit
+
+    def recording_visit(self, subset, rows, best_old):
+        seen.append(rows.size)
+        return visit(self, subset, rows, best_old)
+
+    monkeypatch.setattr(_engine.OpeningWalk, "visit", recording_visit)
+    small = table.iloc[:300]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        memory = CRAFT(lam=3.0, init="random", random_state=3, n_init=1, categorical=CATEGORICAL).fit(small)
+        walked_in_memory = list(seen)  # one visit per pass with candidates
+        seen.clear()
+        dask_model = DaskCRAFT(lam=3.0, init="random", random_state=3, n_init=1, categorical=CATEGORICAL, chunk_rows=4)
+        dask_model.fit(split(small, [100, 200]))
+    assert max(walked_in_memory) > 4  # the in-memory walk saw more rows at once than the chunk size...
+    assert max(seen) <= 4  # ...the driver of the Dask fit never more than 4
+    assert_same_fit(memory, dask_model)
+
+
+# ----------------------------------------------------------------------
+# API
+
+
+def test_labels_series_and_predict(client, table):
+    ddf = split(table, [150, 250, 200])
+    memory, dask_model = fit_both(table, ddf, lam=4.0, init="random", random_state=0)
+    labels = dask_model.labels_
+    assert isinstance(labels, dd.Series)
+    assert labels.npartitions == ddf.npartitions
+    computed = labels.compute()
+    np.testing.assert_array_equal(computed.index, np.arange(len(table)))
+    assert computed.dtype == np.int64
+    predicted = dask_model.predict(ddf)
+    assert isinstance(predicted, dd.Series)
+    np.testing.assert_array_equal(predicted.compute().to_numpy(), computed.to_numpy())
+    np.testing.assert_array_equal(dask_model.predict(table.iloc[:50]), memory.predict(table.iloc[:50]))
+
+
+def test_pandas_input_is_split_and_fitted(client, table):
+    memory, dask_model = fit_both(table, table, lam=4.0, random_state=1)
+    assert dask_model.partition_sizes_.size == 2  # one partition per worker thread
+    assert_same_fit(memory, dask_model)
+
+
+def test_same_parameters_and_defaults_as_craft():
+    ours = DaskCRAFT().get_params()
+    theirs = CRAFT().get_params()
+    assert {k: v for k, v in ours.items() if k in theirs} == theirs
+    assert set(ours) - set(theirs) == {"chunk_rows", "persist", "search_rows"}
+    copy = clone(DaskCRAFT(m=0.3, chunk_rows=7))
+    assert copy.get_params()["chunk_rows"] == 7 and copy.m == 0.3
+
+
+# ----------------------------------------------------------------------
+# Errors
+
+
+def test_without_a_client_the_error_says_how_to_get_one(table, monkeypatch):
+    def no_client():
+        raise ValueError("No clients found")
+
+    monkeypatch.setattr("craft.distributed.default_client", no_client)
+    with pytest.raises(CraftInputError, match="needs a dask.distributed Client"):
+        DaskCRAFT(lam=1.0).fit(dd.from_pandas(table, npartitions=2))
+
+
+@pytest.mark.parametrize(
+    ("params", "message"),
+    [
+        ({"chunk_rows": 0}, r"Parameter chunk_rows=0 is invalid: it must be an integer >= 1"),
+        ({"persist": "yes"}, r"Parameter persist='yes' is invalid"),
+        ({"m": 1.5}, r"Parameter m=1.5 is invalid"),
+        ({"lam": 1.0, "k": 2}, r"Give at most one of lam=1.0 and k=2"),
+        ({"k": 601}, r"k=601 exceeds the number of rows, n_samples=600"),
+        ({"categorical": ["nope"]}, r"categorical names column 'nope'"),
+    ],
+)
+def test_invalid_parameters(client, table, params, message):
+    with pytest.raises(CraftInputError, match=message):
+        DaskCRAFT(**params).fit(dd.from_pandas(table, npartitions=2))
+
+
+def test_bad_values_found_by_a_worker_raise_craft_input_error(client, table):
+    bad = table.assign(x=table["x"].astype(object))
+    bad.loc[450, "x"] = "n/a?"
+    with pytest.raises(CraftInputError, match=r"Column 'x' is numeric in the schema but 1 value\(s\) are not numbers"):
+        DaskCRAFT(lam=4.0, categorical=CATEGORICAL).fit(dd.from_pandas(bad, npartitions=3))
+
+
+def test_input_checks(client, table):
+    with pytest.raises(CraftInputError, match="must be a dask.dataframe.DataFrame"):
+        DaskCRAFT().fit(table.to_numpy(), client=client)
+    with pytest.raises(CraftInputError, match="at least 2 rows"):
+        DaskCRAFT(categorical=CATEGORICAL).fit(dd.from_pandas(table.iloc[:1], npartitions=1))
+    model = DaskCRAFT(lam=4.0, n_init=1, max_iter=2, init="random", categorical=CATEGORICAL, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model.fit(dd.from_pandas(table, npartitions=2))
+    with pytest.raises(CraftInputError, match=r"X lacks the fitted column\(s\) \['x'\]"):
+        model.predict(dd.from_pandas(table.drop(columns="x"), npartitions=2))

@@ -1,0 +1,429 @@
+"""The files real users send, through the app's upload path (``AppTest``).
+
+Every file of ``tests/corpus`` (and the large cases, generated here) is
+uploaded with the Data page's file uploader. For each, the app either shows
+the parsed table (and a fit, or a specific message why there is none) or a
+readable "Not loaded: ..." message and keeps the data it had; never an
+exception element, never a hang. Messages name the file and the fault; user
+strings are shown escaped, and nothing the user sent reaches an element that
+renders HTML. The CSV downloads neutralise spreadsheet formulas, and the
+upload limit of ``.streamlit/config.toml`` is stated in the app.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+import os
+import re
+import tomllib
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import streamlit as st
+from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
+from streamlit.testing.v1 import AppTest
+
+from craft import CRAFT, CraftInputError, infer_schema
+from craft.io import read_table
+
+ROOT = Path(__file__).resolve().parents[1]
+APP = str(ROOT / "app.py")
+CORPUS = ROOT / "tests" / "corpus"
+UPLOAD = "(uploaded file)"
+
+pytestmark = pytest.mark.timeout(180)
+
+# ---------------------------------------------------------------------------
+# Expectations per corpus file
+
+#: Refused files: a regex the "Not loaded" message must match.
+REFUSED = {
+    "empty.csv": r"Not loaded: Cannot read 'empty\.csv': the file is empty\.",
+    "whitespace_only.csv": r"Not loaded: Cannot read 'whitespace_only\.csv': the file is empty",
+    "header_only.csv": r"Not loaded: Cannot read 'header_only\.csv': it has a header but no data rows",
+    "binary_garbage.csv": r"Not loaded: 'binary_garbage\.csv' is not a readable table: it looks like binary data",
+    "image_named.csv": r"Not loaded: 'image_named\.csv' is not a readable table: it looks like binary data",
+    "ragged_long_row.csv": r"Not loaded: Cannot read 'ragged_long_row\.csv': line 4 has 3 fields but the header has 2",
+    "unterminated_quote.csv": r"Not loaded: 'unterminated_quote\.csv' is not a readable table: EOF",
+    "one_row.csv": r"Not loaded: 'one_row\.csv' has only 1 data row; clustering needs at least 2 rows",
+}
+
+#: Read files: (rows, columns) of the preview, and None when the default fit
+#: works, else a regex of the message that says why there is no fit.
+PARSED = {
+    "all_missing_column.csv": ((3, 3), None),
+    "constant_column.csv": ((3, 3), None),
+    "cp1252.csv": ((2, 2), r"k = 3 clusters cannot be found in 2 rows: choose k ≤ 2"),
+    "crlf.csv": ((2, 2), r"k = 3 clusters cannot be found in 2 rows"),
+    "duplicated_names.csv": ((2, 6), r"k = 3 clusters cannot be found in 2 rows"),
+    "extra_fields_everywhere.csv": ((2, 3), r"k = 3 clusters cannot be found in 2 rows"),
+    "formula_prefix.csv": ((3, 3), None),
+    "html_tags.csv": ((2, 2), r"k = 3 clusters cannot be found in 2 rows"),
+    "inf_huge.csv": ((3, 3), r"Column 'x' has 3 infinite value\(s\); replace them"),
+    "latin1.csv": ((2, 3), r"k = 3 clusters cannot be found in 2 rows"),
+    "pipe_delimited.txt": ((2, 3), r"k = 3 clusters cannot be found in 2 rows"),
+    "quoted_newlines.csv": ((3, 3), None),
+    "semicolon_decimal_comma.csv": ((3, 4), None),
+    "stray_text.csv": ((5, 4), None),
+    "tab_delimited.tsv": ((3, 3), None),
+    "trailing_delimiter.csv": ((2, 3), r"k = 3 clusters cannot be found in 2 rows"),
+    "two_rows.csv": ((2, 2), r"k = 3 clusters cannot be found in 2 rows"),
+    "utf8_bom.csv": ((2, 2), r"k = 3 clusters cannot be found in 2 rows"),
+}
+
+#: Pages other than Data, visited after hostile uploads.
+PAGES = ["app_pages/clusters.py", "app_pages/evaluate.py", "app_pages/teach.py", "app_pages/compare.py",
+         "app_pages/whatif.py", "app_pages/export.py"]
+
+
+def test_every_corpus_file_has_an_expectation():
+    files = {p.name for p in CORPUS.iterdir() if p.name != "README.md"}
+    assert files == set(REFUSED) | set(PARSED)
+
+
+@pytest.mark.parametrize("file_name", sorted(set(REFUSED) | set(PARSED)))
+def test_corpus_through_the_library(file_name):
+    """read_table, infer_schema and a fit: a table and labels for every row,
+    or a CraftInputError with a message; never another exception."""
+    try:
+        table = read_table(CORPUS / file_name)
+    except CraftInputError as error:
+        assert file_name in REFUSED and file_name in str(error)
+        return
+    assert file_name in PARSED or file_name == "one_row.csv"  # one row is a table, too small to cluster
+    schema = infer_schema(table)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            model = CRAFT(k=min(2, len(table)), categorical=schema, n_init=2, random_state=0).fit(table)
+        except CraftInputError as error:
+            assert str(error)
+            return
+    assert model.labels_.shape == (len(table),)
+    assert math.isfinite(model.objective_)
+
+
+# ---------------------------------------------------------------------------
+# Helpers
+
+
+@pytest.fixture(autouse=True)
+def _fresh_caches():
+    """AppTest instances share the process's caches: start every test empty."""
+    st.cache_data.clear()
+    st.cache_resource.clear()
+    yield
+    st.cache_data.clear()
+    st.cache_resource.clear()
+
+
+@pytest.fixture
+def downloads(monkeypatch):
+    """Bytes given to every ``st.download_button`` during the test, by file name."""
+    files: dict[str, bytes] = {}
+    original = MemoryMediaFileStorage.load_and_get_id
+
+    def record(self, path_or_data, mimetype, kind, filename=None):
+        if isinstance(path_or_data, bytes) and filename:
+            files[filename] = path_or_data
+        return original(self, path_or_data, mimetype, kind, filename)
+
+    monkeypatch.setattr(MemoryMediaFileStorage, "load_and_get_id", record)
+    return files
+
+
+def unescape(text: str) -> str:
+    """Text of an element as the user reads it (Markdown backslash escapes removed)."""
+    return re.sub(r"\\(.)", r"\1", text)
+
+
+def messages(at: AppTest, kind: str) -> list[str]:
+    return [unescape(str(el.value)) for el in getattr(at, kind)]
+
+
+def no_exception(at: AppTest) -> None:
+    assert not at.exception, [el.value for el in at.exception]
+
+
+def start() -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=90).run()
+    no_exception(at)
+    return at
+
+
+def upload(at: AppTest, name: str, data: bytes, mime: str = "text/csv") -> AppTest:
+    at.file_uploader(key="uploader").set_value((name, data, mime)).run()
+    no_exception(at)
+    return at
+
+
+def visit_pages(at: AppTest) -> None:
+    for page in PAGES:
+        at.switch_page(page).run()
+        no_exception(at)
+        assert at.title and at.title[0].value != "Data", page  # the page did switch
+        assert_no_html_with(at, [])
+    at.switch_page("app_pages/data.py").run()
+    no_exception(at)
+
+
+def _walk(node):
+    yield node
+    children = getattr(node, "children", None)
+    if isinstance(children, dict):
+        for child in children.values():
+            yield from _walk(child)
+
+
+def html_elements(at: AppTest) -> list[str]:
+    """Bodies of every element that renders raw HTML (markdown with HTML allowed, st.html)."""
+    found = []
+    for node in _walk(at._tree):
+        proto = getattr(node, "proto", None)
+        if proto is None:
+            continue
+        if getattr(node, "type", "") in ("markdown", "caption", "latex", "divider", "text", "title", "header",
+                                         "subheader", "code") and getattr(proto, "allow_html", False):
+            found.append(proto.body)
+        if getattr(node, "type", "") == "html":
+            found.append(getattr(proto, "body", ""))
+    return found
+
+
+def assert_no_html_with(at: AppTest, user_strings: list[str]) -> None:
+    """No element that renders raw HTML contains a user string (or any tag when none given)."""
+    for body in html_elements(at):
+        for text in user_strings:
+            assert text not in body, f"user string {text!r} rendered as HTML: {body[:200]!r}"
+
+
+# ---------------------------------------------------------------------------
+# The corpus through the upload path
+
+
+@pytest.mark.parametrize("file_name", sorted(REFUSED))
+def test_refused_file_shows_a_readable_message_and_keeps_the_app_usable(file_name):
+    at = start()
+    before = at.session_state["dataset"]
+    upload(at, file_name, (CORPUS / file_name).read_bytes())
+    errors = messages(at, "error")
+    assert any(re.search(REFUSED[file_name], e) for e in errors), errors
+    # No traceback text leaks into the message.
+    assert not any("Traceback" in e or 'File "' in e for e in errors)
+    # The data the app had stays loaded and fitted.
+    assert at.session_state["dataset"] == before != UPLOAD
+    assert any(s.startswith("Clustered into K = ") for s in messages(at, "success")), messages(at, "success")
+    assert any("Still showing" in n for n in messages(at, "info"))
+    # Usable: a good file afterwards is read, and the message is gone.
+    upload(at, "two_rows.csv", (CORPUS / "two_rows.csv").read_bytes())
+    assert at.session_state["dataset"] == UPLOAD
+    assert not any(e.startswith("Not loaded") for e in messages(at, "error"))
+
+
+def _preview(at: AppTest) -> pd.DataFrame:
+    return at.dataframe[0].value
+
+
+@pytest.mark.parametrize("file_name", sorted(PARSED))
+def test_parsed_file_is_previewed_and_fitted_or_explained(file_name):
+    (shape, fit_problem) = PARSED[file_name]
+    data = (CORPUS / file_name).read_bytes()
+    expected = read_table(data, name=file_name)
+    at = upload(start(), file_name, data)
+    assert at.session_state["dataset"] == UPLOAD
+    assert not any(e.startswith("Not loaded") for e in messages(at, "error"))
+    assert any(f"{shape[0]:,} rows × {shape[1]} columns" in c for c in messages(at, "caption"))
+    shown = _preview(at)
+    assert shown.shape == shape == expected.shape
+    assert [str(c) for c in shown.columns] == list(expected.columns)
+    assert shown.astype(str).to_numpy().tolist() == expected.astype(str).to_numpy().tolist()
+    if fit_problem is None:
+        assert any(s.startswith("Clustered into K = ") for s in messages(at, "success")), messages(at, "error")
+    else:
+        errors = messages(at, "error")
+        assert any(re.search(fit_problem, e) for e in errors), errors
+    assert_no_html_with(at, list(expected.columns))
+
+
+@pytest.mark.parametrize("file_name", ["html_tags.csv", "formula_prefix.csv", "duplicated_names.csv",
+                                       "inf_huge.csv", "quoted_newlines.csv"])
+def test_every_page_survives_a_hostile_upload(file_name):
+    data = (CORPUS / file_name).read_bytes()
+    at = upload(start(), file_name, data)
+    if at.session_state["k"] > 2:  # fit the two-row files too, so that every page has a model
+        at.number_input(key="k").set_value(2).run()
+        no_exception(at)
+    visit_pages(at)
+    table = read_table(data, name=file_name)
+    strings = list(table.columns) + [v for v in table.to_numpy().ravel() if isinstance(v, str)]
+    assert_no_html_with(at, strings)
+
+
+def _strings(value):
+    """Every string in a decoded JSON document."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _strings(item)
+
+
+def test_html_and_script_names_are_shown_as_text():
+    data = (CORPUS / "html_tags.csv").read_bytes()
+    at = upload(start(), "html_tags.csv", data)
+    at.number_input(key="k").set_value(2).run()
+    no_exception(at)
+    assert any(s.startswith("Clustered into K = ") for s in messages(at, "success"))
+    at.switch_page("app_pages/clusters.py").run()
+    no_exception(at)
+    charts = at.get("plotly_chart")
+    assert charts, "no figure on the Tune & see page"
+    strings = [text for chart in charts for text in _strings(json.loads(chart.proto.spec))]
+    # Plotly renders a subset of HTML in labels and hover text: names must
+    # arrive escaped, as text, and never as live tags.
+    assert any("&lt;script&gt;alert(1)&lt;/script&gt;" in text for text in strings)
+    assert any("&lt;b&gt;name&lt;/b&gt;" in text for text in strings)
+    for text in strings:
+        assert "<script" not in text and "<b>name" not in text and "<img" not in text, text
+    assert_no_html_with(at, ["<script>", "<b>name</b>", "onerror"])
+
+
+# ---------------------------------------------------------------------------
+# Large and binary files, generated
+
+
+def _wide_csv(n_columns: int = 10_000, n_rows: int = 4) -> bytes:
+    header = ",".join(f"c{i}" for i in range(n_columns))
+    rows = [",".join(str((r * 7 + i) % 5) for i in range(n_columns)) for r in range(n_rows)]
+    return ("\n".join([header, *rows]) + "\n").encode()
+
+
+def test_ten_thousand_columns(downloads):
+    at = upload(start(), "wide.csv", _wide_csv())
+    assert at.session_state["dataset"] == UPLOAD
+    assert any("4 rows × 10000 columns" in c for c in messages(at, "caption"))
+    visit_pages(at)
+
+
+def test_very_long_strings():
+    long_text = "x" * 300_000
+    data = f'id,text,value\n1,"{long_text}",1.5\n2,short,2.5\n3,"{long_text}y",0.5\n'.encode()
+    at = upload(start(), "long.csv", data)
+    assert at.session_state["dataset"] == UPLOAD
+    assert any("3 rows × 3 columns" in c for c in messages(at, "caption"))
+    visit_pages(at)
+
+
+def test_numeric_column_with_stray_text_is_categorical_with_a_reason():
+    values = [str(v) for v in range(60)] + ["oops"]
+    data = ("amount,colour\n" + "\n".join(f"{v},{'red' if i % 2 else 'blue'}" for i, v in enumerate(values))
+            + "\n").encode()
+    at = upload(start(), "stray.csv", data)
+    report = at.dataframe[1].value
+    reason = report.set_index("column").loc["amount", "reason"]
+    assert "numbers but not all" in reason and "'oops'" in reason
+
+
+def test_parquet_and_excel_uploads():
+    # No cell starts with "=": openpyxl would write it as a formula without a value.
+    table = pd.DataFrame({"size": [1.0, 1.2, 0.9, 8.0, 8.1, 7.7], "colour": list("rrrbbb"),
+                          "@cmd": ["+1+1", "a", "b", "c", "d", "e"]})
+    buffer = io.BytesIO()
+    table.to_parquet(buffer)
+    at = upload(start(), "t.parquet", buffer.getvalue(), "application/octet-stream")
+    assert at.session_state["dataset"] == UPLOAD
+    assert _preview(at).shape == (6, 3)
+    buffer = io.BytesIO()
+    table.to_excel(buffer, index=False)
+    upload(at, "t.xlsx", buffer.getvalue(),
+           "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet")
+    assert _preview(at).shape == (6, 3)
+    assert list(_preview(at).columns) == ["size", "colour", "@cmd"]
+    assert _preview(at)["@cmd"].tolist()[0] == "+1+1"
+
+
+@pytest.mark.parametrize(
+    ("name", "data", "message"),
+    [
+        ("book.xlsx", b"PK\x03\x04 not a zip", r"Not loaded: 'book\.xlsx' is not a readable Excel file"),
+        ("t.parquet", b"PAR1 then junk", r"Not loaded: 't\.parquet' is not a readable Parquet file"),
+        ("old.xls", b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + b"\x00" * 512, r"Not loaded: .*'old\.xls'"),
+        ("nul.csv", b"a,b\n1,\x002\n", r"Not loaded: 'nul\.csv' is not a readable table"),
+    ],
+)
+def test_corrupt_binary_uploads(name, data, message):
+    at = upload(start(), name, data, "application/octet-stream")
+    errors = messages(at, "error")
+    assert any(re.search(message, e) for e in errors), errors
+    assert at.session_state["dataset"] != UPLOAD
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_random_bytes_never_raise(seed):
+    rng = np.random.default_rng(seed)
+    at = start()
+    for name in ("r.csv", "r.tsv", "r.parquet", "r.xlsx"):
+        upload(at, name, rng.bytes(int(rng.integers(1, 3000))), "application/octet-stream")
+
+
+# ---------------------------------------------------------------------------
+# Exports and the upload limit
+
+
+def test_labels_download_neutralises_formulas(downloads):
+    data = (CORPUS / "formula_prefix.csv").read_bytes()
+    at = upload(start(), "formula_prefix.csv", data)
+    at.switch_page("app_pages/export.py").run()
+    no_exception(at)
+    labels = next(v for k, v in downloads.items() if k.endswith("_craft_labels.csv"))
+    frame = pd.read_csv(io.BytesIO(labels), dtype=str, keep_default_na=False)
+    assert len(frame) == 3
+    assert frame["formula"].tolist() == ["'=SUM(A1:A3)", "'+1+2", "'-cmd"]
+    assert frame["at"].tolist() == ["'@user", "'@admin", "plain"]
+    assert [float(v) for v in frame["number"]] == [-3.0, 4.0, 5.5]  # numbers stay numbers
+    assert frame.columns[-1] == "craft_cluster"
+    for cell in [*frame.columns, *frame.to_numpy().ravel()]:
+        assert not re.match(r"[=+@\t\r]", cell), cell
+        assert not re.match(r"-(?![\d.])", cell), cell
+
+
+def test_masks_download_escapes_formula_column_names(downloads):
+    table = "=HYPERLINK(\"x\"),+a,@b,-c\n1,x,p,1.5\n2,y,q,2.5\n3,x,p,0.5\n4,y,q,1.0\n"
+    at = upload(start(), "names.csv", table.encode())
+    at.number_input(key="k").set_value(2).run()
+    at.switch_page("app_pages/export.py").run()
+    no_exception(at)
+    masks = next(v for k, v in downloads.items() if k.endswith("_craft_masks.csv"))
+    header = pd.read_csv(io.BytesIO(masks), nrows=0).columns.tolist()
+    assert header[0] == "cluster"
+    assert header[-4:] == ["'=HYPERLINK(\"x\")", "'+a", "'@b", "'-c"]
+
+
+def test_upload_limit_fits_the_machine_and_is_stated():
+    config = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())
+    limit = config["server"]["maxUploadSize"]
+    assert isinstance(limit, int) and limit >= 1
+    memory_mb = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**20
+    # A parsed table takes several times its file size; a few uploads must fit.
+    assert limit * 10 <= memory_mb, (limit, memory_mb)
+    assert config["server"].get("maxMessageSize", 200) >= limit or limit <= 200
+    at = start()
+    stated = [c for c in messages(at, "caption") if f"{limit} MB" in c]
+    assert stated, messages(at, "caption")
+    assert at.file_uploader(key="uploader").help and f"{limit} MB" in at.file_uploader(key="uploader").help
+
+
+def test_no_user_string_is_rendered_with_unsafe_html_in_the_sources():
+    sources = [ROOT / "app.py", *sorted((ROOT / "app_pages").glob("*.py")), *sorted((ROOT / "explorer").glob("*.py"))]
+    for path in sources:
+        text = path.read_text()
+        assert "unsafe_allow_html=True" not in text, path
+        assert "st.html(" not in text and "components.html(" not in text, path

@@ -1,0 +1,323 @@
+"""Figure functions: what is drawn (cells on, orders, samples), checked without a browser."""
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+import pytest
+
+from craft import CRAFT, plots, synthetic
+from craft.app_support import FitParams, align_clusters, compare_methods, fit_craft, fit_schema, load_example
+from craft.profiles import cluster_profiles
+
+
+@pytest.fixture(scope="module")
+def fig1():
+    """The paper's Figure 1(a) data (60 rows) and a fit with m = 1/3, k = 3."""
+    data = load_example("fig1_binary", n_samples=60, seed=0)
+    schema, _ = fit_schema(data, {}, data.label)
+    outcome = fit_craft(data.table, schema, FitParams(m=1 / 3, k=3, n_init=2))
+    model = outcome.model
+    X = data.table[[str(c) for c in model.feature_names_in_]]
+    return data, model, X
+
+
+@pytest.fixture(scope="module")
+def mixed():
+    """Mixed data: 6 numeric + 4 categorical features, 3 planted clusters."""
+    X, y, mask = synthetic.mixed_planted(n_samples=150, n_clusters=3, n_numeric=6, n_categorical=4, random_state=1)
+    model = CRAFT(m=0.5, k=3, n_init=2, random_state=0).fit(X)
+    return X, y, mask, model
+
+
+def heatmap_traces(figure):
+    return [trace for trace in figure.data if isinstance(trace, go.Heatmap)]
+
+
+# ---------------------------------------------------------------------------
+# Masks and orders
+
+
+def test_subspace_order_makes_staircase_blocks():
+    mask = np.array(
+        [
+            [0, 0, 1, 1, 0, 0],
+            [1, 0, 0, 0, 0, 1],
+            [0, 1, 0, 0, 1, 0],
+        ],
+        dtype=bool,
+    )
+    rows, cols = plots.subspace_order(mask)
+    assert rows.tolist() == [0, 1, 2]
+    assert cols.tolist() == [2, 3, 0, 5, 1, 4]
+    ordered = mask[np.ix_(rows, cols)]
+    # every cluster's features are one contiguous block, left to right
+    assert ordered.tolist() == [
+        [1, 1, 0, 0, 0, 0],
+        [0, 0, 1, 1, 0, 0],
+        [0, 0, 0, 0, 1, 1],
+    ]
+
+
+def test_subspace_order_puts_shared_features_next_to_the_next_cluster_and_unused_last():
+    mask = np.array([[1, 1, 0, 0, 0], [0, 1, 1, 0, 0]], dtype=bool)
+    _, cols = plots.subspace_order(mask)
+    # f0 only in cluster 0, f1 shared (last of cluster 0's block), f2 cluster 1, f3/f4 in none
+    assert cols.tolist() == [0, 1, 2, 3, 4]
+    rows, _ = plots.subspace_order(mask, sizes=[5, 50])
+    assert rows.tolist() == [1, 0]  # largest cluster first
+
+
+def test_mask_frame_orders_and_keeps_cells(fig1):
+    _, model, _ = fig1
+    frame = plots.mask_frame(model, order="natural")
+    assert frame.shape == model.feature_mask_.shape
+    assert list(frame.columns) == [str(c) for c in model.feature_names_in_]
+    assert (frame.to_numpy() == model.feature_mask_).all()
+    block = plots.mask_frame(model, order="subspace")
+    # same cells, permuted: every row keeps its count of selected features
+    assert sorted(block.sum(axis=1).tolist()) == sorted(model.feature_mask_.sum(axis=1).tolist())
+    assert set(block.columns) == set(frame.columns)
+    with pytest.raises(ValueError, match="order='diagonal'"):
+        plots.mask_frame(model, order="diagonal")
+
+
+def test_mask_frame_count_order():
+    frame = plots.mask_frame(np.array([[0, 1, 1], [0, 1, 0]], dtype=bool), features=["a", "b", "c"], order="count")
+    assert list(frame.columns) == ["b", "c", "a"]
+
+
+def test_fig_feature_masks_cells_on_match_the_mask(fig1):
+    _, model, _ = fig1
+    figure = plots.fig_feature_masks(model, order="natural")
+    (trace,) = heatmap_traces(figure)
+    z = np.asarray(trace.z)
+    assert z.shape == model.feature_mask_.shape
+    assert (z == model.feature_mask_.astype(float)).all()
+    assert list(trace.x) == [str(c) for c in model.feature_names_in_]
+    assert list(trace.y)[0].startswith("cluster 0 (")
+
+
+def test_fig_feature_masks_beside_truth_aligns_clusters(fig1):
+    data, model, _ = fig1
+    match = align_clusters(data.true_labels, model.labels_)
+    figure = plots.fig_feature_masks(
+        model, order="natural", true_mask=data.true_mask, true_features=data.mask_features, cluster_match=match
+    )
+    truth, found = heatmap_traces(figure)
+    # the paper's Figure 1(b): CRAFT recovers the planted subspaces exactly, row for row
+    assert np.array_equal(np.asarray(truth.z), data.true_mask.astype(float))
+    assert np.array_equal(np.asarray(found.z), np.asarray(truth.z))
+    assert list(truth.y) == ["planted 1", "planted 2", "planted 3"]
+
+
+def test_fig_feature_masks_rejects_bad_shapes():
+    with pytest.raises(ValueError, match="2-D"):
+        plots.fig_feature_masks(np.array([True, False]))
+    with pytest.raises(ValueError, match="2 feature names for a mask with 3 columns"):
+        plots.fig_feature_masks(np.ones((2, 3), dtype=bool), features=["a", "b"])
+
+
+# ---------------------------------------------------------------------------
+# Data heatmap
+
+
+def test_sample_rows_keeps_everything_when_small():
+    labels = np.array([2, 0, 1, 0, 2])
+    assert plots.sample_rows(labels, 10).tolist() == [1, 3, 2, 0, 4]
+
+
+def test_sample_rows_is_stratified_and_keeps_tiny_clusters():
+    labels = np.array([0] * 990 + [1] * 9 + [2] * 1)
+    rows = plots.sample_rows(labels, 100, random_state=0)
+    assert rows.size == 100
+    counts = np.bincount(labels[rows], minlength=3)
+    assert counts[2] == 1 and counts[1] >= 1
+    assert counts[0] >= 97
+    assert (np.diff(labels[rows]) >= 0).all()  # sorted by cluster
+    assert len(set(rows.tolist())) == 100
+
+
+def test_heatmap_panel_emphasises_selected_cells():
+    X = pd.DataFrame({"x": [0.0, 1.0, 2.0, 3.0], "c": pd.Categorical(["a", "b", "a", "b"])})
+    labels = np.array([1, 0, 1, 0])
+    mask = np.array([[True, False], [False, True]])
+    panel = plots.heatmap_panel(X, labels, mask, categorical={"c"}, levels={"c": ["a", "b"]})
+    assert panel.rows.tolist() == [1, 3, 0, 2]  # cluster 0 first
+    assert panel.groups.tolist() == [0, 0, 1, 1]
+    assert panel.selected.tolist() == [[True, False], [True, False], [False, True], [False, True]]
+    # selected cells live in [0.5, 1], unselected in [0, 0.5]
+    assert (panel.z[panel.selected] >= 0.5).all() and (panel.z[~panel.selected] <= 0.5).all()
+    # level codes: 'b' -> 1 -> 0.5 * 1 when unselected, 'a' -> 0 -> 0.5 + 0 when selected
+    assert panel.z[0, 1] == pytest.approx(0.5)  # row 1 (cluster 0), c = 'b', not selected
+    assert panel.z[2, 1] == pytest.approx(0.5)  # row 0 (cluster 1), c = 'a', selected
+    assert panel.text[0].tolist() == ["1.0", "b"]
+    assert not panel.sampled and panel.caption() == "Showing all 4 rows."
+
+
+def test_heatmap_panel_marks_missing_cells():
+    X = pd.DataFrame({"x": [0.0, np.nan, 2.0]})
+    panel = plots.heatmap_panel(X, np.zeros(3, dtype=int), np.array([[True]]))
+    assert np.isnan(panel.z[1, 0])
+    assert panel.text[1, 0] == "missing"
+
+
+def test_fig_data_heatmap_pairs_dataset_and_craft(fig1):
+    data, model, X = fig1
+    figure = plots.fig_data_heatmap(model, X, max_rows=400, order="natural", y_true=data.true_labels,
+                                    true_mask=data.true_mask, true_features=data.mask_features)
+    planted, found = heatmap_traces(figure)
+    z_planted, z_found = np.asarray(planted.z, dtype=float), np.asarray(found.z, dtype=float)
+    assert z_planted.shape == z_found.shape == (60, 24)
+    # Figure 1(a): rows of planted cluster t are 1 on its 8 features, and those cells are the selected ones
+    top_rows = z_planted[:20]
+    assert (top_rows[:, :8] == 1.0).all()  # value 1, selected -> 0.5 + 0.5
+    assert (top_rows[:, 8:] <= 0.5).all()
+    # CRAFT recovers it: the same picture
+    assert np.array_equal(z_found >= 0.5, z_planted >= 0.5)
+    assert "rows shown" not in figure.layout.title.text
+
+
+def test_fig_data_heatmap_says_when_rows_are_sampled(mixed):
+    X, _, _, model = mixed
+    figure = plots.fig_data_heatmap(model, X, max_rows=50)
+    (trace,) = heatmap_traces(figure)
+    assert np.asarray(trace.z).shape == (50, X.shape[1])
+    assert "50 of 150 rows shown (stratified sample)" in figure.layout.title.text
+
+
+def test_fig_data_heatmap_selected_cells_follow_each_rows_cluster(mixed):
+    X, _, _, model = mixed
+    figure = plots.fig_data_heatmap(model, X, max_rows=1000, order="natural")
+    (trace,) = heatmap_traces(figure)
+    z = np.asarray(trace.z, dtype=float)
+    rows = np.lexsort((np.arange(len(X)), model.labels_))  # every row, sorted by cluster
+    expected = model.feature_mask_[model.labels_[rows]]
+    assert (z[expected] >= 0.5).all() and (z[~expected] <= 0.5).all()
+    assert expected.any() and (~expected).any()
+
+
+# ---------------------------------------------------------------------------
+# Sizes, profiles, projection, history
+
+
+def test_fig_cluster_sizes(fig1):
+    _, model, _ = fig1
+    figure = plots.fig_cluster_sizes(model)
+    assert list(figure.data[0].y) == model.cluster_sizes_.tolist()
+    assert figure.data[0].text[0].endswith("(33%)")
+
+
+def test_fig_profile_overview_colours_selected_features(mixed):
+    X, _, _, model = mixed
+    profiles = cluster_profiles(model, X)
+    figure = plots.fig_profile_overview(profiles, 0)
+    numeric, categorical = figure.data
+    rows = profiles[(profiles.cluster == 0) & (profiles.kind == "numeric")].sort_values("rank", ascending=False)
+    assert list(numeric.y) == rows.feature.tolist()
+    assert list(numeric.marker.color) == [plots.SELECTED_COLOR if s else "#b0b0b0" for s in rows.selected]
+    assert np.allclose(numeric.x, rows.sd_ratio)
+    assert len(categorical.y) == 4
+
+
+def test_fig_feature_detail_both_kinds(mixed):
+    X, _, _, model = mixed
+    numeric = plots.fig_feature_detail(model, X, 1, "f1")
+    assert [trace.type for trace in numeric.data] == ["histogram", "histogram"]
+    assert len(numeric.data[1].x) == int((model.labels_ == 1).sum())
+    categorical = plots.fig_feature_detail(model, X, 1, "f7")
+    assert [trace.type for trace in categorical.data] == ["bar", "bar"]
+    assert sum(categorical.data[1].y) == pytest.approx(1.0)
+
+
+def test_projection_frame_and_figure(mixed):
+    X, _, _, model = mixed
+    frame = plots.projection_frame(model, X, max_points=60)
+    assert len(frame) == 60 and frame.attrs["n_total"] == 150
+    assert set(frame.columns) == {"row", "pc1", "pc2", "cluster"}
+    assert (frame["cluster"].to_numpy() == model.labels_[frame["row"]]).all()
+    figure = plots.fig_projection(frame)
+    assert len(figure.data) == len(np.unique(frame["cluster"]))
+    assert "60 of 150 rows shown" in figure.layout.title.text
+    changed = np.zeros(60, dtype=bool)
+    changed[:3] = True
+    outlined = plots.fig_projection(frame, highlight=changed)
+    widths = np.concatenate([np.asarray(trace.marker.line.width) for trace in outlined.data])
+    assert (widths > 0).sum() == 3
+
+
+def test_history_frame_and_figure(fig1):
+    _, model, _ = fig1
+    frame = plots.history_frame(model)
+    assert len(frame) == model.n_iter_
+    assert frame["objective"].iloc[-1] == pytest.approx(model.objective_)
+    assert frame["n_changed"].iloc[-1] == 0 or not model.converged_
+    figure = plots.fig_history(model, current=1)
+    assert list(figure.data[0].y) == frame["objective"].tolist()
+    assert list(figure.data[1].y) == frame["n_clusters"].tolist()
+
+
+# ---------------------------------------------------------------------------
+# Evaluate, compare, what-if, rho
+
+
+def test_fig_confusion_counts_and_shares():
+    table = pd.DataFrame([[8, 2], [0, 5]], index=pd.Index([0, 1], name="cluster"), columns=["a", "b"])
+    figure = plots.fig_confusion(table)
+    trace = figure.data[0]
+    assert np.asarray(trace.text).tolist() == [[8, 2], [0, 5]]
+    assert np.allclose(trace.z, [[0.8, 0.2], [0.0, 1.0]])
+    assert list(trace.y) == ["cluster 0", "cluster 1"]
+
+
+def test_fig_compare_with_and_without_scores(fig1):
+    data, model, _ = fig1
+    schema, _ = fit_schema(data, {}, data.label)
+    frame = compare_methods(data.table, schema, FitParams(m=1 / 3, n_init=1), methods=("CRAFT", "DP-means"),
+                            k=3, y=data.table[data.label])
+    scored = plots.fig_compare(frame)
+    assert [trace.name for trace in scored.data] == ["purity", "NMI", "ARI"]
+    bare = plots.fig_compare(frame.assign(purity=np.nan, nmi=np.nan, ari=np.nan))
+    assert [trace.name for trace in bare.data] == ["K"]
+
+
+def test_sweep_summary_and_figure():
+    frame = pd.DataFrame(dict(value=[0.2, 0.2, 0.4, 0.4], seed=[0, 1, 0, 1], K=[3, 5, 2, 2],
+                              objective=[10.0, 12.0, 8.0, 8.0], lam=1.0, purity=[0.9, 0.7, 0.5, 0.5],
+                              nmi=0.5, ari=0.4, seconds=0.1, note=""))
+    summary = plots.sweep_summary(frame)
+    assert summary["K_mean"].tolist() == [4.0, 2.0]
+    assert summary["K_sd"].tolist() == [1.0, 0.0]
+    figure = plots.fig_sweep(frame, "m")
+    assert [trace.name for trace in figure.data] == ["K", "objective", "purity", "NMI", "ARI"]
+    unlabelled = plots.fig_sweep(frame.assign(purity=np.nan, nmi=np.nan, ari=np.nan), "lam")
+    assert [trace.name for trace in unlabelled.data] == ["K", "objective"]
+    assert unlabelled.layout.xaxis.type == "log"
+
+
+def test_fig_mask_stability_values():
+    frequency = pd.DataFrame([[1.0, 0.0, 0.6], [0.0, 1.0, 0.2]], columns=["a", "b", "c"])
+    figure = plots.fig_mask_stability(frequency, order="natural")
+    assert np.allclose(figure.data[0].z, frequency.to_numpy())
+    assert np.asarray(figure.data[0].text).tolist() == [[100, 0, 60], [0, 100, 20]]
+
+
+def test_rho_demo_moves_between_m_and_v():
+    frame = plots.rho_demo_frame(0.3, n=11)
+    assert frame["nu_selected"].iloc[0] == pytest.approx(0.3)
+    assert frame["nu_unselected"].iloc[0] == pytest.approx(0.3)
+    assert frame["nu_selected"].iloc[-1] == pytest.approx(1.0)
+    assert frame["nu_unselected"].iloc[-1] == pytest.approx(0.0)
+    figure = plots.fig_rho_demo(0.3, 0.105)
+    marker = figure.data[2]
+    assert list(marker.y) == pytest.approx([0.3 + 0.7 * 0.5, 0.3 - 0.3 * 0.5])
+
+
+def test_user_strings_are_escaped_in_figures():
+    evil = "<img src=x onerror=alert(1)>"
+    frame = plots.mask_frame(np.array([[True]]), features=[evil])
+    figure = plots.fig_feature_masks(frame.to_numpy(), features=[evil])
+    trace = figure.data[0]
+    assert trace.x[0] == "&lt;img src=x onerror=alert(1)&gt;"
+    assert "<img" not in trace.text[0][0]
+    table = pd.DataFrame([[1]], index=[0], columns=[evil])
+    assert "<img" not in plots.fig_confusion(table).data[0].x[0]
