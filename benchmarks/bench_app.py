@@ -51,7 +51,7 @@ def measure(view: str, m_values, rows: int) -> dict:
         at.query_params[key] = str(value)
     first = time.perf_counter()
     at.run()
-    at.switch_page("app_pages/clusters.py").run()
+    at.switch_page("pages/clusters.py").run()
     first = time.perf_counter() - first
     slider = lambda value: (lambda: at.slider(key="m").set_value(value))  # noqa: E731
     new, cached, fits = [], [], []

@@ -17,6 +17,8 @@ from scipy import sparse
 from .exceptions import CraftInputError
 
 MISSING_LEVEL = "(missing)"
+# Beyond this a value's square, summed over rows, can overflow float64.
+MAX_MAGNITUDE = 1e150
 
 
 @dataclass(frozen=True, eq=False)
@@ -171,14 +173,24 @@ class Encoder:
 
     def _numeric_block(self, table: pd.DataFrame) -> np.ndarray:
         columns = table[self.numeric] if self.numeric else table.iloc[:, :0]
+        block = None
         if all(pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_bool_dtype(dtype) for dtype in columns.dtypes):
             # One conversion for the whole block; per-column checks only name a culprit.
             block = columns.to_numpy(dtype=np.float64, na_value=np.nan)
-            if not np.isinf(block).any():
-                return block
-        block = np.empty((len(table), len(self.numeric)), dtype=np.float64)
-        for j, name in enumerate(self.numeric):
-            block[:, j] = _numeric_column(table[name], name)
+            if np.isinf(block).any():
+                block = None
+        if block is None:
+            block = np.empty((len(table), len(self.numeric)), dtype=np.float64)
+            for j, name in enumerate(self.numeric):
+                block[:, j] = _numeric_column(table[name], name)
+        with np.errstate(invalid="ignore"):
+            too_large = np.flatnonzero((np.abs(block) > MAX_MAGNITUDE).any(axis=0))
+        if too_large.size:
+            name = self.numeric[too_large[0]]
+            raise CraftInputError(
+                f"Column {name!r} has values beyond ±{MAX_MAGNITUDE:.0e}, too large to square in double "
+                "precision (variances and distances would overflow); rescale it, e.g. take its logarithm."
+            )
         return block
 
     def _encode(self, filled: np.ndarray, table: pd.DataFrame, *, fit: bool) -> EncodedData:

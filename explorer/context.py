@@ -127,12 +127,10 @@ def build(params: FitParams) -> AppContext:
 
 
 def current() -> AppContext:
-    """The context of this run (built by ``app.py`` before the page runs)."""
-    ctx = st.session_state.get("ctx")
-    if ctx is None:
-        st.error("Open the app through app.py: streamlit run app.py")
-        st.stop()
-    return ctx
+    """The context of this run (see :mod:`explorer.frame`)."""
+    from . import frame
+
+    return frame.current()
 
 
 def require_model(ctx: AppContext):
@@ -143,5 +141,5 @@ def require_model(ctx: AppContext):
         error(ctx.problem or "No data.")
     else:
         error(f"No clustering for {ctx.data.name!r}: {ctx.problem}")
-    st.page_link("app_pages/data.py", label="Go to the Data page to change the data or the column roles", icon=":material/table_view:")
+    st.page_link("pages/data.py", label="Go to the Data page to change the data or the column roles", icon=":material/table_view:")
     st.stop()

@@ -27,13 +27,13 @@ from craft.export import labels_csv, masks_csv
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "app.py")
 PAGES = {
-    "data": "app_pages/data.py",
-    "clusters": "app_pages/clusters.py",
-    "evaluate": "app_pages/evaluate.py",
-    "teach": "app_pages/teach.py",
-    "compare": "app_pages/compare.py",
-    "whatif": "app_pages/whatif.py",
-    "export": "app_pages/export.py",
+    "data": "pages/data.py",
+    "clusters": "pages/clusters.py",
+    "evaluate": "pages/evaluate.py",
+    "teach": "pages/teach.py",
+    "compare": "pages/compare.py",
+    "whatif": "pages/whatif.py",
+    "export": "pages/export.py",
 }
 TABS = ["Feature masks", "Data heatmap", "Sizes & profiles", "Projection", "Iterations"]
 SYNTHETIC = [name for name in EXAMPLES if name.startswith(("fig", "mixed"))]
@@ -560,7 +560,7 @@ def test_user_strings_are_never_rendered_as_markdown_or_html():
         for element in list(at.markdown) + list(at.caption) + list(at.error) + list(at.info):
             assert "[click](javascript" not in element.value
             assert "<b>" not in element.value
-    sources = list(ROOT.glob("app_pages/*.py")) + list(ROOT.glob("explorer/*.py")) + [ROOT / "app.py"]
+    sources = list(ROOT.glob("pages/*.py")) + list(ROOT.glob("explorer/*.py")) + [ROOT / "app.py"]
     assert not [str(p) for p in sources if "unsafe_allow_html" in p.read_text()]
 
 
@@ -598,3 +598,12 @@ def test_importing_craft_does_not_import_streamlit():
     )
     result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "False"
+
+
+def test_a_page_reached_directly_renders_its_own_frame():
+    # A deep link to a fresh server runs the page script on its own (Streamlit's
+    # first-generation multipage mode); the page then draws the sidebar and fits.
+    at = AppTest.from_file(str(ROOT / "pages" / "clusters.py"), default_timeout=90).run()
+    assert not at.exception
+    assert at.sidebar.selectbox(key="dataset").value == "fig1_binary"
+    assert at.session_state["ctx"].model.n_clusters_ == 3

@@ -72,6 +72,8 @@ def test_invalid_data_raise_specific_errors():
         CRAFT(lam=1.0, categorical=["nope"]).fit(pd.DataFrame({"x": [1.0, 2.0]}))
     with pytest.raises(CraftInputError, match="'word' is numeric in the schema but 1 value"):
         CRAFT(lam=1.0, categorical=[]).fit(pd.DataFrame({"word": ["1.5", "abc", "2"]}))
+    with pytest.raises(CraftInputError, match=r"'big' has values beyond ±1e\+150, too large to square"):
+        CRAFT(lam=1.0, categorical=[], standardize=False).fit(pd.DataFrame({"big": [0.0, 1e300]}))
     with pytest.raises(CraftInputError, match="k=5 exceeds the number of rows, n_samples=3"):
         CRAFT(k=5).fit(pd.DataFrame({"x": [1.0, 2.0, 3.0]}))
 

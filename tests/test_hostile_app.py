@@ -77,8 +77,8 @@ PARSED = {
 }
 
 #: Pages other than Data, visited after hostile uploads.
-PAGES = ["app_pages/clusters.py", "app_pages/evaluate.py", "app_pages/teach.py", "app_pages/compare.py",
-         "app_pages/whatif.py", "app_pages/export.py"]
+PAGES = ["pages/clusters.py", "pages/evaluate.py", "pages/teach.py", "pages/compare.py",
+         "pages/whatif.py", "pages/export.py"]
 
 
 def test_every_corpus_file_has_an_expectation():
@@ -168,7 +168,7 @@ def visit_pages(at: AppTest) -> None:
         no_exception(at)
         assert at.title and at.title[0].value != "Data", page  # the page did switch
         assert_no_html_with(at, [])
-    at.switch_page("app_pages/data.py").run()
+    at.switch_page("pages/data.py").run()
     no_exception(at)
 
 
@@ -196,7 +196,10 @@ def html_elements(at: AppTest) -> list[str]:
 
 
 def assert_no_html_with(at: AppTest, user_strings: list[str]) -> None:
-    """No element that renders raw HTML contains a user string (or any tag when none given)."""
+    """No element that renders raw HTML contains a user string; with none
+    given, no element renders raw HTML at all."""
+    if not user_strings:
+        assert html_elements(at) == []
     for body in html_elements(at):
         for text in user_strings:
             assert text not in body, f"user string {text!r} rendered as HTML: {body[:200]!r}"
@@ -282,7 +285,7 @@ def test_html_and_script_names_are_shown_as_text():
     at.number_input(key="k").set_value(2).run()
     no_exception(at)
     assert any(s.startswith("Clustered into K = ") for s in messages(at, "success"))
-    at.switch_page("app_pages/clusters.py").run()
+    at.switch_page("pages/clusters.py").run()
     no_exception(at)
     charts = at.get("plotly_chart")
     assert charts, "no figure on the Tune & see page"
@@ -311,6 +314,9 @@ def test_ten_thousand_columns(downloads):
     assert at.session_state["dataset"] == UPLOAD
     assert any("4 rows × 10000 columns" in c for c in messages(at, "caption"))
     visit_pages(at)
+    labels = next(v for k, v in downloads.items() if k.endswith("_craft_labels.csv"))
+    frame = pd.read_csv(io.BytesIO(labels))
+    assert frame.shape == (4, 10_001) and frame.columns[-1] == "craft_cluster"
 
 
 def test_very_long_strings():
@@ -381,7 +387,7 @@ def test_random_bytes_never_raise(seed):
 def test_labels_download_neutralises_formulas(downloads):
     data = (CORPUS / "formula_prefix.csv").read_bytes()
     at = upload(start(), "formula_prefix.csv", data)
-    at.switch_page("app_pages/export.py").run()
+    at.switch_page("pages/export.py").run()
     no_exception(at)
     labels = next(v for k, v in downloads.items() if k.endswith("_craft_labels.csv"))
     frame = pd.read_csv(io.BytesIO(labels), dtype=str, keep_default_na=False)
@@ -399,12 +405,28 @@ def test_masks_download_escapes_formula_column_names(downloads):
     table = "=HYPERLINK(\"x\"),+a,@b,-c\n1,x,p,1.5\n2,y,q,2.5\n3,x,p,0.5\n4,y,q,1.0\n"
     at = upload(start(), "names.csv", table.encode())
     at.number_input(key="k").set_value(2).run()
-    at.switch_page("app_pages/export.py").run()
+    at.switch_page("pages/export.py").run()
     no_exception(at)
     masks = next(v for k, v in downloads.items() if k.endswith("_craft_masks.csv"))
     header = pd.read_csv(io.BytesIO(masks), nrows=0).columns.tolist()
     assert header[0] == "cluster"
     assert header[-4:] == ["'=HYPERLINK(\"x\")", "'+a", "'@b", "'-c"]
+
+
+def test_html_report_escapes_user_strings(downloads):
+    at = upload(start(), "html_tags.csv", (CORPUS / "html_tags.csv").read_bytes())
+    at.number_input(key="k").set_value(2).run()
+    at.switch_page("pages/export.py").run()
+    no_exception(at)
+    at.button(key="build_report").click().run()
+    no_exception(at)
+    report = next(v for k, v in downloads.items() if k.endswith("_craft_report.html")).decode("utf-8")
+    assert "html_tags" in report
+    for raw in ["<script>alert(1)</script>", "<img src=x onerror=alert(1)>", "<b>name</b>", "<i>x</i>"]:
+        assert raw not in report, raw
+    # The names are there, as text: escaped in the figures' data (Plotly shows them as typed).
+    assert "&lt;script&gt;alert(1)&lt;" in report
+    assert "&amp;lt;" not in report  # and not escaped twice
 
 
 def test_upload_limit_fits_the_machine_and_is_stated():
@@ -422,7 +444,7 @@ def test_upload_limit_fits_the_machine_and_is_stated():
 
 
 def test_no_user_string_is_rendered_with_unsafe_html_in_the_sources():
-    sources = [ROOT / "app.py", *sorted((ROOT / "app_pages").glob("*.py")), *sorted((ROOT / "explorer").glob("*.py"))]
+    sources = [ROOT / "app.py", *sorted((ROOT / "pages").glob("*.py")), *sorted((ROOT / "explorer").glob("*.py"))]
     for path in sources:
         text = path.read_text()
         assert "unsafe_allow_html=True" not in text, path

@@ -99,23 +99,6 @@ _PARAMS = st.fixed_dictionaries(
 )
 
 
-#: Beyond this magnitude a square overflows float64. Unstandardized fits of such
-#: values give a NaN objective today (see the strict xfail below); until the
-#: library refuses or rescales them, the properties leave that case out.
-_SQUARE_OVERFLOW = 1.3e154
-
-
-def _overflows_unstandardized(table: pd.DataFrame, params: dict) -> bool:
-    if params["standardize"]:
-        return False
-    for position in range(table.shape[1]):
-        column = pd.to_numeric(table.iloc[:, position], errors="coerce")
-        finite = column[np.isfinite(column.astype("float64"))]
-        if (finite.abs() > _SQUARE_OVERFLOW).any():
-            return True
-    return False
-
-
 def _estimator(schema: Schema, params: dict) -> CRAFT:
     kwargs = dict(
         m=params["m"], budget=params["budget"], standardize=params["standardize"],
@@ -155,7 +138,6 @@ def test_infer_schema_then_fit_labels_every_row_or_raises_input_error(table, par
         assert str(error)
         return
     assert set(schema.columns) == set(table.columns)
-    assume(not _overflows_unstandardized(table, params))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
@@ -172,7 +154,6 @@ def test_infer_schema_then_fit_labels_every_row_or_raises_input_error(table, par
 @given(table=mixed_tables(min_rows=2), params=_PARAMS)
 def test_fit_with_auto_schema_agrees_with_the_error_contract(table, params):
     """``categorical="auto"`` takes the same path as an explicit inferred schema."""
-    assume(not _overflows_unstandardized(table, params))
     estimator = _estimator(Schema((), (), (), {}), params).set_params(categorical="auto")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -203,7 +184,6 @@ def test_app_upload_path_on_random_tables(table, params):
     )
     schema = loaded.schema
     assume(schema.used)
-    assume(not _overflows_unstandardized(loaded.table, params))  # tables with nothing to fit are covered above
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         outcome = fit_craft(loaded.table, schema, fit_params)
@@ -259,16 +239,11 @@ def test_huge_but_finite_numbers_fit():
     _check_fitted(model, table)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="library bug: without standardization, numbers beyond 1.3e154 overflow when squared; the fit "
-           "returns objective_=nan (or raises ValueError from _engine.compact) instead of refusing them "
-           "with CraftInputError. Once fixed, drop this marker and the assume() on _overflows_unstandardized.",
-)
 @pytest.mark.parametrize("budget", ["fixed", "approximate"])
 @pytest.mark.parametrize("init", ["craft++", "random"])
 def test_unstandardized_overflowing_squares_fit_or_raise_input_error(budget, init):
-    # Found by the properties above (shrunk): two rows, 0 and 1e300.
+    # Found by the properties above (shrunk): two rows, 0 and 1e300. Such
+    # values are refused by name (their squares overflow float64).
     table = pd.DataFrame({"0": [0.0, 1e300]})
     for seed in (0, 3079079):
         with warnings.catch_warnings():

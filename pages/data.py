@@ -63,7 +63,7 @@ if ctx.model is not None:
         f"Clustered into K = {ctx.model.n_clusters_} clusters (objective {ctx.model.objective_:,.4g}). "
         "Tune the parameters in the sidebar; see the result on the next pages.", icon=":material/check_circle:",
     )
-    st.page_link("app_pages/clusters.py", label="Tune & see the clusters", icon=":material/grid_view:")
+    st.page_link("pages/clusters.py", label="Tune & see the clusters", icon=":material/grid_view:")
 elif ctx.problem:
     error(ctx.problem)
 

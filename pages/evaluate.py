@@ -23,7 +23,7 @@ if y is None:
         "Meanwhile, here are the objective and the cluster sizes.",
         icon=":material/info:",
     )
-    st.page_link("app_pages/data.py", label="Choose a label column", icon=":material/table_view:")
+    st.page_link("pages/data.py", label="Choose a label column", icon=":material/table_view:")
     st.metric("Objective", f"{model.objective_:,.6g}")
     st.plotly_chart(plots.fig_cluster_sizes(model), key="eval_sizes")
     st.plotly_chart(plots.fig_history(model), key="eval_history")

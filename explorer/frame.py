@@ -1,0 +1,48 @@
+"""What every run shows around a page: the sidebar with the dataset and the
+parameters, the fit, and the URL.
+
+``app.py`` renders it once per run and then runs the page that
+``st.navigation`` chose. A page can also be run without ``app.py``: while a
+``pages/`` folder exists, Streamlit runs a deep-linked page on its own (its
+first-generation multipage mode) until ``st.navigation`` has been called once
+in the server process. :func:`current` then renders the frame itself, so
+every page works however it was reached.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import streamlit as st
+
+from . import context, state, ui
+
+# The context of the run in progress, per script thread (one per session run).
+_run = threading.local()
+
+
+def render() -> context.AppContext:
+    """Page config, session state, sidebar, fit and URL for this run."""
+    st.set_page_config(page_title="CRAFT Explorer", page_icon=":material/grid_view:", layout="wide")
+    state.init_session()
+    st.sidebar.title("CRAFT Explorer")
+    st.sidebar.caption("Clustering of mixed data with cluster-specific feature selection (Garg, Rudin, Jaakkola).")
+    params = ui.render_sidebar()
+    ctx = context.build(params)
+    state.sync_url(ctx.shareable)
+    _run.ctx = ctx
+    return ctx
+
+
+def run_page(page) -> None:
+    """Run ``page`` (from ``st.navigation``) inside the frame rendered for this run."""
+    try:
+        page.run()
+    finally:
+        _run.ctx = None
+
+
+def current() -> context.AppContext:
+    """The context of this run, rendering the frame first if ``app.py`` did not."""
+    ctx = getattr(_run, "ctx", None)
+    return ctx if ctx is not None else render()
