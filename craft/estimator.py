@@ -143,7 +143,7 @@ class CRAFT(ClusterMixin, BaseEstimator):
         "random" is the paper's start (one cluster at a random point);
         "craft++" opens the first pass's clusters at far points sampled in
         proportion to their CRAFT distance, as k-means++ does.
-    smoothing : float, default=1.0
+    smoothing : float, default=0.1
         Pseudo-count pulling each cluster's level distribution towards the
         global one; keeps ``log eta`` finite for small clusters.
     min_variance : float, default=0.3
@@ -208,7 +208,7 @@ class CRAFT(ClusterMixin, BaseEstimator):
         max_iter=100,
         n_init="auto",
         init="craft++",
-        smoothing=1.0,
+        smoothing=0.1,
         min_variance=0.3,
         random_state=None,
         callback=None,
