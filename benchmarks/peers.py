@@ -36,6 +36,7 @@ import pandas as pd
 from scipy import sparse
 from scipy.cluster.hierarchy import fcluster, linkage
 from scipy.sparse.linalg import eigsh
+from scipy.spatial.distance import pdist
 from sklearn.cluster import KMeans
 from sklearn.linear_model import Lars
 from sklearn.neighbors import NearestNeighbors
@@ -219,25 +220,17 @@ def gower_condensed(X: pd.DataFrame, schema: Schema) -> np.ndarray:
     its own (as in CRAFT's encoding); the sum is divided by the number of
     features.
     """
-    n = len(X)
-    numerator = np.zeros((n, n))
-    compared = 0
-    if schema.numeric:
+    n_numeric, n_categorical = len(schema.numeric), len(schema.categorical)
+    total = np.zeros(len(X) * (len(X) - 1) // 2)
+    if n_numeric:
         block = X[list(schema.numeric)].apply(pd.to_numeric, errors="coerce").to_numpy(dtype=float)
         block = np.where(np.isnan(block), np.nanmean(block, axis=0), block)
         spread = block.max(axis=0) - block.min(axis=0)
-        block = block / np.where(spread > 0, spread, 1.0)
-        for column in block.T:
-            numerator += np.abs(column[:, None] - column[None, :])
-        compared += len(schema.numeric)
-    for name in schema.categorical:
-        # A missing value is a level of its own, as in CRAFT's encoding and kmodes.
-        codes, _ = pd.factorize(X[name], use_na_sentinel=False)
-        numerator += codes[:, None] != codes[None, :]
-    compared += len(schema.categorical)
-    distance = numerator / max(compared, 1)
-    rows, cols = np.triu_indices(n, k=1)
-    return distance[rows, cols]
+        total += pdist(block / np.where(spread > 0, spread, 1.0), "cityblock")
+    if n_categorical:
+        codes = np.column_stack([pd.factorize(X[name], use_na_sentinel=False)[0] for name in schema.categorical])
+        total += pdist(codes, "hamming") * n_categorical
+    return total / max(n_numeric + n_categorical, 1)
 
 
 def gower_linkage(X: pd.DataFrame, schema: Schema, n_clusters: int, method: str, condensed=None) -> np.ndarray:

@@ -79,8 +79,8 @@ def provenance(key: str, quick: bool, seconds: float, info: dict) -> str:
     command = "python -m benchmarks.run_all" + (" --quick" if quick else "") + f" --only {key}"
     stamp = datetime.datetime.now().strftime("%Y-%m-%d %H:%M")
     return (
-        f"*Produced by `{command}` (or the whole suite) on {stamp}, in {seconds / 60:.1f} min, on the machine above "
-        f"(load average {info['load_average']} when the section started).*"
+        f"*Produced by `{command}` (or the whole suite) on {stamp}, in {seconds / 60:.1f} min, at commit {info['commit']}, "
+        f"on the machine above (load average {info['load_average']} when the section started).*"
     )
 
 
@@ -90,6 +90,7 @@ def main(argv=None) -> int:
     parser.add_argument("--only", nargs="+", choices=list(SECTIONS), help="run only these parts")
     parser.add_argument("--results", type=Path, help="Markdown file to update (default docs/RESULTS.md; --quick: benchmarks/out/RESULTS-quick.md)")
     parser.add_argument("--figures", type=Path, help="folder for the recovery figures (default docs/figures; --quick: benchmarks/out/figures)")
+    parser.add_argument("--render", action="store_true", help="measure nothing: rebuild the sections from the saved JSON in benchmarks/out")
     args = parser.parse_args(argv)
 
     results = args.results or (OUT / "RESULTS-quick.md" if args.quick else ROOT / "docs" / "RESULTS.md")
@@ -99,6 +100,9 @@ def main(argv=None) -> int:
     OUT.mkdir(parents=True, exist_ok=True)
 
     from . import defaults_study, dprf_splice, paper_tables, recovery, speed
+
+    if args.render:
+        return render(keys, args.quick, results, figures)
 
     info = machine()
     updates, raw = {}, {}
@@ -120,8 +124,10 @@ def main(argv=None) -> int:
             data = defaults_study.run(args.quick, peers)
         seconds = time.perf_counter() - begin
         raw[key] = data
+        data["provenance"] = provenance(key, args.quick, seconds, section_info)
+        data["header"] = header_text(info, args.quick)
         (OUT / f"{key}{'-quick' if args.quick else ''}.json").write_text(json.dumps(data, indent=1, default=str))
-        updates[SECTIONS[key]] = provenance(key, args.quick, seconds, section_info) + "\n\n" + data["markdown"]
+        updates[SECTIONS[key]] = data["provenance"] + "\n\n" + data["markdown"]
         print(f"[{key}] done in {seconds:.0f} s", flush=True)
 
     updates = {title: updates[title] for title in SECTIONS.values() if title in updates}
@@ -130,6 +136,53 @@ def main(argv=None) -> int:
     results.write_text(merge_sections(existing, updates, header_text(info, args.quick)), encoding="utf-8")
     print(f"wrote {results} in {(time.perf_counter() - started) / 60:.1f} min", flush=True)
     return 0
+
+
+def render(keys, quick: bool, results: Path, figures: Path) -> int:
+    """Rebuild the sections' Markdown from the saved raw numbers (after a change of wording or layout)."""
+    from . import defaults_study, dprf_splice, paper_tables, recovery, speed
+
+    existing = results.read_text(encoding="utf-8") if results.exists() else ""
+    updates, header = {}, None
+    for key in keys:
+        data = _previous(key, quick)
+        if data is None:
+            print(f"[{key}] no saved numbers in {OUT}; run it first", flush=True)
+            continue
+        if key == "paper":
+            text = paper_tables.markdown(data)
+        elif key == "dprf":
+            text = dprf_splice.markdown(data, list(dict.fromkeys(k.split("|", 1)[1] for k in data["table"])))
+        elif key == "recovery":
+            text = recovery.markdown(data, quick, figures)
+        elif key == "speed":
+            text = speed.markdown(data)
+        else:
+            data["best_peers"] = _best_peers(_previous("paper", quick)) or data.get("best_peers", {})
+            text = defaults_study.markdown(data)
+        line = data.get("provenance") or _old_provenance(existing, SECTIONS[key]) or ""
+        commit = re.search(r"commit ([^\n—]*?)\s*(?:—|$)", data.get("header", ""), flags=re.M)
+        if line and "at commit" not in line and commit:
+            line = line.replace(", on the machine above", f", at commit {commit.group(1).strip()}, on the machine above")
+        updates[SECTIONS[key]] = (line + "\n\n" + text).strip()
+        header = data.get("header") or header
+    if not updates:
+        return 1
+    updates = {title: updates[title] for title in SECTIONS.values() if title in updates}
+    header = header or _old_header(existing) or header_text(machine(), quick)
+    results.write_text(merge_sections(existing, updates, header), encoding="utf-8")
+    print(f"re-rendered {', '.join(updates)} in {results}", flush=True)
+    return 0
+
+
+def _old_provenance(text: str, title: str) -> str | None:
+    match = re.search(rf"(?m)^## {re.escape(title)}\n\n(\*Produced by .*\*)$", text)
+    return match.group(1) if match else None
+
+
+def _old_header(text: str) -> str | None:
+    match = re.search(re.escape(HEADER_START) + r"\n(.*?)\n" + re.escape(HEADER_END), text, flags=re.S)
+    return match.group(1) if match else None
 
 
 def _previous(key: str, quick: bool):
@@ -141,11 +194,12 @@ def _best_peers(paper: dict | None) -> dict:
     """{dataset: {"method", "nmi"}} of the best peer at m = 0.5, from the paper-tables data."""
     if not paper:
         return {}
+    from .common import labelled
     from .paper_tables import best_peer
 
     out = {}
     for name, summary in paper["datasets"].items():
-        best = best_peer(summary, 0.5)
+        best = best_peer(summary, 0.5, labelled(name).n_classes)
         if best:
             out[name] = {"method": best[0], "nmi": best[1]}
     return out

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import inspect
 import json
 import os
 import sys
@@ -37,6 +38,7 @@ from .estimator import CRAFT
 from .exceptions import CraftInputError
 from .io import read_table
 
+_DEFAULTS = {name: p.default for name, p in inspect.signature(CRAFT.__init__).parameters.items() if name != "self"}
 _PARQUET = (".parquet", ".pq")
 _TEXT = {".csv": ",", ".tsv": "\t", ".tab": "\t", ".txt": None}
 
@@ -104,7 +106,6 @@ def _parser() -> argparse.ArgumentParser:
         help="fit CRAFT and write labels, masks and a summary",
         description="Fit CRAFT on DATA and write labels, feature masks and a JSON summary. Parameters not given "
         "take the library's defaults (see help(craft.CRAFT)).",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
     fit.set_defaults(command="fit", run=_run_fit)
     fit.add_argument(
@@ -115,20 +116,22 @@ def _parser() -> argparse.ArgumentParser:
         "files or a glob such as 'data/part-*.parquet' or 'logs/*.csv', read lazily by Dask.",
     )
 
-    model = fit.add_argument_group("model")
-    model.add_argument("--m", type=float, default=0.5, help="fraction of features each cluster selects, in (0, 1)")
-    model.add_argument("--rho", type=float, default=None, help="prior variance of the selection probability (default: the paper's max(0.01, m(1-m)-0.01))")
-    model.add_argument("--lam", type=float, default=None, help="cost of opening a cluster, lambda > 0 (give at most one of --lam and --k)")
-    model.add_argument("--k", type=int, default=None, help="desired number of clusters; lambda is then derived by --k-method")
-    model.add_argument("--k-method", choices=("search", "farthest_first"), default="search", help="how lambda is derived from --k")
-    model.add_argument("--budget", choices=("fixed", "approximate"), default="fixed", help="feature budget per cluster")
-    model.add_argument("--eps-c", type=float, default=None, help="approximate budget: categorical gain threshold in (0, 1) (default 0.8)")
-    model.add_argument("--eps-v", type=float, default=None, help="approximate budget: numeric variance threshold > 0 (default 0.5)")
-    model.add_argument("--init", choices=("craft++", "random"), default="craft++", help="how the first pass starts")
-    model.add_argument("--n-init", default="auto", help="restarts with different seeds, or 'auto'")
-    model.add_argument("--max-iter", type=int, default=100, help="most passes per run")
-    model.add_argument("--seed", type=int, default=0, help="random seed (the same seed gives the same result)")
-    model.add_argument("--no-standardize", dest="standardize", action="store_false", help="do not scale numeric columns to unit variance")
+    model = fit.add_argument_group("model (an option not given takes the library's default, shown)")
+    model.add_argument("--m", type=float, help=f"fraction of features each cluster selects, in (0, 1) (default {_DEFAULTS['m']})")
+    model.add_argument("--rho", type=float, help="prior variance of the selection probability (default: the paper's max(0.01, m(1-m)-0.01))")
+    model.add_argument("--lam", type=float, help="cost of opening a cluster, lambda > 0; give at most one of --lam and --k (default: the mean cost of a point under one global cluster)")
+    model.add_argument("--k", type=int, help="desired number of clusters; lambda is then derived by --k-method")
+    model.add_argument("--k-method", choices=("search", "farthest_first"), help=f"how lambda is derived from --k (default {_DEFAULTS['k_method']})")
+    model.add_argument("--budget", choices=("fixed", "approximate"), help=f"feature budget per cluster (default {_DEFAULTS['budget']})")
+    model.add_argument("--eps-c", type=float, help="approximate budget: categorical gain threshold in (0, 1) (default 0.8)")
+    model.add_argument("--eps-v", type=float, help="approximate budget: numeric variance threshold > 0 (default 0.5)")
+    model.add_argument("--init", choices=("craft++", "random"), help=f"how the first pass starts (default {_DEFAULTS['init']})")
+    model.add_argument("--n-init", help=f"restarts with different seeds, an integer or 'auto' (default {_DEFAULTS['n_init']})")
+    model.add_argument("--max-iter", type=int, help=f"most passes per run (default {_DEFAULTS['max_iter']})")
+    model.add_argument("--smoothing", type=float, help=f"pseudo-count towards the global level distribution (default {_DEFAULTS['smoothing']})")
+    model.add_argument("--min-variance", type=float, help=f"variance floor, share of the global variance (default {_DEFAULTS['min_variance']})")
+    model.add_argument("--seed", type=int, default=0, help="random seed; the same seed gives the same result (default 0)")
+    model.add_argument("--no-standardize", dest="standardize", action="store_false", default=None, help="do not scale numeric columns to unit variance")
 
     columns = fit.add_argument_group("columns")
     columns.add_argument(
@@ -147,7 +150,7 @@ def _parser() -> argparse.ArgumentParser:
 
     output = fit.add_argument_group("output")
     output.add_argument("--out", type=Path, default=None, help="folder for labels, masks.csv and summary.json (created if needed); without it only the summary is printed")
-    output.add_argument("--format", choices=("csv", "parquet"), default="csv", help="format of the labels file (columns row, cluster)")
+    output.add_argument("--format", choices=("csv", "parquet"), default="csv", help="format of the labels file, columns row and cluster (default csv)")
     output.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None, help="progress bar on stderr (default: when stderr is a terminal)")
     output.add_argument("--quiet", action="store_true", help="print nothing on success")
 
@@ -155,11 +158,11 @@ def _parser() -> argparse.ArgumentParser:
     where = dask_group.add_mutually_exclusive_group()
     where.add_argument("--scheduler", metavar="ADDRESS", default=None, help="run on the Dask cluster at ADDRESS, e.g. tcp://10.0.0.1:8786")
     where.add_argument("--local-workers", metavar="N", type=int, default=None, help="start a local Dask cluster of N worker processes")
-    dask_group.add_argument("--connect-timeout", type=float, default=20.0, help="seconds to wait for --scheduler")
-    dask_group.add_argument("--threads-per-worker", type=int, default=1, help="threads per local worker")
-    dask_group.add_argument("--memory-limit", default="auto", help="memory limit per local worker, e.g. 4GB")
-    dask_group.add_argument("--partition-size", default="64MB", help="target size of a partition when Dask reads text files")
-    dask_group.add_argument("--chunk-rows", type=int, default=65_536, help="most proposed rows the driver receives at once")
+    dask_group.add_argument("--connect-timeout", type=float, default=20.0, help="seconds to wait for --scheduler (default 20)")
+    dask_group.add_argument("--threads-per-worker", type=int, default=1, help="threads per local worker (default 1)")
+    dask_group.add_argument("--memory-limit", default="auto", help="memory limit per local worker, e.g. 4GB (default auto: the machine's memory shared)")
+    dask_group.add_argument("--partition-size", default="64MB", help="target size of a partition when Dask reads text files (default 64MB)")
+    dask_group.add_argument("--chunk-rows", type=int, default=65_536, help="most proposed rows the driver receives at once (default 65536)")
     dask_group.add_argument("--persist", action="store_true", help="keep the encoded partitions in cluster memory (faster when they fit)")
     return parser
 
@@ -181,7 +184,6 @@ def _run_datasets(args) -> int:
 
 def _run_fit(args) -> int:
     started = time.perf_counter()
-    n_init = _n_init(args.n_init)
     categorical = _names(args.categorical, "--categorical")
     ignore = _names(args.ignore, "--ignore") or []
     distributed = args.scheduler is not None or args.local_workers is not None
@@ -190,21 +192,14 @@ def _run_fit(args) -> int:
     if args.out is not None and args.out.exists() and not args.out.is_dir():
         raise CraftInputError(f"--out {str(args.out)!r} exists and is not a folder.")
     progress = _progress_bar(args)
-    parameters = dict(
-        m=args.m,
-        rho=args.rho,
-        lam=args.lam,
-        k=args.k,
-        k_method=args.k_method,
-        budget=args.budget,
-        eps_c=args.eps_c,
-        eps_v=args.eps_v,
-        standardize=args.standardize,
-        max_iter=args.max_iter,
-        n_init=n_init,
-        init=args.init,
-        random_state=args.seed,
-    )
+    given = {
+        "m": args.m, "rho": args.rho, "lam": args.lam, "k": args.k, "k_method": args.k_method, "budget": args.budget,
+        "eps_c": args.eps_c, "eps_v": args.eps_v, "standardize": args.standardize, "max_iter": args.max_iter,
+        "n_init": _n_init(args.n_init) if args.n_init is not None else None, "init": args.init,
+        "smoothing": args.smoothing, "min_variance": args.min_variance,
+    }
+    parameters = {name: value for name, value in given.items() if value is not None}
+    parameters["random_state"] = args.seed
     with progress as bar, warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         callback = _callback(bar)
@@ -212,7 +207,8 @@ def _run_fit(args) -> int:
             result = _fit_dask(args, parameters, categorical, ignore, callback)
         else:
             result = _fit_memory(args, parameters, categorical, ignore, callback)
-    messages = list(dict.fromkeys(str(w.message) for w in caught if not issubclass(w.category, DeprecationWarning)))
+    # The library's own warnings (K not reached, no convergence, ignored columns), not its dependencies'.
+    messages = list(dict.fromkeys(str(w.message) for w in caught if Path(w.filename).parent.name == "craft"))
     model = result["model"]
     summary = _summary(args, parameters, model, result, messages, time.perf_counter() - started)
     if args.out is not None:
@@ -342,14 +338,25 @@ def _dask_client(args):
         with client:
             yield client
         return
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        cluster = LocalCluster(
-            n_workers=args.local_workers,
-            threads_per_worker=args.threads_per_worker,
-            memory_limit=args.memory_limit,
-            dashboard_address=None,
-        )
+    # Numba's threads in every worker process would oversubscribe the cores (and OpenMP threads spin
+    # while they wait): give each worker its share unless the user chose.
+    share = max(1, (os.cpu_count() or 1) // (args.local_workers * max(1, args.threads_per_worker)))
+    chosen = os.environ.get("NUMBA_NUM_THREADS")
+    os.environ.setdefault("NUMBA_NUM_THREADS", str(share))
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            cluster = LocalCluster(
+                n_workers=args.local_workers,
+                threads_per_worker=args.threads_per_worker,
+                memory_limit=args.memory_limit,
+                dashboard_address=None,
+            )
+    except ValueError as error:  # e.g. an unreadable --memory-limit
+        raise CraftInputError(f"cannot start a local Dask cluster: {error}") from None
+    finally:
+        if chosen is None:
+            os.environ.pop("NUMBA_NUM_THREADS", None)
     with cluster, Client(cluster) as client:
         yield client
 
@@ -450,7 +457,8 @@ def _write_labels(pieces, path: Path, fmt: str) -> None:
 
 
 def _summary(args, parameters, model, result, messages, seconds) -> str:
-    params = dict(parameters)
+    params = {name: value for name, value in model.get_params().items() if name not in ("callback", "categorical")}
+    params = {name: value for name, value in params.items() if name in _DEFAULTS or name == "random_state"}
     result_block = {
         "n_clusters": int(model.n_clusters_),
         "objective": float(model.objective_),

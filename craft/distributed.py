@@ -54,9 +54,10 @@ from __future__ import annotations
 import copy
 import dataclasses
 import functools
+import inspect
 import itertools
 import operator
-import os
+import uuid
 import warnings
 
 import numpy as np
@@ -90,6 +91,9 @@ _DASK_RULES = {
     "persist": _Rule(lambda value: isinstance(value, (bool, np.bool_)), "True or False"),
     "search_rows": _number(2, None, low_open=False, integer=True),
 }
+
+# CRAFT's defaults, so that the two estimators cannot drift apart.
+_DEFAULTS = {name: p.default for name, p in inspect.signature(CRAFT.__init__).parameters.items() if name != "self"}
 
 # Partial results are added in groups of this many, in partition order, on the workers.
 _FAN_IN = 8
@@ -161,23 +165,23 @@ class DaskCRAFT(CRAFT):
 
     def __init__(
         self,
-        m=0.5,
-        rho=None,
-        lam=None,
-        k=None,
-        k_method="search",
-        budget="fixed",
-        eps_c=None,
-        eps_v=None,
-        categorical="auto",
-        standardize=True,
-        max_iter=100,
-        n_init="auto",
-        init="craft++",
-        smoothing=1.0,
-        min_variance=0.3,
-        random_state=None,
-        callback=None,
+        m=_DEFAULTS["m"],
+        rho=_DEFAULTS["rho"],
+        lam=_DEFAULTS["lam"],
+        k=_DEFAULTS["k"],
+        k_method=_DEFAULTS["k_method"],
+        budget=_DEFAULTS["budget"],
+        eps_c=_DEFAULTS["eps_c"],
+        eps_v=_DEFAULTS["eps_v"],
+        categorical=_DEFAULTS["categorical"],
+        standardize=_DEFAULTS["standardize"],
+        max_iter=_DEFAULTS["max_iter"],
+        n_init=_DEFAULTS["n_init"],
+        init=_DEFAULTS["init"],
+        smoothing=_DEFAULTS["smoothing"],
+        min_variance=_DEFAULTS["min_variance"],
+        random_state=_DEFAULTS["random_state"],
+        callback=_DEFAULTS["callback"],
         chunk_rows=65_536,
         persist=False,
         search_rows=100_000,
@@ -383,10 +387,15 @@ def _as_dask_table(X, client: Client):
 
 
 def _schema_sample(table, client: Client, categorical) -> pd.DataFrame:
-    """The rows the schema is read from: the first partition for "auto", else no rows."""
-    if isinstance(categorical, str) and categorical == "auto":
-        return client.compute(table.partitions[0]).result()
-    return table._meta
+    """The rows the schema is read from: for "auto" the first partition with 2 rows or more, else none."""
+    if not (isinstance(categorical, str) and categorical == "auto"):
+        return table._meta
+    sample = table._meta
+    for p in range(table.npartitions):
+        sample = client.compute(table.partitions[p]).result()
+        if len(sample) >= 2:
+            break
+    return sample
 
 
 # ----------------------------------------------------------------------
@@ -435,13 +444,12 @@ class _Partitions:
     methods return.
     """
 
-    _ids = itertools.count()
-
     def __init__(self, client: Client, table, *, chunk_rows: int):
         self.client = client
         self.chunk_rows = chunk_rows
         self.lookahead = max(1, sum(client.nthreads().values()))
-        self._name = f"craft-{next(self._ids)}-{os.getpid()}"
+        # Keys unique across clients that share a scheduler; a counter within the fit.
+        self._name = f"craft-{uuid.uuid4().hex[:16]}"
         self._count = itertools.count()
         self.sources = client.scatter([_Source.of(part) for part in table.to_delayed()], hash=False)
         self.n_partitions = len(self.sources)

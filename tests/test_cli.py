@@ -196,7 +196,7 @@ def test_console_script_with_local_workers_on_a_parquet_folder(tmp_path):
     dd.from_pandas(X.assign(cultivar=y), npartitions=3).to_parquet(tmp_path / "wine")
     out_dir = tmp_path / "out"
     completed = subprocess.run(
-        [executable, "fit", str(tmp_path / "wine"), "--local-workers", "2", "--lam", "20", "--n-init", "1",
+        [executable, "fit", str(tmp_path / "wine"), "--local-workers", "1", "--lam", "20", "--n-init", "1",
          "--label", "cultivar", "--seed", "1", "--out", str(out_dir), "--no-progress"],
         capture_output=True, text=True, timeout=300,
     )
