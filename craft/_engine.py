@@ -222,17 +222,20 @@ def budget_counts(m: float, n_numeric: int, n_categorical: int) -> tuple[int, in
     return int(np.floor(m * n_numeric + 0.5 + 1e-9)), int(np.floor(m * n_categorical + 0.5 + 1e-9))
 
 
-def significant(values: np.ndarray, digits: int = 10) -> np.ndarray:
-    """``values`` rounded to ``digits`` significant digits.
+def significant(values: np.ndarray, digits: int = 10, scale: np.ndarray | None = None) -> np.ndarray:
+    """``values`` rounded to ``digits`` significant digits of ``scale`` (default: of themselves).
 
     Selection ranks features by variance or gain; values that are equal in
     exact arithmetic can differ in their last bits depending on summation
     order. Ranking rounded values makes such ties explicit, and ties then go
-    to the lower feature index.
+    to the lower feature index. A difference of two large sums (a gain, a
+    one-pass variance) is rounded at the precision of the sums, its
+    ``scale``, so that an exact zero computed as 1e-15 is a zero too.
     """
-    magnitude = np.floor(np.log10(np.where(values == 0, 1.0, np.abs(values))))
-    scale = 10.0 ** (digits - 1 - magnitude)
-    return np.round(values * scale) / scale
+    reference = np.abs(values) if scale is None else np.abs(np.broadcast_to(scale, np.shape(values)))
+    magnitude = np.floor(np.log10(np.where(reference == 0, 1.0, reference)))
+    quantum = 10.0 ** (magnitude - digits + 1)
+    return np.round(values / quantum) * quantum
 
 
 def select_features(
@@ -248,10 +251,11 @@ def select_features(
     elif opts.budget == "fixed":
         keep_num, keep_cat = budget_counts(opts.terms.m, n_numeric, data.n_categorical)
         if keep_num:
-            order = np.argsort(significant(variances), axis=1, kind="stable")[:, :keep_num]
+            second_moment = stats.sums_sq / stats.counts[:, None]
+            order = np.argsort(significant(variances, scale=second_moment), axis=1, kind="stable")[:, :keep_num]
             np.put_along_axis(weights[:, :n_numeric], order, 1.0, axis=1)
         if keep_cat:
-            order = np.argsort(-significant(gains), axis=1, kind="stable")[:, :keep_cat]
+            order = np.argsort(-significant(gains, scale=g_global), axis=1, kind="stable")[:, :keep_cat]
             np.put_along_axis(weights[:, n_numeric:], order, 1.0, axis=1)
     else:
         weights[:, :n_numeric] = variances < opts.eps_v

@@ -6,7 +6,9 @@ engine with it label for label. It makes the same documented choices as the
 engine where the paper is silent (smoothing towards eta_0, the variance floor,
 ties to the lowest index, selection ranks compared at 10 significant digits)
 and draws random numbers in the same order: the first cluster's row and v,
-then one v per opened cluster.
+then one v per opened cluster. Logarithms are NumPy's, as in the engine:
+``math.log`` can differ from ``np.log`` in the last bit, which turns an exact
+tie between two clusters into a different winner.
 """
 
 from __future__ import annotations
@@ -78,9 +80,9 @@ def literal_craft(
         for q in range(q_count):
             level = codes[row, q]
             if cluster.v[p + q]:
-                categorical_part += -math.log(cluster.eta[q][level])
+                categorical_part += -np.log(cluster.eta[q])[level]
             else:
-                categorical_part += -math.log(eta0[q][level])
+                categorical_part += -np.log(eta0[q])[level]
         return numeric_part + categorical_part + sum(cluster.v) * terms.f_delta
 
     if initial is None:
@@ -117,10 +119,11 @@ def literal_craft(
 def _update(numeric, codes, n_levels, z, k, eta0, global_var, m, p, q_count, budget, eps_c, eps_v, smoothing, min_variance):
     members = [row for row, label in enumerate(z) if label == k]
     size = len(members)
-    mean, var, raw_var = [], [], []
+    mean, var, raw_var, second = [], [], [], []
     for j in range(p):
         values = numeric[members, j]
         mean.append(float(values.mean()))
+        second.append(float((values * values).mean()))
         floor = min_variance * global_var[j]
         raw_var.append(float(values.var()))
         var.append(max(raw_var[-1], floor) if floor > 0 else max(raw_var[-1], min_variance))
@@ -133,18 +136,18 @@ def _update(numeric, codes, n_levels, z, k, eta0, global_var, m, p, q_count, bud
         g_d = 0.0
         g_kd = 0.0
         for level in range(n_levels[q]):
-            g_d += counts[level] * -math.log(eta0[q][level])
-            g_kd += counts[level] * -math.log(eta_q[level])
+            g_d += counts[level] * -np.log(eta0[q])[level]
+            g_kd += counts[level] * -np.log(eta_q)[level]
         g_global.append(g_d)
         gain.append(g_d - g_kd)
     v = [False] * (p + q_count)
     if budget == "fixed":
         keep_num = int(math.floor(m * p + 0.5 + 1e-9))
         keep_cat = int(math.floor(m * q_count + 0.5 + 1e-9))
-        ranked_var = significant(np.array(raw_var)) if p else np.array([])
+        ranked_var = significant(np.array(raw_var), scale=np.array(second)) if p else np.array([])
         for j in sorted(range(p), key=lambda j: (ranked_var[j], j))[:keep_num]:
             v[j] = True
-        ranked_gain = significant(np.array(gain)) if q_count else np.array([])
+        ranked_gain = significant(np.array(gain), scale=np.array(g_global)) if q_count else np.array([])
         for q in sorted(range(q_count), key=lambda q: (-ranked_gain[q], q))[:keep_cat]:
             v[p + q] = True
     else:
