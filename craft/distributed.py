@@ -58,11 +58,9 @@ import inspect
 import itertools
 import operator
 import uuid
-import warnings
 
 import numpy as np
 import pandas as pd
-from sklearn.exceptions import ConvergenceWarning
 
 from . import _engine
 from .encoding import EncodedData, Encoder, _level_sort_key
@@ -325,17 +323,7 @@ class DaskCRAFT(CRAFT):
             # The first of equal runs is kept, as min() does in CRAFT.
             if best is None or key < best_key:
                 best, best_key = result, key
-        if target is not None and best.n_clusters != target:
-            warnings.warn(
-                f"k={target} clusters were not reachable (method {self.k_method!r}); the fit has "
-                f"n_clusters_={best.n_clusters} with lam_={lam:.6g}.",
-                UserWarning,
-                stacklevel=3,
-            )
-        if not best.converged:
-            warnings.warn(
-                f"CRAFT did not converge in max_iter={self.max_iter} passes; raise max_iter.", ConvergenceWarning, stacklevel=3
-            )
+        self._warn_about(best, target, lam)
         self.lam_ = lam
         return best
 

@@ -352,19 +352,23 @@ class CRAFT(ClusterMixin, BaseEstimator):
             results.append(self._run(data, options, seeds[restart], restart))
         best = min(range(len(results)), key=lambda i: _ranking(results[i], target))
         result = results[best]
+        self._warn_about(result, target, lam)
+        self.lam_ = lam
+        return result
+
+    def _warn_about(self, result: _engine.RunResult, target, lam: float) -> None:
+        """Warn when the kept run missed the asked k or did not converge."""
         if target is not None and result.n_clusters != target:
             warnings.warn(
                 f"k={target} clusters were not reachable (method {self.k_method!r}); the fit has "
                 f"n_clusters_={result.n_clusters} with lam_={lam:.6g}.",
                 UserWarning,
-                stacklevel=3,
+                stacklevel=4,
             )
         if not result.converged:
             warnings.warn(
-                f"CRAFT did not converge in max_iter={self.max_iter} passes; raise max_iter.", ConvergenceWarning, stacklevel=3
+                f"CRAFT did not converge in max_iter={self.max_iter} passes; raise max_iter.", ConvergenceWarning, stacklevel=4
             )
-        self.lam_ = lam
-        return result
 
     def _run(self, data, options, seed, restart):
         return _engine.run(data, options, np.random.default_rng(seed), restart=restart, callback=self.callback)

@@ -405,7 +405,7 @@ def _infer_column(s: pd.Series, max_levels: int) -> tuple[str, str]:
         return "ignored", "complex numbers → ignored (not supported)"
 
     try:
-        n_levels = int(values.nunique(dropna=True))
+        n_levels = _count_levels(values, kind)
     except TypeError:  # unhashable values: lists, dicts, arrays
         type_name = type(values.iloc[0]).__name__
         return "ignored", f"values of type {type_name} are not supported → ignored"
@@ -505,6 +505,19 @@ def _value_kind(values: pd.Series) -> str:
             return "text"
         return "mixed"
     return "mixed"
+
+
+def _count_levels(values: pd.Series, kind: str) -> int:
+    """Distinct non-missing values; for floats only 1 (constant) or 2 (not).
+
+    A float column's role depends only on whether it is constant, and a
+    min/max comparison is far cheaper than hashing every value (it is most
+    of the time of a small fit on a wide numeric table).
+    """
+    if kind == "float":
+        array = np.asarray(values, dtype=float)
+        return 1 if array.min() == array.max() else 2
+    return int(values.nunique(dropna=True))
 
 
 def _has_infinite(values: pd.Series) -> bool:
