@@ -41,10 +41,11 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import craft.distributed as craft_distributed  # noqa: E402
+from benchmarks.common import RESULTS, machine, write_sections  # noqa: E402
 from craft import CRAFT, _engine  # noqa: E402
 
 N_LEVELS = 5
-SECTION = "## Dask backend"
+TITLE = "Dask backend"
 
 
 # ----------------------------------------------------------------------
@@ -252,8 +253,6 @@ def run_memory(n_rows: int, args, spec) -> dict:
 
 
 def markdown(args, dask_results: dict, memory_result: dict, written_s: float) -> str:
-    from benchmarks.common import machine
-
     info = machine()
     modes = list(dask_results)
     first = dask_results[modes[0]]
@@ -267,7 +266,7 @@ def markdown(args, dask_results: dict, memory_result: dict, written_s: float) ->
 
     encoded_gib = n_rows * 8 * (2 * args.numeric + args.categorical) / 2**30
     lines = [
-        SECTION,
+        f"## {TITLE}",
         "",
         f"`python benchmarks/bench_dask.py {' '.join(sys.argv[1:])}`: a synthetic mixed table of {n_rows:,} rows "
         f"({args.numeric} numeric + {args.categorical} categorical columns with {N_LEVELS} levels, {args.clusters} planted "
@@ -316,18 +315,6 @@ def markdown(args, dask_results: dict, memory_result: dict, written_s: float) ->
     return "\n".join(lines)
 
 
-def replace_section(path: Path, text: str) -> None:
-    """Put ``text`` in place of the "## Dask backend" section (up to the next "## "), or append it."""
-    current = path.read_text(encoding="utf-8") if path.exists() else "# Results\n"
-    lines = current.splitlines(keepends=True)
-    start = next((i for i, line in enumerate(lines) if line.rstrip() == SECTION), None)
-    if start is None:
-        path.write_text(current.rstrip("\n") + "\n\n" + text.rstrip("\n") + "\n", encoding="utf-8")
-        return
-    end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")), len(lines))
-    path.write_text("".join(lines[:start]) + text.rstrip("\n") + "\n" + ("\n" + "".join(lines[end:]) if end < len(lines) else ""), encoding="utf-8")
-
-
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rows", type=int, default=10_000_000)
@@ -348,6 +335,7 @@ def main(argv=None) -> int:
     parser.add_argument("--data-dir", type=Path, default=None, help="where the Parquet files go (default: a temporary folder, removed)")
     parser.add_argument("--quick", action="store_true", help="200,000 rows in 8 partitions, 100,000 in memory")
     parser.add_argument("--write-results", action="store_true", help="replace the section in docs/RESULTS.md")
+    parser.add_argument("--results", type=Path, default=None, help="the results file --write-results updates (default docs/RESULTS.md)")
     args = parser.parse_args(argv)
     if args.quick:
         args.rows, args.partitions, args.memory_rows = 200_000, 8, 100_000
@@ -370,7 +358,7 @@ def main(argv=None) -> int:
     text = markdown(args, dask_results, memory_result, written)
     print(text)
     if args.write_results:
-        replace_section(ROOT / "docs" / "RESULTS.md", text)
+        write_sections({TITLE: text.split("\n", 1)[1]}, args.results or RESULTS)
     return 0
 
 

@@ -6,6 +6,7 @@ import contextlib
 import functools
 import os
 import platform
+import re
 import statistics
 import subprocess
 import sys
@@ -145,3 +146,34 @@ def machine() -> dict:
         "commit": commit,
         "argv": " ".join([Path(sys.executable).name, "-m", "benchmarks.run_all", *sys.argv[1:]]),
     }
+
+
+RESULTS = ROOT / "docs" / "RESULTS.md"
+
+
+def replace_sections(text: str, updates: dict[str, str]) -> str:
+    """Markdown ``text`` with each ``## title`` section named in ``updates`` replaced, or appended.
+
+    A section runs from its heading to the next ``## `` heading; the others
+    keep their text and place.
+    """
+    preamble, *sections = re.split(r"(?m)^(?=## )", text)
+    seen = set()
+    merged = []
+    for section in sections:
+        title = section.splitlines()[0][3:].strip()
+        if title in updates:
+            merged.append(f"## {title}\n\n{updates[title].strip()}\n\n")
+            seen.add(title)
+        else:
+            merged.append(section if section.endswith("\n") else section + "\n")
+    for title, body in updates.items():
+        if title not in seen:
+            merged.append(f"## {title}\n\n{body.strip()}\n\n")
+    return (preamble.rstrip() + "\n\n" + "".join(merged)).rstrip() + "\n"
+
+
+def write_sections(updates: dict[str, str], path: Path = RESULTS) -> None:
+    """Replace (or append) the ``## title`` sections in ``updates`` of the results file."""
+    existing = path.read_text(encoding="utf-8") if path.exists() else "# Benchmark results\n"
+    path.write_text(replace_sections(existing, updates), encoding="utf-8")

@@ -21,7 +21,7 @@ import sys
 import time
 from pathlib import Path
 
-from .common import OUT, ROOT, machine
+from .common import OUT, ROOT, machine, replace_sections
 
 SECTIONS = {
     "paper": "Paper tables",
@@ -39,26 +39,14 @@ def merge_sections(existing: str, updates: dict[str, str], header: str) -> str:
     Sections not in ``updates`` keep their text and place; the block between
     the machine markers in the preamble is replaced by ``header``.
     """
-    parts = re.split(r"(?m)^(?=## )", existing) if existing.strip() else ["# Benchmark results\n\n"]
-    preamble, sections = parts[0], parts[1:]
+    text = existing if existing.strip() else "# Benchmark results\n\n"
+    preamble, *rest = re.split(r"(?m)^(?=## )", text, maxsplit=1)
     block = f"{HEADER_START}\n{header.strip()}\n{HEADER_END}"
     if HEADER_START in preamble and HEADER_END in preamble:
         preamble = re.sub(re.escape(HEADER_START) + r".*?" + re.escape(HEADER_END), lambda _: block, preamble, flags=re.S)
     else:
         preamble = preamble.rstrip() + "\n\n" + block + "\n\n"
-    seen = set()
-    merged = []
-    for section in sections:
-        title = section.splitlines()[0][3:].strip()
-        if title in updates:
-            merged.append(f"## {title}\n\n{updates[title].strip()}\n\n")
-            seen.add(title)
-        else:
-            merged.append(section if section.endswith("\n") else section + "\n")
-    for title, body in updates.items():
-        if title not in seen:
-            merged.append(f"## {title}\n\n{body.strip()}\n\n")
-    return (preamble.rstrip() + "\n\n" + "".join(merged)).rstrip() + "\n"
+    return replace_sections(preamble + "".join(rest), updates)
 
 
 def header_text(info: dict, quick: bool) -> str:

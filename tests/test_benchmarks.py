@@ -64,3 +64,45 @@ def test_results_merge_keeps_foreign_sections(monkeypatch):
     assert merged.index("## Dask backend") < merged.index("## Paper tables") < merged.index("## Speed and scale")
     again = merge_sections(merged, {"Paper tables": "newer"}, "machine Y")
     assert again.count("<!-- benchmarks:machine -->") == 1 and "machine Y" in again and "machine X" not in again
+
+
+def _run_script(args, tmp_path, timeout):
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    return subprocess.run([sys.executable, *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(200)
+def test_app_benchmark_writes_its_section(tmp_path):
+    results = tmp_path / "RESULTS.md"
+    results.write_text("# Benchmark results\n\n## Paper tables\n\nkept\n", encoding="utf-8")
+    done = _run_script(
+        ["-m", "benchmarks.bench_app", "--rows", "600", "--repeats", "1", "--views", "Feature masks",
+         "--write-results", "--results", str(results)],
+        tmp_path, 180,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    text = results.read_text(encoding="utf-8")
+    assert "kept" in text
+    row = re.search(r"(?m)^\| Feature masks \| (\d+\.\d+) s \(\d+\.\d+ s\) \| (\d+\.\d+) s \| (\d+\.\d+) s", text)
+    assert row, text
+    new_fit, fit_alone, cached = map(float, row.groups())
+    assert 0 < fit_alone <= new_fit and cached > 0
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_dask_benchmark_writes_its_section(tmp_path):
+    pytest.importorskip("distributed", reason="the Dask backend needs the 'dask' extra")
+    results = tmp_path / "RESULTS.md"
+    done = _run_script(
+        ["benchmarks/bench_dask.py", "--rows", "20000", "--partitions", "4", "--memory-rows", "5000",
+         "--max-iter", "2", "--modes", "stream", "--memory-limit", "1GiB", "--data-dir", str(tmp_path / "parquet"),
+         "--write-results", "--results", str(results)],
+        tmp_path, 280,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    text = results.read_text(encoding="utf-8")
+    assert re.search(r"(?m)^## Dask backend$", text)
+    assert re.search(r"(?m)^\| \*\*later passes \(median\)\*\* \| \*\*\d+\.\d s\*\* \| \*\*\d+\.\d\d s\*\* \|$", text), text
+    assert len(list((tmp_path / "parquet").glob("*.parquet"))) == 4
