@@ -13,28 +13,34 @@ import numba
 import numpy as np
 
 
-def _nearest_rows(numeric, codes, offsets, rows, means, half_precision, table, control, start_row, best, arg):
+def _nearest_rows(numeric, codes, offsets, rows, means, half_precision, selected, n_selected, table, control, start_row, best, arg):
     n_clusters = control.shape[0]
-    n_numeric = numeric.shape[1]
     n_categorical = codes.shape[1]
     for i in numba.prange(rows.shape[0]):
         row = rows[i]
+        # The row's level columns in ``table``, looked up once for all clusters.
+        level_column = np.empty(n_categorical, dtype=np.int64)
+        for q in range(n_categorical):
+            code = codes[row, q]
+            level_column[q] = offsets[q] + code if code >= 0 else -1
         best_cost = np.inf
         best_k = -1
         for k in range(n_clusters):
             if row <= start_row[k]:
                 continue
+            # Only the selected numeric features, in increasing order: the
+            # same sum as over all of them with zero weights, without the
+            # branch per feature.
             numeric_part = 0.0
-            for j in range(n_numeric):
-                weight = half_precision[k, j]
-                if weight != 0.0:
-                    diff = numeric[row, j] - means[k, j]
-                    numeric_part += diff * diff * weight
+            for s in range(n_selected[k]):
+                j = selected[k, s]
+                diff = numeric[row, j] - means[k, j]
+                numeric_part += diff * diff * half_precision[k, j]
             categorical_part = 0.0
             for q in range(n_categorical):
-                code = codes[row, q]
-                if code >= 0:
-                    categorical_part += table[k, offsets[q] + code]
+                column = level_column[q]
+                if column >= 0:
+                    categorical_part += table[k, column]
             cost = numeric_part + categorical_part + control[k]
             if cost < best_cost:
                 best_cost = cost
@@ -60,6 +66,8 @@ def nearest(numeric, codes, offsets, rows, means, half_precision, table, control
     opened during a pass exists only for the points after its opener); rows
     with no candidate get ``inf`` and -1.
     """
+    half_precision = np.ascontiguousarray(half_precision)
+    selected, n_selected = _selected_columns(half_precision != 0.0)
     best = np.empty(rows.shape[0])
     arg = np.empty(rows.shape[0], dtype=np.int64)
     work = rows.shape[0] * control.shape[0] * (numeric.shape[1] + codes.shape[1])
@@ -70,7 +78,9 @@ def nearest(numeric, codes, offsets, rows, means, half_precision, table, control
         offsets,
         np.ascontiguousarray(rows, dtype=np.int64),
         np.ascontiguousarray(means),
-        np.ascontiguousarray(half_precision),
+        half_precision,
+        selected,
+        n_selected,
         np.ascontiguousarray(table),
         np.ascontiguousarray(control, dtype=np.float64),
         np.ascontiguousarray(start_row, dtype=np.int64),
@@ -78,6 +88,15 @@ def nearest(numeric, codes, offsets, rows, means, half_precision, table, control
         arg,
     )
     return best, arg
+
+
+def _selected_columns(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per row of ``mask`` (clusters x numeric features), its True columns in
+    increasing order, left-aligned, and how many there are."""
+    n_selected = mask.sum(axis=1).astype(np.int64)
+    # A stable sort puts the True columns first, each group in column order.
+    selected = np.argsort(~mask, axis=1, kind="stable").astype(np.int64)
+    return np.ascontiguousarray(selected), n_selected
 
 
 @numba.njit(cache=True, nogil=True)
