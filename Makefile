@@ -21,12 +21,12 @@ run: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest
 
-## The full benchmark suite (about 30 minutes); results go to docs/RESULTS.md.
+## The full benchmark suite (about 15-30 minutes); results go to docs/RESULTS.md.
 bench: $(STAMP)
-	$(BIN)/python benchmarks/run_all.py
+	$(BIN)/python -m benchmarks.run_all
 
 bench-quick: $(STAMP)
-	$(BIN)/python benchmarks/run_all.py --quick
+	$(BIN)/python -m benchmarks.run_all --quick
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis

@@ -336,8 +336,8 @@ def _conclusions(data, short) -> list[str]:
             why = (
                 f"search-limited in {100 * search['share_search_limited']:.0f} % of seeds: started from the classes, CRAFT's own "
                 f"passes reach a lower objective ({search['objective_polished']:,.1f} against {search['objective_fit']:,.1f}) at NMI "
-                f"{search['nmi_polished']:.3f}, so the objective would reward finding it; the number of restarts of the same kind "
-                f"hardly matters{other}"
+                f"{search['nmi_polished']:.3f}, so the objective would reward finding it, but restarts of the same kind do not "
+                f"reach it{other}"
             )
         else:
             preferred = search.get("share_fit_preferred", 1 - search["share_search_limited"])
@@ -397,8 +397,7 @@ def _recommendations(data, short, better) -> list[str]:
         defaults = {k: v for k, v in data.get("defaults", {}).items() if k != "m"}
         lines.append(
             f"- **Keep** {describe_defaults(defaults)}: each alternative below moves one dataset up and another down, "
-            "or nothing (best / worst change of NMI: " + "; ".join(kept) + "). The number of restarts matters little: "
-            "a few runs already reach the lowest objective that restarts of this kind find."
+            "or nothing (best / worst change of NMI: " + "; ".join(kept) + ")."
         )
     if weak:
         lines.append(
