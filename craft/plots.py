@@ -274,8 +274,9 @@ def fig_feature_masks(
     truth_frame = pd.DataFrame(truth[:, columns], columns=ordered_names).reindex(columns=all_names, fill_value=False)
     rows = _matched_rows(mask.shape[0], cluster_match, sizes)
     found_frame = pd.DataFrame(mask[np.ix_(rows, positions)], index=rows, columns=all_names)
+    # Room between the panels for the right panel's cluster labels ("cluster 12 (1,234)").
     fig = make_subplots(
-        rows=1, cols=2, horizontal_spacing=0.06,
+        rows=1, cols=2, horizontal_spacing=0.14,
         subplot_titles=("Dataset: planted subspaces", "CRAFT: selected features"),
     )
     truth_labels = [f"planted {t + 1}" for t in range(truth_frame.shape[0])]
