@@ -152,6 +152,19 @@ def peak_rss_gib() -> float:
 # The two engines
 
 
+def fit_params(args, columns, timeline) -> dict:
+    """The parameters both engines get: one run at a given lambda, categorical columns by name."""
+    return dict(
+        lam=args.lam,
+        n_init=1,
+        max_iter=args.max_iter,
+        init=args.init,
+        categorical=[c for c in columns if c.startswith("cat")],
+        random_state=0,
+        callback=timeline.callback,
+    )
+
+
 def run_dask(folder: Path, args, spec, *, persist: bool) -> dict:
     import dask.dataframe as dd
     from distributed import Client, LocalCluster
@@ -175,13 +188,7 @@ def run_dask(folder: Path, args, spec, *, persist: bool) -> dict:
         timeline = Timeline()
         restore = instrument_seeding(timeline, craft_distributed, "_initial_clusters")
         model = craft_distributed.DaskCRAFT(
-            lam=args.lam,
-            n_init=1,
-            max_iter=args.max_iter,
-            init=args.init,
-            categorical=[c for c in table.columns if c.startswith("cat")],
-            random_state=0,
-            callback=timeline.callback,
+            **fit_params(args, table.columns, timeline),
             chunk_rows=args.chunk_rows,
             persist=persist,
         )
@@ -226,15 +233,7 @@ def run_memory(n_rows: int, args, spec) -> dict:
     table = make_partition(n_rows, spec, args.seed + 10_000)
     timeline = Timeline()
     restore = instrument_seeding(timeline, _engine, "initial_clusters")
-    model = CRAFT(
-        lam=args.lam,
-        n_init=1,
-        max_iter=args.max_iter,
-        init=args.init,
-        categorical=[c for c in table.columns if c.startswith("cat")],
-        random_state=0,
-        callback=timeline.callback,
-    )
+    model = CRAFT(**fit_params(args, table.columns, timeline))
     started = time.perf_counter()
     timeline.start = started
     with warnings.catch_warnings():
@@ -253,6 +252,7 @@ def run_memory(n_rows: int, args, spec) -> dict:
 
 
 def markdown(args, dask_results: dict, memory_result: dict, written_s: float) -> str:
+    """The body of the "Dask backend" section (without its heading)."""
     info = machine()
     modes = list(dask_results)
     first = dask_results[modes[0]]
@@ -266,8 +266,6 @@ def markdown(args, dask_results: dict, memory_result: dict, written_s: float) ->
 
     encoded_gib = n_rows * 8 * (2 * args.numeric + args.categorical) / 2**30
     lines = [
-        f"## {TITLE}",
-        "",
         f"`python benchmarks/bench_dask.py {' '.join(sys.argv[1:])}`: a synthetic mixed table of {n_rows:,} rows "
         f"({args.numeric} numeric + {args.categorical} categorical columns with {N_LEVELS} levels, {args.clusters} planted "
         f"clusters) written as {first['partitions']} Parquet files of {first['partition_rows']:,} rows ({written_s:.0f} s to "
@@ -358,10 +356,10 @@ def main(argv=None) -> int:
             shutil.rmtree(folder, ignore_errors=True)
     memory_result = run_memory(args.memory_rows, args, spec)
     print("memory:", json.dumps(memory_result, default=float), flush=True)
-    text = markdown(args, dask_results, memory_result, written)
-    print(text)
+    body = markdown(args, dask_results, memory_result, written)
+    print(f"## {TITLE}\n\n{body}")
     if args.write_results:
-        write_sections({TITLE: text.split("\n", 1)[1]}, args.results or RESULTS)
+        write_sections({TITLE: body}, args.results or RESULTS)
     return 0
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import json
 import os
 import platform
 import re
@@ -149,6 +150,14 @@ def machine() -> dict:
 
 
 RESULTS = ROOT / "docs" / "RESULTS.md"
+
+
+def save_raw(name: str, data: dict) -> Path:
+    """Keep a run's raw numbers as ``benchmarks/out/<name>.json``."""
+    OUT.mkdir(parents=True, exist_ok=True)
+    path = OUT / f"{name}.json"
+    path.write_text(json.dumps(data, indent=1, default=str))
+    return path
 
 
 def replace_sections(text: str, updates: dict[str, str]) -> str:

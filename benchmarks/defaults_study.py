@@ -31,15 +31,13 @@ optimiser of the paper's objective would lift the NMI.
 from __future__ import annotations
 
 import argparse
-import dataclasses
-import json
 
 import numpy as np
 
 from craft import CRAFT, _engine
 
 from . import prototypes
-from .common import LABELLED, OUT, fmt, labelled, md_table, quiet, scores
+from .common import LABELLED, fmt, labelled, md_table, quiet, save_raw, scores
 from .recovery import share as recovery_share
 
 #: Alternatives tried for each default, one at a time (those equal to the current default are skipped).
@@ -516,8 +514,7 @@ def main(argv=None):
     parser.add_argument("--quick", action="store_true")
     args = parser.parse_args(argv)
     data = run(args.quick)
-    OUT.mkdir(parents=True, exist_ok=True)
-    (OUT / "defaults_study.json").write_text(json.dumps(data, indent=1))
+    save_raw("defaults_study", data)
     print(data["markdown"])
 
 

@@ -11,14 +11,13 @@ exactly 3 clusters, so that the comparison is also made at equal K.
 from __future__ import annotations
 
 import argparse
-import json
 
 import numpy as np
 
 from craft import CRAFT
 from craft.baselines import DPRF
 
-from .common import OUT, fmt, labelled, md_table, quiet, scores
+from .common import fmt, labelled, md_table, quiet, save_raw, scores
 
 MS = (0.2, 0.4, 0.6)
 
@@ -119,8 +118,7 @@ def main(argv=None):
     parser.add_argument("--quick", action="store_true")
     args = parser.parse_args(argv)
     data = run(args.quick)
-    OUT.mkdir(parents=True, exist_ok=True)
-    (OUT / "dprf_splice.json").write_text(json.dumps(data, indent=1))
+    save_raw("dprf_splice", data)
     print(data["markdown"])
 
 

@@ -21,7 +21,6 @@ Methods (column names of the tables):
 from __future__ import annotations
 
 import argparse
-import json
 import time
 
 import numpy as np
@@ -30,7 +29,7 @@ from craft import CRAFT
 from craft.baselines import DPMeans
 
 from . import peers
-from .common import LABELLED, OUT, Stopwatch, fmt, labelled, md_table, quiet, scores
+from .common import LABELLED, Stopwatch, fmt, labelled, md_table, quiet, save_raw, scores
 
 #: The paper's Tables 1 (m = 0.5) and 2 (m = 0.8): (purity, NMI) per method.
 PAPER = {
@@ -281,8 +280,7 @@ def main(argv=None):
     parser.add_argument("--seeds", type=int)
     args = parser.parse_args(argv)
     data = run(args.quick, args.datasets, None if args.seeds is None else range(args.seeds))
-    OUT.mkdir(parents=True, exist_ok=True)
-    (OUT / "paper_tables.json").write_text(json.dumps(data, indent=1))
+    save_raw("paper_tables", data)
     print(data["markdown"])
 
 

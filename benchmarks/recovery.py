@@ -20,7 +20,6 @@ each run draws a new dataset and a new fit seed (both = the run's seed).
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
 import numpy as np
@@ -30,7 +29,7 @@ from sklearn.metrics import adjusted_rand_score
 from craft import CRAFT
 from craft.synthetic import FIGURES
 
-from .common import OUT, ROOT, md_table, quiet
+from .common import ROOT, md_table, quiet, save_raw
 from .figures import recovery_figure
 
 FIXED = ("fig1_binary", "fig1_binary_modified", "fig2_numeric", "fig2_numeric_modified")
@@ -247,8 +246,7 @@ def main(argv=None):
     parser.add_argument("--figures", type=Path)
     args = parser.parse_args(argv)
     data = run(args.quick, args.figures)
-    OUT.mkdir(parents=True, exist_ok=True)
-    (OUT / "recovery.json").write_text(json.dumps(data, indent=1))
+    save_raw("recovery", data)
     print(data["markdown"])
 
 

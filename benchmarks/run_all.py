@@ -21,7 +21,7 @@ import sys
 import time
 from pathlib import Path
 
-from .common import OUT, ROOT, machine, replace_sections
+from .common import OUT, ROOT, machine, replace_sections, save_raw
 
 SECTIONS = {
     "paper": "Paper tables",
@@ -114,7 +114,7 @@ def main(argv=None) -> int:
         raw[key] = data
         data["provenance"] = provenance(key, args.quick, seconds, section_info)
         data["header"] = header_text(info, args.quick)
-        (OUT / f"{key}{'-quick' if args.quick else ''}.json").write_text(json.dumps(data, indent=1, default=str))
+        save_raw(f"{key}{'-quick' if args.quick else ''}", data)
         updates[SECTIONS[key]] = data["provenance"] + "\n\n" + data["markdown"]
         print(f"[{key}] done in {seconds:.0f} s", flush=True)
 

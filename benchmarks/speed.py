@@ -32,7 +32,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .common import OUT, fmt, md_table
+from .common import OUT, fmt, md_table, save_raw
 
 SPEED_DIR = OUT / "speed"
 SIZES_FULL = (10_000, 100_000, 1_000_000)
@@ -565,8 +565,7 @@ def main(argv=None):
         print("RESULT " + json.dumps(worker(json.loads(args.worker))), flush=True)
         return
     data = run(args.quick)
-    OUT.mkdir(parents=True, exist_ok=True)
-    (OUT / "speed.json").write_text(json.dumps(data, indent=1))
+    save_raw("speed", data)
     print(data["markdown"])
 
 

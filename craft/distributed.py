@@ -302,9 +302,7 @@ class DaskCRAFT(CRAFT):
             return super()._fit_runs(data, options, seeds)
         parts: _Partitions = data
         options = _replace(options, keep_labels=False)
-        target = self.k
-        if target is not None and target > parts.n_samples:
-            raise CraftInputError(f"k={target} exceeds the number of rows, n_samples={parts.n_samples}.")
+        target = self._checked_target(parts.n_samples)
         if self.lam is not None:
             lam = float(self.lam)
         elif target is None:

@@ -330,9 +330,7 @@ class CRAFT(ClusterMixin, BaseEstimator):
     def _fit_runs(self, data: EncodedData, options: _engine.Options, seeds) -> _engine.RunResult:
         keep_labels = data.n_samples <= 200_000
         options = _replace(options, keep_labels=keep_labels)
-        target = self.k
-        if target is not None and target > data.n_samples:
-            raise CraftInputError(f"k={target} exceeds the number of rows, n_samples={data.n_samples}.")
+        target = self._checked_target(data.n_samples)
         if self.lam is not None:
             lam = float(self.lam)
             runs = []
@@ -369,6 +367,12 @@ class CRAFT(ClusterMixin, BaseEstimator):
             warnings.warn(
                 f"CRAFT did not converge in max_iter={self.max_iter} passes; raise max_iter.", ConvergenceWarning, stacklevel=4
             )
+
+    def _checked_target(self, n_samples: int):
+        """``k``, refused when the table has fewer rows."""
+        if self.k is not None and self.k > n_samples:
+            raise CraftInputError(f"k={self.k} exceeds the number of rows, n_samples={n_samples}.")
+        return self.k
 
     def _run(self, data, options, seed, restart):
         return _engine.run(data, options, np.random.default_rng(seed), restart=restart, callback=self.callback)

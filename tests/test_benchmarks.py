@@ -21,16 +21,20 @@ ROOT = Path(__file__).resolve().parent.parent
 pytest.importorskip("kmodes", reason="the benchmark peers need the 'bench' extra (kmodes)")
 
 
+def _run_script(args, timeout):
+    """Run ``python ARGS`` from the repository root, the package importable."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    return subprocess.run([sys.executable, *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout)
+
+
 @pytest.fixture(scope="module")
 def quick_run(tmp_path_factory):
     out = tmp_path_factory.mktemp("bench")
     results = out / "RESULTS.md"
     # Another section's text must survive the rewrite.
     results.write_text("# Benchmark results\n\n## Dask backend\n\nkept as it is\n", encoding="utf-8")
-    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    done = subprocess.run(
-        [sys.executable, "-m", "benchmarks.run_all", "--quick", "--results", str(results), "--figures", str(out / "figures")],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=290,
+    done = _run_script(
+        ["-m", "benchmarks.run_all", "--quick", "--results", str(results), "--figures", str(out / "figures")], 290
     )
     return done, results, out / "figures"
 
@@ -66,11 +70,6 @@ def test_results_merge_keeps_foreign_sections(monkeypatch):
     assert again.count("<!-- benchmarks:machine -->") == 1 and "machine Y" in again and "machine X" not in again
 
 
-def _run_script(args, tmp_path, timeout):
-    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    return subprocess.run([sys.executable, *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout)
-
-
 @pytest.mark.slow
 @pytest.mark.timeout(200)
 def test_app_benchmark_writes_its_section(tmp_path):
@@ -79,7 +78,7 @@ def test_app_benchmark_writes_its_section(tmp_path):
     done = _run_script(
         ["-m", "benchmarks.bench_app", "--rows", "600", "--repeats", "1", "--views", "Feature masks",
          "--write-results", "--results", str(results)],
-        tmp_path, 180,
+        180,
     )
     assert done.returncode == 0, done.stderr[-3000:]
     text = results.read_text(encoding="utf-8")
@@ -99,7 +98,7 @@ def test_dask_benchmark_writes_its_section(tmp_path):
         ["benchmarks/bench_dask.py", "--rows", "20000", "--partitions", "4", "--memory-rows", "5000",
          "--max-iter", "2", "--modes", "stream", "--memory-limit", "1GiB", "--data-dir", str(tmp_path / "parquet"),
          "--write-results", "--results", str(results)],
-        tmp_path, 280,
+        280,
     )
     assert done.returncode == 0, done.stderr[-3000:]
     text = results.read_text(encoding="utf-8")
