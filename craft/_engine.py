@@ -13,7 +13,11 @@ Choices the paper leaves open are made here and documented in
 * ties go to the lowest index (cluster in assignment, feature in selection);
 * the pass adds the feature-control term ``|v_k| F_Delta`` to every point's
   distance (the paper's Algorithm), the objective counts it once per cluster
-  (the paper's objective).
+  (the paper's objective);
+* a marginalised missing cell (``EncodedData.observed`` false, or a
+  categorical code -1) adds nothing to a row's cost and nothing to its
+  cluster's statistics: means, variances and level distributions are over
+  the observed cells of each feature.
 """
 
 from __future__ import annotations
@@ -98,6 +102,7 @@ class Statistics:
     """Sufficient statistics of a labelling (what a distributed map would reduce)."""
 
     counts: np.ndarray  # (K,)
+    numeric_counts: np.ndarray  # (K, P) observed cells per numeric feature
     sums: np.ndarray  # (K, P)
     sums_sq: np.ndarray  # (K, P)
     level_counts: np.ndarray  # (K, T)
@@ -152,9 +157,16 @@ def cost_matrix(data: EncodedData, clusters: Clusters, terms: PriorTerms) -> np.
     if n_numeric:
         w = half_precision(clusters, n_numeric)
         wz = w * clusters.means
-        costs += data.numeric_sq @ w.T
-        costs -= 2.0 * (data.numeric @ wz.T)
-        costs += (wz * clusters.means).sum(axis=1)
+        if data.observed is None:
+            costs += data.numeric_sq @ w.T
+            costs -= 2.0 * (data.numeric @ wz.T)
+            costs += (wz * clusters.means).sum(axis=1)
+        else:
+            # Each row sums its observed cells only: the mask zeroes the rest of every product.
+            observed = data.observed.astype(np.float64)
+            costs += (data.numeric_sq * observed) @ w.T
+            costs -= 2.0 * ((data.numeric * observed) @ wz.T)
+            costs += observed @ (wz * clusters.means).T
     if data.n_categorical:
         costs += data.onehot() @ categorical_table(data, clusters).T
     costs += clusters.weights.sum(axis=1) * terms.f_delta
@@ -168,15 +180,25 @@ def categorical_table(data: EncodedData, clusters: Clusters) -> np.ndarray:
 
 
 def new_clusters(data: EncodedData, rows: np.ndarray, weights: np.ndarray, opts: Options) -> Clusters:
-    """Clusters "set using x_n" for the given rows: mean x_n, sigma 1, eta from x_n smoothed."""
+    """Clusters "set using x_n" for the given rows: mean x_n, sigma 1, eta from x_n smoothed.
+
+    Where x_n lacks a value (a marginalised missing cell) the cluster starts
+    from the global statistics instead: the global mean, and eta_0.
+    """
     rows = np.atleast_1d(rows)
     onehot = np.zeros((rows.size, data.n_levels_total))
     codes = data.codes[rows]
     seen = codes >= 0
     onehot[np.nonzero(seen)[0], (codes + data.offsets[None, :])[seen]] = 1.0
+    for i, q in zip(*np.nonzero(~seen)):
+        block = slice(data.offsets[q], data.offsets[q] + data.n_levels[q])
+        onehot[i, block] = data.eta0[block]
+    means = data.numeric[rows].copy()
+    if data.observed is not None:
+        means = np.where(data.observed[rows], means, data.global_mean[None, :])
     eta = (onehot + opts.smoothing * data.eta0) / (1.0 + opts.smoothing)
     return Clusters(
-        means=data.numeric[rows].copy(),
+        means=means,
         variances=np.full((rows.size, data.n_numeric), 1.0 if opts.fixed_variance is None else opts.fixed_variance),
         log_eta=np.log(eta),
         weights=np.atleast_2d(weights).astype(np.float64),
@@ -188,20 +210,43 @@ def new_clusters(data: EncodedData, rows: np.ndarray, weights: np.ndarray, opts:
 
 
 def statistics(data: EncodedData, labels: np.ndarray, n_clusters: int) -> Statistics:
-    """Counts, sums, sums of squares and level counts per cluster."""
-    return Statistics(*_kernels.accumulate(data.numeric, data.codes, data.offsets, labels, n_clusters, data.n_levels_total))
+    """Counts, sums, sums of squares and level counts per cluster (observed cells only)."""
+    return Statistics(
+        *_kernels.accumulate(data.numeric, data.observed, data.codes, data.offsets, labels, n_clusters, data.n_levels_total)
+    )
 
 
-def raw_variances(stats: Statistics) -> tuple[np.ndarray, np.ndarray]:
-    """Means and (unfloored, non-negative) variances per cluster and numeric feature."""
-    counts = stats.counts[:, None]
-    means = stats.sums / counts
-    variances = np.maximum(stats.sums_sq / counts - means * means, 0.0)
+def raw_variances(stats: Statistics, data: EncodedData) -> tuple[np.ndarray, np.ndarray]:
+    """Means and (unfloored, non-negative) variances per cluster and numeric feature.
+
+    Over each feature's observed cells in the cluster; a cluster with none
+    takes the global mean and variance (it has no evidence of its own).
+    """
+    counts = stats.numeric_counts
+    empty = counts == 0
+    safe = np.where(empty, 1.0, counts)
+    means = np.where(empty, data.global_mean[None, :], stats.sums / safe)
+    variances = np.where(empty, data.global_var[None, :], np.maximum(stats.sums_sq / safe - means * means, 0.0))
     return means, variances
 
 
+def level_totals(data: EncodedData, level_counts: np.ndarray) -> np.ndarray:
+    """Observed cells per cluster and categorical feature, (K, Q): level counts summed per feature."""
+    return feature_sums(data, level_counts)
+
+
+def feature_sums(data: EncodedData, values: np.ndarray) -> np.ndarray:
+    """``values`` (K, T) summed over each categorical feature's levels, (K, Q)."""
+    if not data.n_categorical:
+        return np.zeros((values.shape[0], 0))
+    return np.add.reduceat(values, data.offsets, axis=1)
+
+
 def log_eta(data: EncodedData, stats: Statistics, smoothing: float) -> np.ndarray:
-    eta = (stats.level_counts + smoothing * data.eta0) / (stats.counts[:, None] + smoothing)
+    # The denominator is the cluster's observed cells of each feature (its
+    # size when nothing is marginalised), so that every feature's eta sums to 1.
+    observed = np.repeat(level_totals(data, stats.level_counts), data.n_levels, axis=1)
+    eta = (stats.level_counts + smoothing * data.eta0) / (observed + smoothing)
     return np.log(eta)
 
 
@@ -212,8 +257,8 @@ def categorical_gains(data: EncodedData, stats: Statistics, log_eta_k: np.ndarra
         return empty, empty
     global_cost = stats.level_counts * (-data.log_eta0)
     cluster_cost = stats.level_counts * (-log_eta_k)
-    g_global = np.add.reduceat(global_cost, data.offsets, axis=1)
-    g_cluster = np.add.reduceat(cluster_cost, data.offsets, axis=1)
+    g_global = feature_sums(data, global_cost)
+    g_cluster = feature_sums(data, cluster_cost)
     return g_global, g_global - g_cluster
 
 
@@ -251,7 +296,7 @@ def select_features(
     elif opts.budget == "fixed":
         keep_num, keep_cat = budget_counts(opts.terms.m, n_numeric, data.n_categorical)
         if keep_num:
-            second_moment = stats.sums_sq / stats.counts[:, None]
+            second_moment = stats.sums_sq / np.maximum(stats.numeric_counts, 1.0)
             order = np.argsort(significant(variances, scale=second_moment), axis=1, kind="stable")[:, :keep_num]
             np.put_along_axis(weights[:, :n_numeric], order, 1.0, axis=1)
         if keep_cat:
@@ -271,7 +316,7 @@ def fit_clusters(data: EncodedData, labels: np.ndarray, n_clusters: int, opts: O
 
 def clusters_from_statistics(data: EncodedData, stats: Statistics, opts: Options) -> Clusters:
     """Cluster parameters from sufficient statistics; only ``data``'s global tables are read."""
-    means, variances = raw_variances(stats)
+    means, variances = raw_variances(stats, data)
     if opts.fixed_variance is not None:
         floored = np.full_like(variances, opts.fixed_variance)
     else:
@@ -291,18 +336,32 @@ def objective(data: EncodedData, clusters: Clusters, stats: Statistics, opts: Op
     selected feature whatever the partition, so restarts on numeric data tie
     on the objective; this term then decides between them.
     """
-    n_numeric = data.n_numeric
-    _, variances = raw_variances(stats)
-    v_num = clusters.weights[:, :n_numeric]
-    numeric = float((v_num * stats.counts[:, None] * variances / (2.0 * clusters.variances)).sum())
+    parts = objective_parts(data, clusters, stats, opts)
+    total = parts["numeric"] + parts["categorical"] + parts["regularization"] + parts["feature_control"]
+    v_num = clusters.weights[:, : data.n_numeric]
+    nll = float((v_num * stats.numeric_counts * 0.5 * np.log(clusters.variances)).sum())
+    return total, nll
+
+
+def objective_parts(data: EncodedData, clusters: Clusters, stats: Statistics, opts: Options) -> dict[str, float]:
+    """The objective's four terms: numeric and categorical discrepancies, ``(lambda + D F0) K``, ``F_Delta sum |v_k|``.
+
+    A marginalised missing cell is in neither discrepancy: the numeric term
+    counts each feature's observed cells ``n_kd``, the categorical one only
+    observed levels.
+    """
+    _, variances = raw_variances(stats, data)
+    v_num = clusters.weights[:, : data.n_numeric]
+    numeric = float((v_num * stats.numeric_counts * variances / (2.0 * clusters.variances)).sum())
     categorical = 0.0
     if data.n_categorical:
-        table = categorical_table(data, clusters)
-        categorical = float((stats.level_counts * table).sum())
-    k = clusters.n_clusters
-    total = numeric + categorical + opts.threshold(data.n_features) * k + opts.terms.f_delta * float(clusters.weights.sum())
-    nll = float((v_num * stats.counts[:, None] * 0.5 * np.log(clusters.variances)).sum())
-    return total, nll
+        categorical = float((stats.level_counts * categorical_table(data, clusters)).sum())
+    return {
+        "numeric": numeric,
+        "categorical": categorical,
+        "regularization": opts.threshold(data.n_features) * clusters.n_clusters,
+        "feature_control": opts.terms.f_delta * float(clusters.weights.sum()),
+    }
 
 
 # ---------------------------------------------------------------------------
@@ -329,6 +388,7 @@ def nearest_cluster(
         start_row = np.full(clusters.n_clusters, -1, dtype=np.int64)
     return _kernels.nearest(
         data.numeric,
+        data.observed,
         data.codes,
         data.offsets,
         rows,

@@ -1028,15 +1028,9 @@ def iteration_state(model: CRAFT, X: pd.DataFrame, iteration: int) -> IterationS
     labels = record.labels.astype(np.int64)
     opts = model.options_
     clusters, stats = _engine.fit_clusters(data, labels, record.n_clusters, opts)
-    _, raw_var = _engine.raw_variances(stats)
-    v_num = clusters.weights[:, : data.n_numeric]
-    numeric = float((v_num * stats.counts[:, None] * raw_var / (2.0 * clusters.variances)).sum())
-    categorical = float((stats.level_counts * _engine.categorical_table(data, clusters)).sum()) if data.n_categorical else 0.0
     threshold = opts.threshold(data.n_features)
-    regularization = threshold * clusters.n_clusters
-    feature_control = opts.terms.f_delta * float(clusters.weights.sum())
-    parts = dict(numeric=numeric, categorical=categorical, regularization=regularization,
-                 feature_control=feature_control, total=numeric + categorical + regularization + feature_control)
+    parts = _engine.objective_parts(data, clusters, stats, opts)
+    parts["total"] = parts["numeric"] + parts["categorical"] + parts["regularization"] + parts["feature_control"]
     return IterationState(iteration, labels, clusters, parts, record.n_clusters, record.n_changed,
                           record.n_opened, threshold, data)
 

@@ -1,9 +1,19 @@
 """From a table and its schema to the arrays the engine works on.
 
-Numeric columns become a float64 matrix (mean-imputed, standardized by
-default); categorical columns become integer level codes, one-hot encoded once
-per fit as a sparse matrix so that per-cluster categorical costs are a single
-sparse-dense product. A missing categorical value is a level of its own.
+Numeric columns become a float64 matrix (standardized by default);
+categorical columns become integer level codes, one-hot encoded once per fit
+as a sparse matrix so that per-cluster categorical costs are a single
+sparse-dense product.
+
+Missing cells are handled in one of two ways (``missing``):
+
+* ``"impute"``: a missing number is the column mean, a missing categorical
+  value is a level of its own, ``(missing)``;
+* ``"marginalise"``: a missing cell is left out. Numeric cells carry an
+  ``observed`` mask (the matrix keeps the column mean there, for display
+  only), missing categorical cells get code -1; the engine then adds nothing
+  for them to a row's cost or to its cluster's statistics. Scales, global
+  variances and ``eta_0`` come from the observed cells only.
 """
 
 from __future__ import annotations
@@ -17,6 +27,7 @@ from scipy import sparse
 from .exceptions import CraftInputError
 
 MISSING_LEVEL = "(missing)"
+MISSING_MODES = ("impute", "marginalise")
 # Beyond this a value's square, summed over rows, can overflow float64.
 MAX_MAGNITUDE = 1e150
 
@@ -31,26 +42,33 @@ class EncodedData:
         Imputed (and, when asked, standardized) numeric values.
     numeric_sq : ndarray of shape (n_samples, n_numeric)
         ``numeric ** 2``, kept because every pass needs it.
+    observed : ndarray of bool, shape (n_samples, n_numeric), or None
+        Which numeric cells were observed, when missing cells are
+        marginalised and any is missing; None means every cell counts.
     codes : ndarray of shape (n_samples, n_categorical)
-        Level codes per categorical feature; -1 marks a level unseen in fit.
-        Unseen levels add no cost, the same (zero) for every cluster.
+        Level codes per categorical feature; -1 marks a level unseen in fit
+        or, when missing cells are marginalised, a missing cell. Either adds
+        no cost, the same (zero) for every cluster.
     n_levels, offsets : ndarray of shape (n_categorical,)
         Feature ``q`` owns positions ``offsets[q]:offsets[q] + n_levels[q]``
         of the flat level axis used by ``eta0`` and per-cluster tables.
     log_eta0 : ndarray of shape (n_levels_total,)
         Log of the global level distribution eta_0 (from the fitted table).
     eta0 : ndarray of shape (n_levels_total,)
-    global_var : ndarray of shape (n_numeric,)
-        Variance of each numeric feature in the fitted table, in encoded units.
+    global_mean, global_var : ndarray of shape (n_numeric,)
+        Mean and variance of each numeric feature in the fitted table, in
+        encoded units (of the observed cells when they are marginalised).
     """
 
     numeric: np.ndarray
     numeric_sq: np.ndarray
+    observed: np.ndarray | None
     codes: np.ndarray
     n_levels: np.ndarray
     offsets: np.ndarray
     eta0: np.ndarray
     log_eta0: np.ndarray
+    global_mean: np.ndarray
     global_var: np.ndarray
 
     @property
@@ -78,11 +96,13 @@ class EncodedData:
         return EncodedData(
             numeric=self.numeric[rows],
             numeric_sq=self.numeric_sq[rows],
+            observed=None if self.observed is None else self.observed[rows],
             codes=self.codes[rows],
             n_levels=self.n_levels,
             offsets=self.offsets,
             eta0=self.eta0,
             log_eta0=self.log_eta0,
+            global_mean=self.global_mean,
             global_var=self.global_var,
         )
 
@@ -114,17 +134,21 @@ class Encoder:
         Scale numeric columns to zero mean and unit variance. Fixed-budget
         selection ranks features by their within-cluster variance, which is
         only comparable across features on a common scale.
+    missing : {"impute", "marginalise"}
+        What a missing cell is (see the module docstring).
     """
 
     numeric: list[str]
     categorical: list[str]
     standardize: bool = True
+    missing: str = "impute"
     center_: np.ndarray = field(default=None, repr=False)
     scale_: np.ndarray = field(default=None, repr=False)
     impute_: np.ndarray = field(default=None, repr=False)
     levels_: list[list] = field(default=None, repr=False)
     has_missing_level_: list[bool] = field(default=None, repr=False)
     n_imputed_: dict[str, int] = field(default=None, repr=False)
+    n_marginalised_: dict[str, int] = field(default=None, repr=False)
     # eta_0 and the numeric variances of the fitted table travel with every later encoding.
     fitted_eta0_: np.ndarray = field(default=None, repr=False)
     fitted_var_: np.ndarray = field(default=None, repr=False)
@@ -133,14 +157,21 @@ class Encoder:
         """Learn imputation values, scales and levels from ``table``; encode it."""
         raw = self._numeric_block(table)
         missing = np.isnan(raw)
-        self.n_imputed_ = {name: int(n) for name, n in zip(self.numeric, missing.sum(axis=0)) if n}
+        n_missing = dict(zip(self.numeric, missing.sum(axis=0).tolist()))
+        n_missing.update((name, int(table[name].isna().sum())) for name in self.categorical)
+        n_missing = {name: int(n) for name, n in n_missing.items() if n}
+        self.n_imputed_ = {} if self.marginalise else {name: n for name, n in n_missing.items() if name in self.numeric}
+        self.n_marginalised_ = n_missing if self.marginalise else {}
+        if self.marginalise:
+            check_observed(self.numeric + self.categorical, [int((~missing[:, j]).sum()) for j in range(len(self.numeric))]
+                           + [int(table[name].notna().sum()) for name in self.categorical])
         observed = (~missing).sum(axis=0)
         totals = np.where(missing, 0.0, raw).sum(axis=0)
         self.impute_ = np.divide(totals, observed, out=np.zeros(raw.shape[1]), where=observed > 0)
         filled = np.where(missing, self.impute_[None, :], raw)
         if self.standardize:
             self.center_ = filled.mean(axis=0)
-            spread = filled.std(axis=0)
+            spread = filled.std(axis=0) if not self.marginalise else _observed_std(raw, missing)
             # A constant column has no scale; leave it unscaled instead of dividing by 0.
             self.scale_ = np.where(spread > 0, spread, 1.0)
         else:
@@ -151,14 +182,19 @@ class Encoder:
             column = table[name]
             present = pd.unique(column.dropna())
             self.levels_.append(sorted(present.tolist(), key=_level_sort_key))
-            self.has_missing_level_.append(bool(column.isna().any()))
-        return self._encode(filled, table, fit=True)
+            self.has_missing_level_.append(bool(column.isna().any()) and not self.marginalise)
+        return self._encode(filled, missing, table, fit=True)
 
     def transform(self, table: pd.DataFrame) -> EncodedData:
         """Encode a new table with the fitted imputation, scales and levels."""
         raw = self._numeric_block(table)
-        filled = np.where(np.isnan(raw), self.impute_[None, :], raw)
-        return self._encode(filled, table, fit=False)
+        missing = np.isnan(raw)
+        filled = np.where(missing, self.impute_[None, :], raw)
+        return self._encode(filled, missing, table, fit=False)
+
+    @property
+    def marginalise(self) -> bool:
+        return self.missing == "marginalise"
 
     def level_names(self) -> list[list[str]]:
         """Display names of every categorical feature's levels, in code order."""
@@ -193,8 +229,9 @@ class Encoder:
             )
         return block
 
-    def _encode(self, filled: np.ndarray, table: pd.DataFrame, *, fit: bool) -> EncodedData:
+    def _encode(self, filled: np.ndarray, missing: np.ndarray, table: pd.DataFrame, *, fit: bool) -> EncodedData:
         numeric = np.ascontiguousarray((filled - self.center_) / self.scale_)
+        observed = ~missing if self.marginalise and missing.any() else None
         n_levels = np.array(
             [len(levels) + has_missing for levels, has_missing in zip(self.levels_, self.has_missing_level_)],
             dtype=np.int64,
@@ -204,22 +241,49 @@ class Encoder:
         for q, name in enumerate(self.categorical):
             codes[:, q] = _codes(table[name], self.levels_[q], self.has_missing_level_[q])
         if fit:
-            flat = (codes + offsets[None, :]).ravel()
-            counts = np.bincount(flat, minlength=int(n_levels.sum()))
-            eta0 = counts / len(table)
-            self.fitted_eta0_ = eta0
-            self.fitted_var_ = numeric.var(axis=0)
+            seen = codes >= 0
+            counts = np.bincount((codes + offsets[None, :])[seen], minlength=int(n_levels.sum()))
+            # eta_0 of a feature is over its observed cells (all cells unless marginalised).
+            self.fitted_eta0_ = counts / np.repeat(np.maximum(seen.sum(axis=0), 1), n_levels)
+            self.fitted_var_ = numeric.var(axis=0) if observed is None else _observed_std(numeric, missing) ** 2
         eta0 = self.fitted_eta0_
         return EncodedData(
             numeric=numeric,
             numeric_sq=numeric * numeric,
+            observed=observed,
             codes=codes,
             n_levels=n_levels,
             offsets=offsets,
             eta0=eta0,
             log_eta0=np.log(eta0),
+            global_mean=(self.impute_ - self.center_) / self.scale_,
             global_var=self.fitted_var_,
         )
+
+
+def check_observed(names: list[str], n_observed: list[int]) -> None:
+    """Refuse a used column with no observed cell when missing cells are marginalised.
+
+    Such a column would contribute nothing to any cost or statistic, yet
+    count in the model's number of features D; leaving it out is the same
+    fit without the pretence.
+    """
+    empty = [name for name, n in zip(names, n_observed) if n == 0]
+    if empty:
+        raise CraftInputError(
+            f"Column(s) {empty[:5]} have no observed value; with missing='marginalise' they carry no information. "
+            "Leave them out (categorical='auto' ignores all-missing columns)."
+        )
+
+
+def _observed_std(values: np.ndarray, missing: np.ndarray) -> np.ndarray:
+    """Standard deviation (ddof 0) of every column over its observed cells; 0 where none is."""
+    observed = (~missing).sum(axis=0)
+    safe = np.maximum(observed, 1)
+    kept = np.where(missing, 0.0, values)
+    mean = kept.sum(axis=0) / safe
+    centred = np.where(missing, 0.0, values - mean[None, :])
+    return np.sqrt((centred * centred).sum(axis=0) / safe)
 
 
 def _level_sort_key(level):

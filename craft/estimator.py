@@ -14,7 +14,7 @@ from sklearn.exceptions import ConvergenceWarning
 
 from . import _engine
 from ._random import as_generator
-from .encoding import Encoder, EncodedData
+from .encoding import MISSING_MODES, Encoder, EncodedData
 from .exceptions import CraftInputError
 from .priors import prior_terms
 from .schema import Schema, infer_schema
@@ -28,7 +28,7 @@ class _Rule:
     text: str
 
 
-def _number(low=None, high=None, *, low_open=True, high_open=True, integer=False, none=False):
+def _number(low=None, high=None, *, low_open=True, high_open=True, integer=False, none=False, why=""):
     def check(value):
         if value is None:
             return none
@@ -50,7 +50,7 @@ def _number(low=None, high=None, *, low_open=True, high_open=True, integer=False
         bounds.append(f"{'>' if low_open else '>='} {low}")
     if high is not None:
         bounds.append(f"{'<' if high_open else '<='} {high}")
-    text = f"{kind} {' and '.join(bounds)}".strip() + (" or None" if none else "")
+    text = f"{kind} {' and '.join(bounds)}".strip() + (" or None" if none else "") + (f" ({why})" if why else "")
     return _Rule(check, text)
 
 
@@ -62,20 +62,51 @@ def _random_state(value):
     return value is None or isinstance(value, (numbers.Integral, np.random.Generator, np.random.RandomState)) and not isinstance(value, bool)
 
 
+#: Most clusters a fit may have. Beyond it per-cluster feature masks summarise
+#: nothing, and every pass costs rows x clusters x features (see :func:`cluster_limit`).
+MAX_CLUSTERS = 1_000
+#: Most restarts and passes per run: a fit costs their product times a pass.
+MAX_N_INIT = 1_000
+MAX_ITER = 10_000
+
+
+_LIMIT_RULE = f"up to 100 clusters, or half the rows on larger tables, never more than {MAX_CLUSTERS:,}"
+
+
+def cluster_limit(n_samples: int) -> int:
+    """Most clusters a fit on ``n_samples`` rows may have.
+
+    Half the rows (clusters of two rows on average) on tables of more than
+    100 rows, and never more than :data:`MAX_CLUSTERS`; up to 100 rows any
+    K <= N (such fits are cheap). A λ so small that nearly every row opens
+    its own cluster makes every pass cost rows² x features and rarely
+    converges; the fit is refused instead.
+    """
+    return min(MAX_CLUSTERS, max(n_samples // 2, min(n_samples, 100)))
+
+
 _PARAMETER_RULES = {
     "m": _number(0, 1),
     "rho": _number(0, None, none=True),
     "lam": _number(0, None, none=True),
-    "k": _number(1, None, low_open=False, integer=True, none=True),
+    "k": _number(
+        1, MAX_CLUSTERS, low_open=False, high_open=False, integer=True, none=True,
+        why="more clusters summarise nothing per cluster, and every pass costs rows x clusters x features",
+    ),
     "k_method": _one_of("search", "farthest_first"),
     "budget": _one_of("fixed", "approximate"),
     "eps_c": _number(0, 1, none=True),
     "eps_v": _number(0, None, none=True),
     "standardize": _Rule(lambda value: isinstance(value, (bool, np.bool_)), "True or False"),
-    "max_iter": _number(1, None, low_open=False, integer=True),
+    "missing": _one_of(*MISSING_MODES),
+    "max_iter": _number(
+        1, MAX_ITER, low_open=False, high_open=False, integer=True,
+        why="passes stop when no row changes cluster; runs converge in tens of passes",
+    ),
     "n_init": _Rule(
-        lambda value: value == "auto" or _number(1, None, low_open=False, integer=True).check(value),
-        "'auto' or an integer >= 1",
+        lambda value: value == "auto"
+        or _number(1, MAX_N_INIT, low_open=False, high_open=False, integer=True).check(value),
+        f"'auto' or an integer >= 1 and <= {MAX_N_INIT} (each restart is a whole fit)",
     ),
     "init": _one_of("craft++", "random"),
     "smoothing": _number(0, None),
@@ -132,6 +163,15 @@ class CRAFT(ClusterMixin, BaseEstimator):
         Scale numeric columns to zero mean and unit variance before fitting.
         Fixed-budget selection compares variances across features, which is
         only meaningful on a common scale.
+    missing : {"marginalise", "impute"}, default="marginalise"
+        What a missing cell is. "marginalise": it adds nothing to its row's
+        cost and nothing to its cluster's statistics (missing at random);
+        means, variances, level distributions, scales and eta_0 come from
+        the observed cells. "impute": a missing number is its column's mean,
+        a missing categorical value a level of its own, "(missing)" (better
+        where missingness itself tells the groups apart). The default was
+        chosen by the evidence in ``docs/RESULTS.md`` (*Missing values*);
+        see ``docs/numerics.md``.
     max_iter : int, default=100
         Maximum number of passes per run.
     n_init : "auto" or int, default="auto"
@@ -178,7 +218,11 @@ class CRAFT(ClusterMixin, BaseEstimator):
         Used features in the engine's order (numeric, then categorical).
     cluster_sizes_ : ndarray of shape (n_clusters_,)
     n_imputed_ : dict
-        Numeric cells imputed by the column mean, per column (only columns with any).
+        Numeric cells imputed by the column mean, per column (only columns
+        with any; empty when ``missing="marginalise"``).
+    n_marginalised_ : dict
+        Missing cells left out of the model, per column (only columns with
+        any; empty when ``missing="impute"``).
     feature_names_in_ : ndarray of str
     n_features_in_ : int
 
@@ -205,6 +249,7 @@ class CRAFT(ClusterMixin, BaseEstimator):
         eps_v=None,
         categorical="auto",
         standardize=True,
+        missing="marginalise",
         max_iter=100,
         n_init="auto",
         init="craft++",
@@ -223,6 +268,7 @@ class CRAFT(ClusterMixin, BaseEstimator):
         self.eps_v = eps_v
         self.categorical = categorical
         self.standardize = standardize
+        self.missing = missing
         self.max_iter = max_iter
         self.n_init = n_init
         self.init = init
@@ -247,10 +293,11 @@ class CRAFT(ClusterMixin, BaseEstimator):
         options = self._validated_options()
         table = _as_table(X, min_rows=2)
         self.schema_ = self._schema(table)
-        encoder = Encoder(list(self.schema_.numeric), list(self.schema_.categorical), bool(self.standardize))
+        encoder = Encoder(list(self.schema_.numeric), list(self.schema_.categorical), bool(self.standardize), self.missing)
         data = encoder.fit_transform(table)
         self.encoder_ = encoder
         self.n_imputed_ = dict(encoder.n_imputed_)
+        self.n_marginalised_ = dict(encoder.n_marginalised_)
         self.feature_names_in_ = np.asarray(table.columns, dtype=object)
         self.n_features_in_ = table.shape[1]
         self.engine_features_ = list(self.schema_.numeric) + list(self.schema_.categorical)
@@ -266,7 +313,8 @@ class CRAFT(ClusterMixin, BaseEstimator):
         """Nearest existing cluster for every row of ``X``; never opens a cluster.
 
         Levels unseen in ``fit`` add the same cost to every cluster, so they
-        do not influence the choice; missing numbers take the fitted means.
+        do not influence the choice; missing cells are treated as in ``fit``
+        (``missing``).
         """
         self._check_fitted()
         table = _as_table(X)
@@ -330,7 +378,7 @@ class CRAFT(ClusterMixin, BaseEstimator):
     def _fit_runs(self, data: EncodedData, options: _engine.Options, seeds) -> _engine.RunResult:
         keep_labels = data.n_samples <= 200_000
         options = _replace(options, keep_labels=keep_labels)
-        target = self._checked_target(data.n_samples)
+        target = self._checked_target(data.n_samples, distinct_rows(data) if self.k is not None else None)
         if self.lam is not None:
             lam = float(self.lam)
             runs = []
@@ -343,11 +391,15 @@ class CRAFT(ClusterMixin, BaseEstimator):
         else:
             lam, runs = self._search_lambda(data, options, target, seeds[0])
         lam = _positive(lam)
-        options = _replace(options, lam=lam)
+        options = _replace(options, lam=lam, max_clusters=_run_limit(data.n_samples, target))
         runs = [run for run in runs if run[0] == lam]
         results = [runs[0][1]] if runs else []
         for restart in range(len(results), len(seeds)):
-            results.append(self._run(data, options, seeds[restart], restart))
+            result = self._bounded_run(data, options, seeds[restart], restart, data.n_samples, target)
+            if result is not None:
+                results.append(result)
+        if not results:
+            raise self._too_many_clusters(options.max_clusters, data.n_samples, lam)
         best = min(range(len(results)), key=lambda i: _ranking(results[i], target))
         result = results[best]
         self._warn_about(result, target, lam)
@@ -368,11 +420,46 @@ class CRAFT(ClusterMixin, BaseEstimator):
                 f"CRAFT did not converge in max_iter={self.max_iter} passes; raise max_iter.", ConvergenceWarning, stacklevel=4
             )
 
-    def _checked_target(self, n_samples: int):
-        """``k``, refused when the table has fewer rows."""
-        if self.k is not None and self.k > n_samples:
+    def _checked_target(self, n_samples: int, n_distinct: int | None = None):
+        """``k``, refused beyond the rows, :func:`cluster_limit` or the distinct rows (when known)."""
+        if self.k is None:
+            return None
+        if self.k > n_samples:
             raise CraftInputError(f"k={self.k} exceeds the number of rows, n_samples={n_samples}.")
+        limit = cluster_limit(n_samples)
+        if self.k > limit:
+            raise CraftInputError(
+                f"k={self.k} is more clusters than a fit on {n_samples} rows may have: at most {limit} ({_LIMIT_RULE}); "
+                "with more, most clusters hold a single row. "
+                f"Ask for k <= {limit}."
+            )
+        if n_distinct is not None and self.k > n_distinct:
+            raise CraftInputError(
+                f"k={self.k} exceeds the {n_distinct} distinct rows of the table: identical rows always share a "
+                f"cluster, so no lambda gives k clusters (the search would try dozens of fits). Ask for "
+                f"k <= {n_distinct}."
+            )
         return self.k
+
+    def _bounded_run(self, data, options, seed, restart, n_samples: int, target):
+        """One restart; one that opens more than ``options.max_clusters`` is refused (λ given or default)
+        or, where k is the target, dropped (it is far from k; another restart or the search's run stands)."""
+        try:
+            return self._run(data, options, seed, restart)
+        except _engine.TooManyClusters as exceeded:
+            if target is not None:
+                return None
+            raise self._too_many_clusters(exceeded.args[0], n_samples, options.lam) from None
+
+    def _too_many_clusters(self, n_clusters: int, n_samples: int, lam: float) -> CraftInputError:
+        """The error of a fit whose λ opens more clusters than :func:`cluster_limit` allows."""
+        source = f"lam={lam:.3g}" if self.lam is not None else f"the lambda derived ({lam:.3g})"
+        return CraftInputError(
+            f"{source} opens more than {cluster_limit(n_samples)} clusters on {n_samples} rows (the most a fit may "
+            f"have: {_LIMIT_RULE}): nearly every row would be a cluster of "
+            "its own, and every pass would cost rows x clusters x features. "
+            + ("Ask for a smaller k." if self.k is not None else "Raise lam, or give k instead.")
+        )
 
     def _run(self, data, options, seed, restart):
         return _engine.run(data, options, np.random.default_rng(seed), restart=restart, callback=self.callback)
@@ -388,7 +475,7 @@ class CRAFT(ClusterMixin, BaseEstimator):
 
         # A lambda that is far too small opens hundreds of clusters; knowing
         # that K exceeds the target is enough, so such runs stop early.
-        capped = _replace(options, max_clusters=max(2 * target, target + 10))
+        capped = _replace(options, max_clusters=_run_limit(data.n_samples, target))
 
         def evaluate(lam):
             try:
@@ -477,6 +564,30 @@ def _ranking(result: _engine.RunResult, target):
     # Objectives equal up to rounding are ties (the numeric part is constant
     # under the fixed budget), so they are compared at 10 significant digits.
     return distance, float(f"{result.objective:.10g}"), result.numeric_nll
+
+
+def _run_limit(n_samples: int, target) -> int | None:
+    """Most clusters a restart may open: :func:`cluster_limit`, or with a target k as many as the λ search allows.
+
+    None where the limit is every row (small tables): a pass counts the
+    clusters it opens before emptied ones are dropped, which may then
+    exceed the rows without the fit being degenerate.
+    """
+    if target is not None:
+        return max(2 * target, target + 10)
+    limit = cluster_limit(n_samples)
+    return None if limit >= n_samples else limit
+
+
+def distinct_rows(data: EncodedData) -> int:
+    """Number of distinct rows of the encoded table (missing cells included as such)."""
+    blocks = [data.numeric, data.codes.astype(np.float64)]
+    if data.observed is not None:
+        blocks.append(data.observed.astype(np.float64))
+    rows = np.ascontiguousarray(np.hstack(blocks))
+    if rows.shape[1] == 0:
+        return 1
+    return int(np.unique(rows.view(np.dtype((np.void, rows.dtype.itemsize * rows.shape[1]))).ravel()).size)
 
 
 def _replace(options: _engine.Options, **changes) -> _engine.Options:

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from scipy import sparse
 
 from . import _engine
 
@@ -36,11 +35,6 @@ def _nth(n: int, word: str) -> str:
         return f"the {word}"
     suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
     return f"the {n}{suffix} {word}"
-
-
-def _membership(labels: np.ndarray, n_clusters: int) -> sparse.csr_matrix:
-    n = labels.shape[0]
-    return sparse.csr_matrix((np.ones(n), (labels, np.arange(n))), shape=(n_clusters, n))
 
 
 def _ranks(values: np.ndarray, *, descending: bool) -> np.ndarray:
@@ -99,8 +93,9 @@ def cluster_profiles(model, X: pd.DataFrame) -> pd.DataFrame:
     data = model.encoder_.transform(X[[str(c) for c in model.engine_features_]])
     labels = np.asarray(model.labels_, dtype=np.int64)
     n_clusters = int(model.n_clusters_)
-    member = _membership(labels, n_clusters)
-    counts = np.asarray(member.sum(axis=1)).ravel()
+    # The engine's own statistics: over each feature's observed cells when missing ones are marginalised.
+    stats = _engine.statistics(data, labels, n_clusters)
+    counts = stats.counts
     clusters = model.clusters_
     opts = model.options_
     p, q = data.n_numeric, data.n_categorical
@@ -112,15 +107,12 @@ def cluster_profiles(model, X: pd.DataFrame) -> pd.DataFrame:
     rows: list[dict] = []
 
     if p:
-        sums = member @ data.numeric
-        sums_sq = member @ data.numeric_sq
-        mean_enc = sums / counts[:, None]
-        var_enc = np.maximum(sums_sq / counts[:, None] - mean_enc**2, 0.0)
+        mean_enc, var_enc = _engine.raw_variances(stats, data)
         scale, center = model.encoder_.scale_, model.encoder_.center_
         mean = mean_enc * scale + center
         sd = np.sqrt(var_enc) * scale
-        overall_mean = data.numeric.mean(axis=0) * scale + center
-        overall_sd = data.numeric.std(axis=0) * scale
+        overall_mean = data.global_mean * scale + center
+        overall_sd = np.sqrt(data.global_var) * scale
         global_var = np.where(data.global_var > 0, data.global_var, 1.0)
         ratio = np.sqrt(var_enc / global_var)
         # The engine ranks (and thresholds) the within-cluster variances before
@@ -148,15 +140,14 @@ def cluster_profiles(model, X: pd.DataFrame) -> pd.DataFrame:
                 ))
 
     if q:
-        onehot = data.onehot()
-        level_counts = np.asarray((member @ onehot).todense())
-        shares = level_counts / counts[:, None]
+        observed = np.repeat(_engine.level_totals(data, stats.level_counts), data.n_levels, axis=1)
+        shares = stats.level_counts / np.maximum(observed, 1.0)
         eta0 = data.eta0
         names = model.encoder_.level_names()
         cost0 = -data.log_eta0
         cost_k = -clusters.log_eta
-        g_d = np.add.reduceat(shares * cost0[None, :], data.offsets, axis=1)
-        g_kd = np.add.reduceat(shares * cost_k, data.offsets, axis=1)
+        g_d = _engine.feature_sums(data, shares * cost0[None, :])
+        g_kd = _engine.feature_sums(data, shares * cost_k)
         gain = g_d - g_kd
         gain_share = np.divide(gain, g_d, out=np.zeros_like(gain), where=g_d > 0)
         ranks = _ranks(gain, descending=True)
@@ -197,7 +188,9 @@ def level_distribution(model, X: pd.DataFrame, cluster: int, feature: str) -> pd
     -------
     DataFrame
         Columns ``level``, ``cluster_share``, ``overall_share``,
-        ``cluster_count``; levels in the encoder's order (missing last).
+        ``cluster_count``; levels in the encoder's order (missing last,
+        when missing cells are a level). Shares are of the observed cells
+        when missing cells are marginalised.
     """
     names = list(model.schema_.categorical)
     if feature not in names:
@@ -213,8 +206,8 @@ def level_distribution(model, X: pd.DataFrame, cluster: int, feature: str) -> pd
     return pd.DataFrame(
         dict(
             level=model.encoder_.level_names()[j],
-            cluster_share=cluster_counts / max(1, int(inside.sum())),
-            overall_share=overall_counts / max(1, len(codes)),
+            cluster_share=cluster_counts / max(1, int(cluster_counts.sum())),
+            overall_share=overall_counts / max(1, int(overall_counts.sum())),
             cluster_count=cluster_counts.astype(np.int64),
         )
     )

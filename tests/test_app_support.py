@@ -1,10 +1,12 @@
 """The app's computations without Streamlit: data loading, roles, fits, comparisons, sweeps, Teach."""
 
+import dataclasses
+
 import numpy as np
 import pandas as pd
 import pytest
 
-from craft import CraftInputError, _engine
+from craft import CRAFT, CraftInputError, _engine
 from craft.app_support import (
     EXAMPLES,
     METHODS,
@@ -146,14 +148,27 @@ def test_fit_craft_turns_input_problems_into_messages(fig2):
     assert data.label not in outcome.model.feature_names_in_
 
 
-def test_fit_craft_notes_unreachable_k():
+def test_fit_craft_notes_unreachable_k(monkeypatch):
+    table = pd.DataFrame({"x": [0.0, 0.1, 0.2, 5.0, 5.1, 5.2]})
+    data = load_upload(table.to_csv(index=False).encode(), "two.csv")
+    schema, _ = fit_schema(data, {"x": "numeric"}, None)
+    # A K the search cannot reach below the distinct rows is rare; the search is made to miss here.
+    original = CRAFT._validated_options
+    monkeypatch.setattr(CRAFT, "_validated_options", lambda self: dataclasses.replace(original(self), init="random"))
+    monkeypatch.setattr(CRAFT, "_search_lambda", lambda self, data, options, target, seed: (1e6, []))
+    with pytest.warns(UserWarning, match="not reachable"):
+        outcome = fit_craft(data.table, schema, FitParams(m=0.5, k=3, n_init=1))
+    assert outcome.model is not None
+    assert any(note.startswith("k = 3 clusters were not reached") for note in outcome.notes)
+
+
+def test_fit_craft_refuses_k_beyond_the_distinct_rows():
     table = pd.DataFrame({"x": [0.0, 0.0, 0.0, 1.0, 1.0, 1.0]})
     data = load_upload(table.to_csv(index=False).encode(), "two.csv")
     schema, _ = fit_schema(data, {"x": "numeric"}, None)
-    with pytest.warns(UserWarning, match="not reachable"):
-        outcome = fit_craft(data.table, schema, FitParams(m=0.5, k=4, n_init=1))
-    assert outcome.model is not None
-    assert any(note.startswith("k = 4 clusters were not reached") for note in outcome.notes)
+    outcome = fit_craft(data.table, schema, FitParams(m=0.5, k=4, n_init=1))
+    assert outcome.model is None
+    assert "K=4 exceeds the 2 distinct rows of the table" in outcome.error  # the message, as a sentence
 
 
 @pytest.mark.parametrize("method", METHODS)
