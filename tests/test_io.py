@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from craft.exceptions import CraftInputError
-from craft.io import read_table, table_fingerprint
+from craft.io import read_info, read_table, table_fingerprint
 
 CORPUS = Path(__file__).parent / "corpus"
 
@@ -408,7 +408,10 @@ def test_xlsx(tmp_path):
     assert df["size"].tolist()[:2] == [1.5, 2.5] and pd.isna(df.loc[2, "size"])
     assert df["count"].dtype == np.float64 and df["count"].isna().tolist() == [False, True, False]
     assert df["flag"].tolist() == [True, False, True]
-    assert df["status"].tolist()[::2] == ["ok", "bad"] and pd.isna(df.loc[1, "status"])
+    # "?" is missing in a number column, but an answer in a text column.
+    assert df["status"].tolist() == ["ok", "?", "bad"]
+    assert read_info(df).kept_as_text == {"status": {"?": 1}}
+    assert read_table(path, tokens_in_text=True)["status"].isna().tolist() == [False, True, False]
     # Same bytes from a BytesIO without a name: sniffed from the ZIP signature.
     assert read_table(io.BytesIO(path.read_bytes())).shape == (3, 5)
 
