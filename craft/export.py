@@ -24,7 +24,7 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
-__all__ = ["neutralize", "neutralize_frame", "to_csv_bytes", "labels_csv", "masks_csv", "params_json"]
+__all__ = ["labels_csv", "masks_csv", "neutralize", "neutralize_frame", "params_json", "to_csv_bytes"]
 
 #: First characters that make a spreadsheet read a cell as a formula.
 FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r", "\n",

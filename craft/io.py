@@ -508,17 +508,17 @@ def _read_text(data: bytes, label: str, options: _Options, *, prefer_tab: bool) 
     check_table_shape(max(1, n_lines - 1), header_line.count(delimiter) + 1, label, estimated=True)
     decimal_comma = delimiter != "," and _uses_decimal_comma(records[1:])
 
-    read_options = dict(
-        sep=delimiter,
-        decimal="," if decimal_comma else ".",
-        na_values=[] if options.as_text else [""],
-        keep_default_na=False,
-        low_memory=False,
-        engine="c",
-        quotechar='"',
+    read_options = {
+        "sep": delimiter,
+        "decimal": "," if decimal_comma else ".",
+        "na_values": [] if options.as_text else [""],
+        "keep_default_na": False,
+        "low_memory": False,
+        "engine": "c",
+        "quotechar": '"',
         # Blank lines become all-missing rows, dropped and counted below.
-        skip_blank_lines=False,
-    )
+        "skip_blank_lines": False,
+    }
     if options.as_text:
         read_options["dtype"] = str
     header = records[0] if records else None

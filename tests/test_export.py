@@ -8,7 +8,14 @@ import pandas as pd
 import pytest
 
 from craft import CRAFT, Schema
-from craft.export import labels_csv, masks_csv, neutralize, neutralize_frame, params_json, to_csv_bytes
+from craft.export import (
+    labels_csv,
+    masks_csv,
+    neutralize,
+    neutralize_frame,
+    params_json,
+    to_csv_bytes,
+)
 
 
 @pytest.mark.parametrize(
