@@ -87,7 +87,7 @@ def test_paper_rule_ignores_rho_and_shrunk_rule_follows_it():
 
 
 def test_one_cluster_selects_the_same_under_both_rules():
-    data, stats = _two_clusters()
+    data, _ = _two_clusters()
     one = _engine.statistics(data, np.zeros(6, dtype=np.int64), 1)
     _, variances = _engine.raw_variances(one)
     log_eta = _engine.log_eta(data, one, 0.1)
@@ -122,7 +122,7 @@ def test_shrink_at_small_rho_selects_one_common_set(name, params):
 def test_shrink_at_the_papers_default_rho_recovers_figure_1():
     from benchmarks.recovery import aligned_mask
 
-    model, X, y, truth = _fit("fig1_binary", m=1 / 3, rho_selection="shrink")
+    model, _, y, truth = _fit("fig1_binary", m=1 / 3, rho_selection="shrink")
     np.testing.assert_array_equal(aligned_mask(model.labels_, y, model.feature_mask_, 3), truth)
 
 
