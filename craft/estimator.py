@@ -70,6 +70,7 @@ _PARAMETER_RULES = {
     "k": _number(1, None, low_open=False, integer=True, none=True),
     "k_method": _one_of("search", "farthest_first"),
     "budget": _one_of("fixed", "approximate"),
+    "rho_selection": _one_of("paper", "shrink"),
     "eps_c": _number(0, 1),
     "eps_v": _number(0, None),
     "standardize": _Rule(lambda value: isinstance(value, (bool, np.bool_)), "True or False"),
@@ -100,9 +101,21 @@ class CRAFT(ClusterMixin, BaseEstimator):
     m : float, default=0.5
         Fraction of features selected per cluster, in (0, 1).
     rho : float or None, default=None
-        Prior variance of the selection probability, in (0, m(1-m)): near
-        m(1-m) selection is cluster-specific, near 0 it is global. None takes
-        the paper's ``max(0.01, m(1-m) - 0.01)``.
+        Prior variance of the selection probability, in (0, m(1-m)). None
+        takes the paper's ``max(0.01, m(1-m) - 0.01)``. Under the paper's
+        rule (``rho_selection="paper"``) rho moves the cost of a cluster
+        (``lam + D F0``), the cost per selected feature (``F_Delta``) and the
+        draw of a new cluster's features, but not which features a cluster
+        selects. With ``rho_selection="shrink"`` it also sets how global the
+        selection is: near m(1-m) cluster-specific, near 0 one common set.
+    rho_selection : {"paper", "shrink"}, default="paper"
+        ``"paper"``: Algorithm CRAFT's rule, every cluster ranks its own
+        within-cluster variances and entropy gains. ``"shrink"``: every
+        cluster ranks its own score shrunk towards the score pooled over all
+        clusters, with the weight ``rho / (m(1-m))`` that the posterior mean
+        of the selection probability gives a cluster's own choice (see
+        ``docs/numerics.md``); as rho -> 0 all clusters select the same
+        features.
     lam : float or None, default=None
         Cost of opening a cluster (lambda > 0). Give at most one of ``lam``
         and ``k``. With neither, lambda is the mean cost of a point under a
@@ -202,6 +215,7 @@ class CRAFT(ClusterMixin, BaseEstimator):
         k=None,
         k_method="search",
         budget="fixed",
+        rho_selection="paper",
         eps_c=0.8,
         eps_v=0.5,
         categorical="auto",
@@ -220,6 +234,7 @@ class CRAFT(ClusterMixin, BaseEstimator):
         self.k = k
         self.k_method = k_method
         self.budget = budget
+        self.rho_selection = rho_selection
         self.eps_c = eps_c
         self.eps_v = eps_v
         self.categorical = categorical
@@ -299,6 +314,7 @@ class CRAFT(ClusterMixin, BaseEstimator):
             terms=terms,
             lam=float(self.lam) if self.lam is not None else float("nan"),
             budget=self.budget,
+            rho_selection=self.rho_selection,
             eps_c=float(self.eps_c),
             eps_v=float(self.eps_v),
             smoothing=float(self.smoothing),

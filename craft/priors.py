@@ -55,6 +55,16 @@ class PriorTerms:
     f0: float
     f_delta: float
 
+    @property
+    def own_weight(self) -> float:
+        """``rho / (m(1-m))``: the weight of a cluster's own ``v`` in the posterior mean of nu.
+
+        ``a/(a+b) = m + own_weight * (v - m)`` (Supplementary, "Setting rho");
+        it lies in (0, 1), near 1 for cluster-specific and near 0 for global
+        selection.
+        """
+        return self.rho / (self.m * (1.0 - self.m))
+
     def selection_probability(self, share_selected):
         """Posterior mean of nu given the share of clusters that select a feature.
 
