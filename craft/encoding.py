@@ -149,7 +149,10 @@ class Encoder:
         self.levels_, self.has_missing_level_ = [], []
         for name in self.categorical:
             column = table[name]
-            present = pd.unique(column.dropna())
+            try:
+                present = pd.unique(column.dropna())
+            except TypeError as error:
+                raise _unhashable(name, column, error) from None
             self.levels_.append(sorted(present.tolist(), key=_level_sort_key))
             self.has_missing_level_.append(bool(column.isna().any()))
         return self._encode(filled, table, fit=True)
@@ -202,7 +205,10 @@ class Encoder:
         offsets = np.concatenate([[0], np.cumsum(n_levels)[:-1]]).astype(np.int64) if n_levels.size else n_levels
         codes = np.empty((len(table), len(self.categorical)), dtype=np.int64)
         for q, name in enumerate(self.categorical):
-            codes[:, q] = _codes(table[name], self.levels_[q], self.has_missing_level_[q])
+            try:
+                codes[:, q] = _codes(table[name], self.levels_[q], self.has_missing_level_[q])
+            except TypeError as error:
+                raise _unhashable(name, table[name], error) from None
         if fit:
             flat = (codes + offsets[None, :]).ravel()
             counts = np.bincount(flat, minlength=int(n_levels.sum()))
@@ -227,7 +233,25 @@ def _level_sort_key(level):
     return (type(level).__name__, str(level))
 
 
+def _unhashable(name: str, column: pd.Series, error: TypeError) -> CraftInputError:
+    """The error for a categorical column with list/dict/array cells (nested Parquet, say)."""
+    kinds = sorted({type(v).__name__ for v in column.dropna().iloc[:1000]
+                    if not isinstance(v, (str, bytes, int, float, bool, np.generic))})
+    what = ", ".join(kinds) or str(error)
+    return CraftInputError(
+        f"Column {name!r} holds cells of type {what}, which cannot be levels of a categorical feature; convert "
+        f"them to text (e.g. df[{name!r}].map(str)) or leave the column out."
+    )
+
+
 def _numeric_column(column: pd.Series, name: str) -> np.ndarray:
+    if pd.api.types.is_datetime64_any_dtype(column.dtype) or pd.api.types.is_timedelta64_dtype(column.dtype) \
+            or isinstance(column.dtype, pd.PeriodDtype):
+        # Their integer form (nanoseconds) would be taken for the number silently.
+        raise CraftInputError(
+            f"Column {name!r} is numeric in the schema but holds {column.dtype} values; convert them to numbers "
+            f"(e.g. days since a date) or make the column categorical."
+        )
     if isinstance(column.dtype, pd.CategoricalDtype) or column.dtype == object or pd.api.types.is_string_dtype(column):
         converted = pd.to_numeric(column, errors="coerce")
         bad = converted.isna() & column.notna()
