@@ -182,6 +182,17 @@ class CRAFT(ClusterMixin, BaseEstimator):
         One record per iteration of the kept run: objective, K, points that
         changed cluster, clusters opened, masks (engine order, see
         ``engine_features_``) and, for up to 200,000 rows, the labels.
+    selection_ : craft.Selection
+        What the selection rule decided and why, per cluster and used
+        feature (columns in ``engine_features_`` order): the score it ranked
+        (``score``: variance or gain ``G_d - G_kd``), ``rank``, the number
+        compared with the cut (``criterion``; for the approximate budget the
+        quantity compared with eps), the ``cut`` and ``selected``
+        (``feature_mask_`` in engine order). :meth:`selection_frame` gives it
+        as a table with names.
+    objective_terms_ : craft.ObjectiveTerms
+        ``objective_`` split into its terms (``numeric``, ``categorical``,
+        ``regularization``, ``feature_control``; ``total`` is ``objective_``).
     n_iter_ : int
     lam_ : float
         The lambda used.
@@ -290,16 +301,120 @@ class CRAFT(ClusterMixin, BaseEstimator):
             raise CraftInputError(
                 f"X has {table.shape[1]} features, but CRAFT is expecting {self.n_features_in_} features as input."
             )
-        missing = [name for name in self.engine_features_ if name not in table.columns]
-        if missing:
-            raise CraftInputError(f"X lacks the fitted column(s) {missing[:5]}.")
-        data = self.encoder_.transform(table)
+        data = self._encoded(table)
         _, labels = _engine.nearest_cluster(data, self.clusters_, self.options_.terms)
         return labels
 
     def fit_predict(self, X, y=None):
         """Fit and return ``labels_``."""
         return self.fit(X).labels_
+
+    # ------------------------------------------------------------------
+    # Inspection: what the engine computed, read from the engine's own functions.
+
+    def selection_frame(self) -> pd.DataFrame:
+        """``selection_`` as a table: one row per cluster and used feature.
+
+        Returns
+        -------
+        DataFrame
+            Columns ``cluster``, ``feature``, ``kind`` ("numeric" or
+            "categorical"), ``score``, ``rank``, ``criterion``, ``cut`` and
+            ``selected`` (see :class:`craft.Selection`); features in the
+            engine's order within each cluster.
+
+        Examples
+        --------
+        >>> import pandas as pd
+        >>> X = pd.DataFrame({"a": [0.0, 0.1, 5.0, 5.1], "b": [3.0, -3.0, 2.0, -2.0]})
+        >>> model = CRAFT(m=0.5, k=2, random_state=0).fit(X)
+        >>> model.selection_frame().query("selected")[["cluster", "feature", "rank"]].to_dict("list")
+        {'cluster': [0, 1], 'feature': ['a', 'a'], 'rank': [1, 1]}
+        """
+        self._check_fitted()
+        selection = self.selection_
+        k, d = selection.score.shape
+        n_numeric = len(self.schema_.numeric)
+        kinds = np.array(["numeric"] * n_numeric + ["categorical"] * (d - n_numeric))
+        return pd.DataFrame({
+            "cluster": np.repeat(np.arange(k, dtype=np.int64), d),
+            "feature": np.tile(np.asarray(self.engine_features_, dtype=object), k),
+            "kind": np.tile(kinds, k),
+            "score": selection.score.ravel(),
+            "rank": selection.rank.ravel().astype(np.int64),
+            "criterion": selection.criterion.ravel(),
+            "cut": selection.cut.ravel(),
+            "selected": selection.selected.ravel(),
+        })
+
+    def cost_terms(self, X, *, iteration: int | None = None) -> _engine.CostTerms:
+        """The distance d_nk of every row of ``X`` to every cluster, term by term.
+
+        Parameters
+        ----------
+        X : DataFrame
+            Rows with the fitted columns.
+        iteration : int or None
+            None: the fitted clusters (``total``'s row-wise argmin is
+            ``predict(X)``). Else the clusters after that iteration of the
+            kept run (see :meth:`inspect_iteration`; ``X`` must then be the
+            fitted table).
+
+        Returns
+        -------
+        craft.CostTerms
+            Arrays of shape (n_rows, n_clusters) for that state.
+        """
+        self._check_fitted()
+        data = self._encoded(X)
+        clusters = self.clusters_ if iteration is None else self.inspect_iteration(X, iteration).clusters
+        return _engine.cost_terms(data, clusters, self.options_.terms)
+
+    def inspect_iteration(self, X, iteration: int) -> _engine.Inspection:
+        """Clusters, selection and objective terms after ``iteration`` of the kept run.
+
+        Parameters
+        ----------
+        X : DataFrame
+            The table the model was fitted on.
+        iteration : int
+            1 .. ``len(history_)``.
+
+        Returns
+        -------
+        craft.Inspection
+            ``selection`` and ``objective`` as in ``selection_`` and
+            ``objective_terms_``, for the labels of that iteration
+            (``objective.total`` equals that record's ``objective``).
+
+        Raises
+        ------
+        CraftInputError
+            If the iteration does not exist or its labels were not kept
+            (more than 200,000 rows).
+        """
+        self._check_fitted()
+        history = self.history_
+        if not 1 <= iteration <= len(history):
+            raise CraftInputError(f"iteration={iteration} must lie in 1..{len(history)}.")
+        record = history[iteration - 1]
+        if record.labels is None:
+            raise CraftInputError("This fit kept no labels per iteration (more than 200,000 rows).")
+        data = self._encoded(X)
+        if data.n_samples != record.labels.shape[0]:
+            raise CraftInputError(
+                f"X has {data.n_samples} rows; the fit had {record.labels.shape[0]}: pass the fitted table."
+            )
+        labels = record.labels.astype(np.int64)
+        clusters, stats = _engine.fit_clusters(data, labels, record.n_clusters, self.options_)
+        return _engine.inspect(data, clusters, stats, self.options_, labels)
+
+    def _encoded(self, X) -> EncodedData:
+        table = _as_table(X)
+        missing = [name for name in self.engine_features_ if name not in table.columns]
+        if missing:
+            raise CraftInputError(f"X lacks the fitted column(s) {missing[:5]}.")
+        return self.encoder_.transform(table)
 
     # ------------------------------------------------------------------
     def _validated_options(self) -> _engine.Options:
@@ -466,6 +581,10 @@ class CRAFT(ClusterMixin, BaseEstimator):
         self.history_ = result.history
         self.rho_ = options.terms.rho
         self.cluster_sizes_ = result.stats.counts.astype(np.int64)
+        # The inspection surface, by the engine's one function (every backend passes here).
+        inspection = _engine.inspect(data, result.clusters, result.stats, self.options_)
+        self.selection_ = inspection.selection
+        self.objective_terms_ = inspection.objective
         position = {name: j for j, name in enumerate(str(c) for c in self.feature_names_in_)}
         mask = np.zeros((result.n_clusters, self.n_features_in_), dtype=bool)
         mask[:, [position[name] for name in self.engine_features_]] = result.clusters.weights > 0.5
