@@ -13,7 +13,11 @@ Choices the paper leaves open are made here and documented in
 * ties go to the lowest index (cluster in assignment, feature in selection);
 * the pass adds the feature-control term ``|v_k| F_Delta`` to every point's
   distance (the paper's Algorithm), the objective counts it once per cluster
-  (the paper's objective).
+  (the paper's objective);
+* ``rho_selection="shrink"``, beside the paper's rule, lets rho reach the
+  selection: each cluster ranks its own score shrunk towards the score pooled
+  over clusters with the weight of the posterior mean of nu
+  (:func:`selection_scores`).
 """
 
 from __future__ import annotations
@@ -39,6 +43,7 @@ class Options:
     smoothing: float = 1.0
     min_variance: float = 0.01
     init: str = "craft++"
+    rho_selection: str = "paper"
     max_iter: int = 100
     keep_labels: bool = True
     max_clusters: int | None = None
@@ -238,28 +243,99 @@ def significant(values: np.ndarray, digits: int = 10, scale: np.ndarray | None =
     return np.round(values / quantum) * quantum
 
 
+@dataclass(frozen=True)
+class SelectionScores:
+    """What the selection rule ranks, per cluster and feature.
+
+    ``variance`` (K, P): numeric features are selected lowest first (fixed
+    budget) or below ``eps_v`` (approximate). ``gain`` (K, Q): categorical
+    features are selected highest first, or where ``gain > eps_c *
+    reference``. ``variance_scale`` and ``reference`` are the magnitudes at
+    whose precision ties are rounded (:func:`significant`). Gains are in
+    nats summed over the cluster's points, as the paper's ``G_d - G_kd``;
+    ``reference`` is the paper's ``G_d``. ``own_weight`` is the weight of the
+    cluster's own score: 1 for the paper's rule, ``rho / (m(1-m))`` under
+    ``rho_selection="shrink"``.
+    """
+
+    variance: np.ndarray
+    variance_scale: np.ndarray
+    gain: np.ndarray
+    reference: np.ndarray
+    own_weight: float
+
+
+def _shrunk_totals(own: np.ndarray, counts: np.ndarray, weight: float) -> np.ndarray:
+    """``weight * own + (1 - weight) * pooled`` for scores summed over each cluster's points.
+
+    The pooled score is the per-point score of all points together, scaled
+    to the cluster's size, so both terms are in the same units.
+    """
+    pooled_per_point = own.sum(axis=0) / counts.sum()
+    return weight * own + (1.0 - weight) * counts[:, None] * pooled_per_point[None, :]
+
+
+def selection_scores(
+    data: EncodedData, stats: Statistics, variances: np.ndarray, log_eta_k: np.ndarray, opts: Options
+) -> SelectionScores:
+    """The scores :func:`select_features` ranks, under ``opts.rho_selection``.
+
+    ``"paper"``: Algorithm CRAFT's rule, each cluster's own within-cluster
+    variance and entropy gain. ``"shrink"``: each cluster's score is shrunk
+    towards the score pooled over all clusters with the credibility weight
+    ``w = rho / (m(1-m))`` that the posterior mean of nu gives its own
+    indicator, ``a/(a+b) = m + w (v - m)`` (see ``docs/numerics.md``):
+
+        variance~_kd = w var_kd + (1 - w) sum_j n_j var_jd / N
+        gain~_kd     = w (G_d - G_kd) + (1 - w) n_k sum_j (G_d - G_jd)_j / N
+
+    (and ``G_d`` alike for the approximate budget's reference). As rho -> 0
+    every cluster ranks the same pooled scores, so all select one common
+    set; as rho -> m(1-m) the paper's rule is recovered.
+    """
+    g_global, gains = categorical_gains(data, stats, log_eta_k)
+    second_moment = stats.sums_sq / stats.counts[:, None]
+    if opts.rho_selection == "paper":
+        return SelectionScores(variances, second_moment, gains, g_global, 1.0)
+    weight = opts.terms.own_weight
+    counts = stats.counts.astype(np.float64)
+    per_point = counts[:, None] / counts.sum()
+    # Variances and second moments are per point: pool them weighted by size.
+    pooled_variance = (per_point * variances).sum(axis=0)
+    pooled_moment = (per_point * second_moment).sum(axis=0)
+    return SelectionScores(
+        variance=weight * variances + (1.0 - weight) * pooled_variance[None, :],
+        variance_scale=weight * second_moment + (1.0 - weight) * pooled_moment[None, :],
+        gain=_shrunk_totals(gains, counts, weight),
+        reference=_shrunk_totals(g_global, counts, weight),
+        own_weight=weight,
+    )
+
+
 def select_features(
     data: EncodedData, stats: Statistics, variances: np.ndarray, log_eta_k: np.ndarray, opts: Options
 ) -> np.ndarray:
-    """The selection v of every cluster, as floats (K, D)."""
+    """The selection v of every cluster, as floats (K, D), from :func:`selection_scores`."""
     n_clusters = stats.counts.shape[0]
     n_numeric = data.n_numeric
     weights = np.zeros((n_clusters, data.n_features))
-    g_global, gains = categorical_gains(data, stats, log_eta_k)
     if opts.budget == "all":
         weights[:] = 1.0
-    elif opts.budget == "fixed":
+        return weights
+    scores = selection_scores(data, stats, variances, log_eta_k, opts)
+    if opts.budget == "fixed":
         keep_num, keep_cat = budget_counts(opts.terms.m, n_numeric, data.n_categorical)
         if keep_num:
-            second_moment = stats.sums_sq / stats.counts[:, None]
-            order = np.argsort(significant(variances, scale=second_moment), axis=1, kind="stable")[:, :keep_num]
+            ranked = significant(scores.variance, scale=scores.variance_scale)
+            order = np.argsort(ranked, axis=1, kind="stable")[:, :keep_num]
             np.put_along_axis(weights[:, :n_numeric], order, 1.0, axis=1)
         if keep_cat:
-            order = np.argsort(-significant(gains, scale=g_global), axis=1, kind="stable")[:, :keep_cat]
+            ranked = significant(scores.gain, scale=scores.reference)
+            order = np.argsort(-ranked, axis=1, kind="stable")[:, :keep_cat]
             np.put_along_axis(weights[:, n_numeric:], order, 1.0, axis=1)
     else:
-        weights[:, :n_numeric] = variances < opts.eps_v
-        weights[:, n_numeric:] = gains > opts.eps_c * g_global
+        weights[:, :n_numeric] = scores.variance < opts.eps_v
+        weights[:, n_numeric:] = scores.gain > opts.eps_c * scores.reference
     return weights
 
 

@@ -123,6 +123,12 @@ def _parser() -> argparse.ArgumentParser:
     model.add_argument("--k", type=int, help="desired number of clusters; lambda is then derived by --k-method")
     model.add_argument("--k-method", choices=("search", "farthest_first"), help=f"how lambda is derived from --k (default {_DEFAULTS['k_method']})")
     model.add_argument("--budget", choices=("fixed", "approximate"), help=f"feature budget per cluster (default {_DEFAULTS['budget']})")
+    model.add_argument(
+        "--rho-selection",
+        choices=("paper", "shrink"),
+        help=f"paper: each cluster ranks its own scores (rho does not change the selection); shrink: scores shrunk "
+        f"towards the pooled ones by rho/(m(1-m)), so rho -> 0 selects one common set (default {_DEFAULTS['rho_selection']})",
+    )
     model.add_argument("--eps-c", type=float, help="approximate budget: categorical gain threshold in (0, 1) (default 0.8)")
     model.add_argument("--eps-v", type=float, help="approximate budget: numeric variance threshold > 0 (default 0.5)")
     model.add_argument("--init", choices=("craft++", "random"), help=f"how the first pass starts (default {_DEFAULTS['init']})")
@@ -194,7 +200,7 @@ def _run_fit(args) -> int:
     progress = _progress_bar(args)
     given = {
         "m": args.m, "rho": args.rho, "lam": args.lam, "k": args.k, "k_method": args.k_method, "budget": args.budget,
-        "eps_c": args.eps_c, "eps_v": args.eps_v, "standardize": args.standardize, "max_iter": args.max_iter,
+        "rho_selection": args.rho_selection, "eps_c": args.eps_c, "eps_v": args.eps_v, "standardize": args.standardize, "max_iter": args.max_iter,
         "n_init": _n_init(args.n_init) if args.n_init is not None else None, "init": args.init,
         "smoothing": args.smoothing, "min_variance": args.min_variance,
     }
@@ -450,7 +456,7 @@ def _write_labels(pieces, path: Path, fmt: str) -> None:
                 writer.write_table(pa.Table.from_pandas(piece, schema=schema, preserve_index=False))
         return
     with open(path, "wb") as handle:
-        handle.write(b"row,cluster\n")
+        handle.write(b"row,cluster\r\n")  # the shared writer's line end (RFC 4180)
         for piece in pieces:
             # Integers only: nothing a spreadsheet could run, but the shared writer keeps it so.
             handle.write(export.to_csv_bytes(piece).split(b"\n", 1)[1])

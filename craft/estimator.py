@@ -71,13 +71,15 @@ def _random_state(value):
 
 _PARAMETER_RULES = {
     "m": _number(0, 1),
-    "rho": _number(0, None, none=True),
+    # rho's range depends on m: prior_terms checks it, once, with a message that says why.
+    "rho": _number(none=True),
     "lam": _number(0, None, none=True),
     "k": _number(1, None, low_open=False, integer=True, none=True),
     "k_method": _one_of("search", "farthest_first"),
     "budget": _one_of("fixed", "approximate"),
-    "eps_c": _number(0, 1, none=True),
-    "eps_v": _number(0, None, none=True),
+    "rho_selection": _one_of("paper", "shrink"),
+    "eps_c": _number(0, 1),
+    "eps_v": _number(0, None),
     "standardize": _Rule(lambda value: isinstance(value, (bool, np.bool_)), "True or False"),
     "max_iter": _number(1, None, low_open=False, integer=True),
     "n_init": _Rule(
@@ -106,9 +108,21 @@ class CRAFT(ClusterMixin, BaseEstimator):
     m : float, default=0.5
         Fraction of features selected per cluster, in (0, 1).
     rho : float or None, default=None
-        Prior variance of the selection probability, in (0, m(1-m)): near
-        m(1-m) selection is cluster-specific, near 0 it is global. None takes
-        the paper's ``max(0.01, m(1-m) - 0.01)``.
+        Prior variance of the selection probability, in (0, m(1-m)). None
+        takes the paper's ``max(0.01, m(1-m) - 0.01)``. Under the paper's
+        rule (``rho_selection="paper"``) rho moves the cost of a cluster
+        (``lam + D F0``), the cost per selected feature (``F_Delta``) and the
+        draw of a new cluster's features, but not which features a cluster
+        selects. With ``rho_selection="shrink"`` it also sets how global the
+        selection is: near m(1-m) cluster-specific, near 0 one common set.
+    rho_selection : {"paper", "shrink"}, default="paper"
+        ``"paper"``: Algorithm CRAFT's rule, every cluster ranks its own
+        within-cluster variances and entropy gains. ``"shrink"``: every
+        cluster ranks its own score shrunk towards the score pooled over all
+        clusters, with the weight ``rho / (m(1-m))`` that the posterior mean
+        of the selection probability gives a cluster's own choice (see
+        ``docs/numerics.md``); as rho -> 0 all clusters select the same
+        features.
     lam : float or None, default=None
         Cost of opening a cluster (lambda > 0). Give at most one of ``lam``
         and ``k``. With neither, lambda is the mean cost of a point under a
@@ -124,11 +138,11 @@ class CRAFT(ClusterMixin, BaseEstimator):
         ``round(m |Cat|)`` categorical features. Approximate: a categorical
         feature is selected when ``G_d - G_kd > eps_c G_d``, a numeric one
         when its within-cluster variance is below ``eps_v``.
-    eps_c : float or None, default=None
-        In (0, 1); None means 0.8. Used by the approximate budget only.
-    eps_v : float or None, default=None
+    eps_c : float, default=0.8
+        In (0, 1). Used by the approximate budget only.
+    eps_v : float, default=0.5
         Variance threshold (> 0) in encoded units (standardized: a share of
-        the global variance); None means 0.5. Approximate budget only.
+        the global variance). Approximate budget only.
     categorical : "auto", list of str or int, or Schema, default="auto"
         Which columns are categorical. "auto" infers a schema from the
         dtypes (:func:`craft.infer_schema`; identifiers, constant and
@@ -211,8 +225,9 @@ class CRAFT(ClusterMixin, BaseEstimator):
         k=None,
         k_method="search",
         budget="fixed",
-        eps_c=None,
-        eps_v=None,
+        rho_selection="paper",
+        eps_c=0.8,
+        eps_v=0.5,
         categorical="auto",
         standardize=True,
         max_iter=100,
@@ -229,6 +244,7 @@ class CRAFT(ClusterMixin, BaseEstimator):
         self.k = k
         self.k_method = k_method
         self.budget = budget
+        self.rho_selection = rho_selection
         self.eps_c = eps_c
         self.eps_v = eps_v
         self.categorical = categorical
@@ -308,8 +324,9 @@ class CRAFT(ClusterMixin, BaseEstimator):
             terms=terms,
             lam=float(self.lam) if self.lam is not None else float("nan"),
             budget=self.budget,
-            eps_c=0.8 if self.eps_c is None else float(self.eps_c),
-            eps_v=0.5 if self.eps_v is None else float(self.eps_v),
+            rho_selection=self.rho_selection,
+            eps_c=float(self.eps_c),
+            eps_v=float(self.eps_v),
             smoothing=float(self.smoothing),
             min_variance=float(self.min_variance),
             init=self.init,

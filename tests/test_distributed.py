@@ -126,8 +126,9 @@ def test_random_init_opens_clusters_during_the_first_pass(client, table):
         {"k": 3, "k_method": "farthest_first", "random_state": 0},
         {"k": 3, "k_method": "search", "random_state": 1},  # N <= search_rows: the sample is the data
         {"lam": 4.0, "n_init": 3, "init": "random", "random_state": 2},  # the best of three restarts
+        {"k": 3, "rho": 0.002, "rho_selection": "shrink"},  # selection pooled over clusters, from the reduced statistics
     ],
-    ids=["default-lambda", "farthest-first", "search", "restarts"],
+    ids=["default-lambda", "farthest-first", "search", "restarts", "shrunk-selection"],
 )
 def test_lambda_from_k_and_restarts_equal_in_memory(client, table, params):
     params = {"random_state": 4, **params}
