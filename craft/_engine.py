@@ -763,9 +763,14 @@ def run(
     *,
     restart: int = 0,
     callback=None,
+    initial: Clusters | None = None,
 ) -> RunResult:
-    """Iterate passes and updates until the assignments stop changing."""
-    clusters = initial_clusters(data, opts, rng)
+    """Iterate passes and updates until the assignments stop changing.
+
+    The first pass starts from ``initial`` when given (e.g. a run's clusters on
+    a sample of the rows), else from :func:`initial_clusters`.
+    """
+    clusters = initial_clusters(data, opts, rng) if initial is None else initial
     labels = np.zeros(data.n_samples, dtype=np.int64)
     history: list[IterationRecord] = []
     converged = False

@@ -456,7 +456,7 @@ def _write_labels(pieces, path: Path, fmt: str) -> None:
                 writer.write_table(pa.Table.from_pandas(piece, schema=schema, preserve_index=False))
         return
     with open(path, "wb") as handle:
-        handle.write(b"row,cluster\n")
+        handle.write(b"row,cluster\r\n")  # the shared writer's line end (RFC 4180)
         for piece in pieces:
             # Integers only: nothing a spreadsheet could run, but the shared writer keeps it so.
             handle.write(export.to_csv_bytes(piece).split(b"\n", 1)[1])

@@ -20,6 +20,13 @@ from .priors import prior_terms
 from .schema import Schema, infer_schema
 
 
+#: Above this many rows the λ search and the restarts run on a uniform sample
+#: of this many rows, and only the best run is iterated on the whole table: a
+#: pass costs time in proportion to the rows, while λ and the choice among
+#: restarts settle on a sample (docs/numerics.md, docs/RESULTS.md "Speed").
+SEARCH_ROWS = 100_000
+
+
 @dataclasses.dataclass(frozen=True)
 class _Rule:
     """One declarative constraint on a constructor parameter."""
@@ -152,7 +159,9 @@ class CRAFT(ClusterMixin, BaseEstimator):
         Runs with different seeds; the one with the lowest objective is kept
         (with ``k`` given, the runs whose K is nearest k come first). "auto"
         is 10 runs up to 50,000 rows and 3 above, where each run costs more
-        and matters less.
+        and matters less. Above ``SEARCH_ROWS`` (100,000) rows the runs, and
+        the λ search, use a uniform sample of that many rows, and the kept
+        run's clusters then start the passes over every row.
     init : {"craft++", "random"}, default="craft++"
         "random" is the paper's start (one cluster at a random point);
         "craft++" opens the first pass's clusters at far points sampled in
@@ -179,7 +188,8 @@ class CRAFT(ClusterMixin, BaseEstimator):
     objective_ : float
         The paper's objective at the end of the kept run.
     history_ : list of IterationRecord
-        One record per iteration of the kept run: objective, K, points that
+        One record per iteration of the kept run (above 100,000 rows: of its
+        passes over every row, after the sample): objective, K, points that
         changed cluster, clusters opened, masks (engine order, see
         ``engine_features_``) and, for up to 200,000 rows, the labels.
     selection_ : craft.Selection
@@ -463,6 +473,10 @@ class CRAFT(ClusterMixin, BaseEstimator):
         keep_labels = data.n_samples <= 200_000
         options = _replace(options, keep_labels=keep_labels)
         target = self._checked_target(data.n_samples)
+        # On a large table the λ search and the restarts run on a sample; the
+        # best of them is then iterated on every row (docs/numerics.md).
+        # Its rows come from a stream of their own (a child of the first seed's).
+        search = _search_sample(data, np.random.default_rng(np.random.SeedSequence(int(seeds[0])).spawn(1)[0]))
         if self.lam is not None:
             lam = float(self.lam)
             runs = []
@@ -473,15 +487,21 @@ class CRAFT(ClusterMixin, BaseEstimator):
             lam = _engine.farthest_first_lambda(data, target, options, np.random.default_rng(seeds[0]))
             runs = []
         else:
-            lam, runs = self._search_lambda(data, options, target, seeds[0])
+            lam, runs = self._search_lambda(search, options, target, seeds[0])
         lam = _positive(lam)
         options = _replace(options, lam=lam)
         runs = [run for run in runs if run[0] == lam]
         results = [runs[0][1]] if runs else []
+        # Restarts to choose among, or a search run to reuse, run on the sample;
+        # a single run at a given λ has nothing to choose and runs on every row.
+        pool = search if (results or len(seeds) > 1) else data
         for restart in range(len(results), len(seeds)):
-            results.append(self._run(data, options, seeds[restart], restart))
+            results.append(self._run(pool, options, seeds[restart], restart))
         best = min(range(len(results)), key=lambda i: _ranking(results[i], target))
         result = results[best]
+        if pool is not data:
+            # The kept run's clusters start the passes over every row.
+            result = self._run(data, options, seeds[best], best, initial=result.clusters)
         self._warn_about(result, target, lam)
         self.lam_ = lam
         return result
@@ -506,8 +526,10 @@ class CRAFT(ClusterMixin, BaseEstimator):
             raise CraftInputError(f"k={self.k} exceeds the number of rows, n_samples={n_samples}.")
         return self.k
 
-    def _run(self, data, options, seed, restart):
-        return _engine.run(data, options, np.random.default_rng(seed), restart=restart, callback=self.callback)
+    def _run(self, data, options, seed, restart, *, initial=None):
+        return _engine.run(
+            data, options, np.random.default_rng(seed), restart=restart, callback=self.callback, initial=initial
+        )
 
     def _search_lambda(self, data, options, target, seed):
         """Lambda whose fit (first seed) has exactly ``target`` clusters, if one is found.
@@ -613,6 +635,13 @@ def _ranking(result: _engine.RunResult, target):
     # Objectives equal up to rounding are ties (the numeric part is constant
     # under the fixed budget), so they are compared at 10 significant digits.
     return distance, float(f"{result.objective:.10g}"), result.numeric_nll
+
+
+def _search_sample(data: EncodedData, rng: np.random.Generator) -> EncodedData:
+    """``data`` itself up to ``SEARCH_ROWS`` rows, else a uniform sample of that many rows in row order."""
+    if data.n_samples <= SEARCH_ROWS:
+        return data
+    return data.take(np.sort(rng.choice(data.n_samples, size=SEARCH_ROWS, replace=False)))
 
 
 def _replace(options: _engine.Options, **changes) -> _engine.Options:
