@@ -567,7 +567,6 @@ def _concat(template: EncodedData, pieces: list) -> EncodedData:
     return dataclasses.replace(
         template,
         numeric=np.vstack([piece.numeric for piece in pieces]),
-        numeric_sq=np.vstack([piece.numeric_sq for piece in pieces]),
         codes=np.vstack([piece.codes for piece in pieces]),
     )
 
