@@ -108,7 +108,7 @@ class DaskCRAFT(CRAFT):
 
     Parameters
     ----------
-    m, rho, lam, k, budget, eps_c, eps_v, standardize, max_iter, n_init, init, smoothing, min_variance, random_state, callback
+    m, rho, lam, k, budget, rho_selection, eps_c, eps_v, standardize, max_iter, n_init, init, smoothing, min_variance, random_state, callback
         As in :class:`craft.CRAFT`.
     k_method : {"search", "farthest_first"}, default="search"
         ``"farthest_first"`` runs the paper's heuristic on the whole data, one
@@ -169,6 +169,7 @@ class DaskCRAFT(CRAFT):
         k=_DEFAULTS["k"],
         k_method=_DEFAULTS["k_method"],
         budget=_DEFAULTS["budget"],
+        rho_selection=_DEFAULTS["rho_selection"],
         eps_c=_DEFAULTS["eps_c"],
         eps_v=_DEFAULTS["eps_v"],
         categorical=_DEFAULTS["categorical"],
@@ -192,6 +193,7 @@ class DaskCRAFT(CRAFT):
             k=k,
             k_method=k_method,
             budget=budget,
+            rho_selection=rho_selection,
             eps_c=eps_c,
             eps_v=eps_v,
             categorical=categorical,
@@ -577,7 +579,6 @@ def _concat(template: EncodedData, pieces: list) -> EncodedData:
     return dataclasses.replace(
         template,
         numeric=np.vstack([piece.numeric for piece in pieces]),
-        numeric_sq=np.vstack([piece.numeric_sq for piece in pieces]),
         observed=observed,
         codes=np.vstack([piece.codes for piece in pieces]),
     )

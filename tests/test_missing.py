@@ -67,8 +67,8 @@ def test_tiny_case_by_hand():
     np.testing.assert_array_equal(nearest, costs.argmin(axis=1))
 
     # The objective's numeric term counts n_kd observed cells: 2 * var / (2 sigma^2) for cluster 0.
-    parts = _engine.objective_parts(data, clusters, stats, opts)
-    assert parts["numeric"] == pytest.approx(2 * 1.0 / (2 * 1.0) + 1 * 0.0 / (2 * 0.56))
+    terms = _engine.objective_terms(data, clusters, stats, opts)
+    assert terms.numeric == pytest.approx(2 * 1.0 / (2 * 1.0) + 1 * 0.0 / (2 * 0.56))
 
 
 def test_a_missing_cell_does_not_change_its_clusters_statistics():
@@ -138,7 +138,7 @@ def test_a_named_column_without_any_observed_cell_is_refused():
 
 
 def test_unknown_mode_is_refused():
-    with pytest.raises(CraftInputError, match="missing='drop' is invalid: it must be one of 'impute', 'marginalise'"):
+    with pytest.raises(CraftInputError, match="missing='drop' is invalid: it must be one of 'marginalise', 'impute'"):
         CRAFT(missing="drop").fit(mixed(20, 0, 0.0))
 
 
