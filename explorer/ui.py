@@ -144,6 +144,13 @@ def render_sidebar() -> FitParams:
                                     help="Select a numeric feature when its within-cluster variance is below "
                                          "ε_v (a share of the overall variance when standardized).")
         standardize = st.checkbox("Standardize numeric features", True, key="standardize", bind="query-params")
+        missing = st.radio(
+            "Missing cells", ["marginalise", "impute"], key="missing", bind="query-params", horizontal=True,
+            captions=["left out", "mean / own level"],
+            help="Marginalise: a missing cell adds nothing to its row's cost and nothing to its cluster's "
+                 "statistics (missing at random). Impute: a missing number is its column's mean, a missing "
+                 "category a level of its own, '(missing)' — better when missingness itself tells groups apart.",
+        )
         seed = st.number_input("Seed", 0, 2**31 - 1, 0, key="seed", bind="query-params")
         n_init = "auto"
         if not st.checkbox("Restarts: the estimator's default", state.WIDGET_DEFAULTS["n_init_auto"],
@@ -156,7 +163,7 @@ def render_sidebar() -> FitParams:
                                    bind="query-params")
     return FitParams(
         m=float(m), rho=rho, size_by=size_by, k=int(k), k_method=k_method, lam=float(lam), budget=budget,
-        eps_c=float(eps_c), eps_v=float(eps_v), standardize=bool(standardize), seed=int(seed),
+        eps_c=float(eps_c), eps_v=float(eps_v), standardize=bool(standardize), missing=missing, seed=int(seed),
         n_init=n_init if n_init == "auto" else int(n_init), max_iter=int(max_iter),
     )
 

@@ -39,7 +39,7 @@ def fig2():
 
 def test_fit_params_to_estimator_arguments():
     assert FitParams(m=0.4, k=5, k_method="farthest_first", n_init=4).estimator_kwargs() == dict(
-        m=0.4, rho=None, budget="fixed", standardize=True, random_state=0, n_init=4, max_iter=100, k=5,
+        m=0.4, rho=None, budget="fixed", standardize=True, missing="marginalise", random_state=0, n_init=4, max_iter=100, k=5,
         k_method="farthest_first",
     )
     given = FitParams(size_by="lambda", lam=3.0, budget="approximate", eps_c=0.7, eps_v=2.0).estimator_kwargs()
@@ -137,13 +137,28 @@ def test_fit_schema_overrides_and_label(fig2):
     assert data.label in none.ignored
 
 
+def test_fit_notes_say_what_was_done_with_missing_cells():
+    table = pd.DataFrame({"x": [1.0, None, 3.0, 4.0, 8.0, 9.0], "c": ["a", "b", None, "a", "b", "b"]})
+    data = load_upload(table.to_csv(index=False).encode(), "m.csv")
+    schema, _ = fit_schema(data, {}, None)
+    marginalised = fit_craft(data.table, schema, FitParams(m=0.5, k=2, n_init=1))
+    assert any("2 missing cell(s) in 2 column(s) were left out of the fit" in note for note in marginalised.notes)
+    imputed = fit_craft(data.table, schema, FitParams(m=0.5, k=2, n_init=1, missing="impute"))
+    assert any("1 missing numeric cell(s) were filled with their column mean" in note for note in imputed.notes)
+    assert imputed.model.missing == "impute" and marginalised.model.missing == "marginalise"
+
+
 def test_column_report_missing_values():
     table = pd.DataFrame({"x": [1.0, None, 3.0, 4.0], "c": ["a", None, "b", "a"], "y": ["p", "q", None, "p"]})
     data = load_upload(table.to_csv(index=False).encode(), "m.csv")
     schema, _ = fit_schema(data, {}, "y")
-    report = column_report(data.table, schema, "y").set_index("column")
+    report = column_report(data.table, schema, "y", "impute").set_index("column")
     assert report.loc["x", "missing"] == 1 and "filled with the column mean" in report.loc["x", "missing_handling"]
     assert "level of their own" in report.loc["c", "missing_handling"]
+    marginalised = column_report(data.table, schema, "y").set_index("column")  # the estimator's default
+    for column in ("x", "c"):
+        assert marginalised.loc[column, "missing_handling"].startswith("1 missing cell(s) left out")
+    assert "left out of the evaluation" in marginalised.loc["y", "missing_handling"]
     assert report.loc["y", "role"] == "label"
     assert "left out of the evaluation" in report.loc["y", "missing_handling"]
     y, note = labels_for_evaluation(data.table, "y")
