@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ._optional import MissingExtraError, require
 from .exceptions import CraftInputError
 
 __all__ = ["read_table", "table_fingerprint"]
@@ -138,6 +139,9 @@ def read_table(source, name: str | None = None) -> pd.DataFrame:
     CraftInputError
         For a missing, empty, binary, malformed or unsupported file, or a
         file with a header but no data rows. The message names the file.
+    ImportError
+        For Parquet without pyarrow or .xlsx without openpyxl (the
+        ``readers`` extra); the message names the extra.
 
     Examples
     --------
@@ -154,9 +158,11 @@ def read_table(source, name: str | None = None) -> pd.DataFrame:
         return _read_bytes(data, file_name, label)
     except CraftInputError:
         raise
+    except MissingExtraError:  # an installation problem, not a bad file: the message names the extra
+        raise
     except MemoryError:
         raise CraftInputError(f"cannot read {label}: it is too large for memory") from None
-    except Exception as exc:  # noqa: BLE001 - the contract: only CraftInputError escapes
+    except Exception as exc:  # noqa: BLE001 - the contract: only CraftInputError (or a missing extra's ImportError) escapes
         raise CraftInputError(
             f"{label} is not a readable table: {type(exc).__name__}: {exc}"
         ) from exc
@@ -532,6 +538,8 @@ def _clean_names(raw: Sequence[object]) -> list[str]:
 
 
 def _read_parquet(data: bytes, label: str) -> pd.DataFrame:
+    # Checked first: inside the try a missing engine would pass for a bad file.
+    require("pyarrow", extra="readers", needed_for="reading Parquet files")
     try:
         df = pd.read_parquet(io.BytesIO(data))
     except Exception as exc:  # noqa: BLE001 - pyarrow raises many types
@@ -552,6 +560,8 @@ def _read_parquet(data: bytes, label: str) -> pd.DataFrame:
 
 
 def _read_xlsx(data: bytes, label: str) -> pd.DataFrame:
+    # Checked first: inside _read_excel's try a missing engine would pass for a bad file.
+    require("openpyxl", extra="readers", needed_for="reading Excel (.xlsx) files")
     return _read_excel(data, label, engine="openpyxl")
 
 
