@@ -13,7 +13,11 @@ Choices the paper leaves open are made here and documented in
 * ties go to the lowest index (cluster in assignment, feature in selection);
 * the pass adds the feature-control term ``|v_k| F_Delta`` to every point's
   distance (the paper's Algorithm), the objective counts it once per cluster
-  (the paper's objective).
+  (the paper's objective);
+* ``rho_selection="shrink"``, beside the paper's rule, lets rho reach the
+  selection: each cluster ranks its own score shrunk towards the score pooled
+  over clusters with the weight of the posterior mean of nu
+  (:func:`selection_scores`).
 """
 
 from __future__ import annotations
@@ -39,6 +43,7 @@ class Options:
     smoothing: float = 1.0
     min_variance: float = 0.01
     init: str = "craft++"
+    rho_selection: str = "paper"
     max_iter: int = 100
     keep_labels: bool = True
     max_clusters: int | None = None
@@ -140,31 +145,75 @@ class RunResult:
 # Costs
 
 
-def cost_matrix(data: EncodedData, clusters: Clusters, terms: PriorTerms) -> np.ndarray:
-    """The paper's distance d_nk for every point and cluster, shape (N, K).
+@dataclass(frozen=True)
+class CostTerms:
+    """The paper's distance d_nk split into its terms, each of shape (N, K).
+
+    Attributes
+    ----------
+    numeric : ndarray
+        ``sum_{d in Num} v_kd (x_nd - zeta_kd)^2 / (2 sigma_kd^2)``.
+    categorical_selected : ndarray
+        ``sum_{d in Cat} v_kd (-log eta_kd(x_nd))``: features the cluster selects.
+    categorical_global : ndarray
+        ``sum_{d in Cat} (1 - v_kd) (-log eta_0d(x_nd))``: the others, coded globally.
+    feature_control : ndarray
+        ``|v_k| F_Delta``, the same for every row of a cluster.
+    """
+
+    numeric: np.ndarray
+    categorical_selected: np.ndarray
+    categorical_global: np.ndarray
+    feature_control: np.ndarray
+
+    @property
+    def total(self) -> np.ndarray:
+        """d_nk: the sum of the terms (what the pass takes the argmin of)."""
+        return self.numeric + self.categorical_selected + self.categorical_global + self.feature_control
+
+
+def cost_terms(data: EncodedData, clusters: Clusters, terms: PriorTerms) -> CostTerms:
+    """The paper's distance d_nk for every point and cluster, term by term.
 
     Numeric part by the expanded weighted square (matrix products, no N x K x
-    P temporary); categorical part as one-hot codes times the per-cluster
-    table of ``-log eta`` (selected) or ``-log eta_0`` (not selected).
+    P temporary); categorical parts as one-hot codes times the per-cluster
+    tables of ``-log eta`` (selected) and ``-log eta_0`` (not selected). The
+    compiled pass (:func:`nearest_cluster`) computes the same total.
     """
-    n_numeric = data.n_numeric
-    costs = np.zeros((data.n_samples, clusters.n_clusters))
-    if n_numeric:
-        w = half_precision(clusters, n_numeric)
+    shape = (data.n_samples, clusters.n_clusters)
+    numeric = np.zeros(shape)
+    if data.n_numeric:
+        w = half_precision(clusters, data.n_numeric)
         wz = w * clusters.means
-        costs += data.numeric_sq @ w.T
-        costs -= 2.0 * (data.numeric @ wz.T)
-        costs += (wz * clusters.means).sum(axis=1)
+        numeric += data.numeric_sq @ w.T
+        numeric -= 2.0 * (data.numeric @ wz.T)
+        numeric += (wz * clusters.means).sum(axis=1)
+    selected, global_ = np.zeros(shape), np.zeros(shape)
     if data.n_categorical:
-        costs += data.onehot() @ categorical_table(data, clusters).T
-    costs += clusters.weights.sum(axis=1) * terms.f_delta
-    return costs
+        onehot = data.onehot()
+        own, pooled = categorical_tables(data, clusters)
+        selected += onehot @ own.T
+        global_ += onehot @ pooled.T
+    control = np.broadcast_to(clusters.weights.sum(axis=1) * terms.f_delta, shape)
+    return CostTerms(numeric, selected, global_, control)
+
+
+def cost_matrix(data: EncodedData, clusters: Clusters, terms: PriorTerms) -> np.ndarray:
+    """The paper's distance d_nk for every point and cluster, shape (N, K)."""
+    return cost_terms(data, clusters, terms).total
+
+
+def categorical_tables(data: EncodedData, clusters: Clusters) -> tuple[np.ndarray, np.ndarray]:
+    """Per-cluster cost of each level, (K, T) each: through the cluster's own
+    distribution where the feature is selected, through the global one where not."""
+    level_weight = np.repeat(clusters.weights[:, data.n_numeric :], data.n_levels, axis=1)
+    return level_weight * (-clusters.log_eta), (1.0 - level_weight) * (-data.log_eta0)
 
 
 def categorical_table(data: EncodedData, clusters: Clusters) -> np.ndarray:
-    """Per-cluster cost of each level, shape (K, T)."""
-    level_weight = np.repeat(clusters.weights[:, data.n_numeric :], data.n_levels, axis=1)
-    return level_weight * (-clusters.log_eta) + (1.0 - level_weight) * (-data.log_eta0)
+    """Per-cluster cost of each level, shape (K, T): the sum of :func:`categorical_tables`."""
+    own, pooled = categorical_tables(data, clusters)
+    return own + pooled
 
 
 def new_clusters(data: EncodedData, rows: np.ndarray, weights: np.ndarray, opts: Options) -> Clusters:
@@ -238,29 +287,170 @@ def significant(values: np.ndarray, digits: int = 10, scale: np.ndarray | None =
     return np.round(values / quantum) * quantum
 
 
+@dataclass(frozen=True)
+class SelectionScores:
+    """What the selection rule ranks, per cluster and feature.
+
+    ``variance`` (K, P): numeric features are selected lowest first (fixed
+    budget) or below ``eps_v`` (approximate). ``gain`` (K, Q): categorical
+    features are selected highest first, or where ``gain > eps_c *
+    reference``. ``variance_scale`` and ``reference`` are the magnitudes at
+    whose precision ties are rounded (:func:`significant`). Gains are in
+    nats summed over the cluster's points, as the paper's ``G_d - G_kd``;
+    ``reference`` is the paper's ``G_d``. ``own_weight`` is the weight of the
+    cluster's own score: 1 for the paper's rule, ``rho / (m(1-m))`` under
+    ``rho_selection="shrink"``.
+    """
+
+    variance: np.ndarray
+    variance_scale: np.ndarray
+    gain: np.ndarray
+    reference: np.ndarray
+    own_weight: float
+
+
+def _shrunk_totals(own: np.ndarray, counts: np.ndarray, weight: float) -> np.ndarray:
+    """``weight * own + (1 - weight) * pooled`` for scores summed over each cluster's points.
+
+    The pooled score is the per-point score of all points together, scaled
+    to the cluster's size, so both terms are in the same units.
+    """
+    pooled_per_point = own.sum(axis=0) / counts.sum()
+    return weight * own + (1.0 - weight) * counts[:, None] * pooled_per_point[None, :]
+
+
+def selection_scores(
+    data: EncodedData, stats: Statistics, variances: np.ndarray, log_eta_k: np.ndarray, opts: Options
+) -> SelectionScores:
+    """The scores :func:`select_features` ranks, under ``opts.rho_selection``.
+
+    ``"paper"``: Algorithm CRAFT's rule, each cluster's own within-cluster
+    variance and entropy gain. ``"shrink"``: each cluster's score is shrunk
+    towards the score pooled over all clusters with the credibility weight
+    ``w = rho / (m(1-m))`` that the posterior mean of nu gives its own
+    indicator, ``a/(a+b) = m + w (v - m)`` (see ``docs/numerics.md``):
+
+        variance~_kd = w var_kd + (1 - w) sum_j n_j var_jd / N
+        gain~_kd     = w (G_d - G_kd) + (1 - w) n_k sum_j (G_d - G_jd)_j / N
+
+    (and ``G_d`` alike for the approximate budget's reference). As rho -> 0
+    every cluster ranks the same pooled scores, so all select one common
+    set; as rho -> m(1-m) the paper's rule is recovered.
+    """
+    g_global, gains = categorical_gains(data, stats, log_eta_k)
+    second_moment = stats.sums_sq / stats.counts[:, None]
+    if opts.rho_selection == "paper":
+        return SelectionScores(variances, second_moment, gains, g_global, 1.0)
+    weight = opts.terms.own_weight
+    counts = stats.counts.astype(np.float64)
+    per_point = counts[:, None] / counts.sum()
+    # Variances and second moments are per point: pool them weighted by size.
+    pooled_variance = (per_point * variances).sum(axis=0)
+    pooled_moment = (per_point * second_moment).sum(axis=0)
+    return SelectionScores(
+        variance=weight * variances + (1.0 - weight) * pooled_variance[None, :],
+        variance_scale=weight * second_moment + (1.0 - weight) * pooled_moment[None, :],
+        gain=_shrunk_totals(gains, counts, weight),
+        reference=_shrunk_totals(g_global, counts, weight),
+        own_weight=weight,
+    )
+
+
+@dataclass(frozen=True)
+class Selection:
+    """The selection rule's decision per cluster and feature, and what it compared.
+
+    Arrays are (K, D) in the engine's feature order (numeric, then
+    categorical). This is what :func:`select_features` decides, computed by
+    the same code, so a view that reads it cannot disagree with the fit.
+
+    Attributes
+    ----------
+    score : ndarray of float
+        The number the rule ranks: the within-cluster variance (numeric,
+        encoded units, lower is better) or the gain ``G_d - G_kd`` (categorical,
+        nats summed over the cluster's rows, higher is better); under
+        ``rho_selection="shrink"``, the shrunk scores.
+    rank : ndarray of int
+        1-based place of the feature among the cluster's features of its
+        kind in the rule's order (scores rounded by :func:`significant`,
+        ties to the lower index): 1 is chosen first.
+    criterion : ndarray of float
+        The number compared with ``cut``. Fixed budget: ``score``.
+        Approximate budget: the variance (numeric, compared with eps_v) and
+        the gain's share of ``G_d``, ``(G_d - G_kd) / G_d`` (categorical,
+        compared with eps_c; 0 where ``G_d = 0``).
+    cut : ndarray of float
+        Where the rule splits ``criterion``. Fixed budget: between the last
+        kept and the first dropped score of the cluster's features of that
+        kind (their mean; the last kept, or the first dropped, score itself
+        when all, or none, are kept). Approximate: eps_v or eps_c.
+    selected : ndarray of bool
+        The selection v. Numeric features are selected at or below the cut
+        (fixed: rank <= n_keep; approximate: variance < eps_v), categorical
+        ones above it.
+    n_keep : tuple of int or None
+        Fixed budget: features kept per cluster, (numeric, categorical).
+    """
+
+    score: np.ndarray
+    rank: np.ndarray
+    criterion: np.ndarray
+    cut: np.ndarray
+    selected: np.ndarray
+    n_keep: tuple[int, int] | None
+
+
+def _ranks(ranked: np.ndarray) -> np.ndarray:
+    """1-based rank of every entry within its row, lowest first, ties to the lower index."""
+    order = np.argsort(ranked, axis=1, kind="stable")
+    ranks = np.empty_like(order)
+    np.put_along_axis(ranks, order, np.arange(1, ranked.shape[1] + 1)[None, :].repeat(ranked.shape[0], 0), axis=1)
+    return ranks
+
+
+def _budget_cut(score: np.ndarray, rank: np.ndarray, keep: int) -> np.ndarray:
+    """Per row, a value between the ``keep``-th and the next score in rank order, broadcast to ``score``."""
+    if score.shape[1] == 0:
+        return np.zeros_like(score)
+    ordered = np.take_along_axis(score, np.argsort(rank, axis=1), axis=1)
+    last = ordered[:, max(keep, 1) - 1]
+    first_out = ordered[:, min(keep, score.shape[1] - 1)]
+    cut = np.where(keep == 0, first_out, np.where(keep >= score.shape[1], last, 0.5 * (last + first_out)))
+    return np.broadcast_to(cut[:, None], score.shape).copy()
+
+
+def feature_selection(
+    data: EncodedData, stats: Statistics, variances: np.ndarray, log_eta_k: np.ndarray, opts: Options
+) -> Selection:
+    """The selection of every cluster with its scores, ranks and cut (see :class:`Selection`)."""
+    n_numeric = data.n_numeric
+    scores = selection_scores(data, stats, variances, log_eta_k, opts)
+    num_rank = _ranks(significant(scores.variance, scale=scores.variance_scale))
+    cat_rank = _ranks(-significant(scores.gain, scale=scores.reference))
+    score = np.hstack([scores.variance, scores.gain])
+    rank = np.hstack([num_rank, cat_rank])
+    if opts.budget == "all":
+        selected = np.ones(score.shape, dtype=bool)
+        return Selection(score, rank, score, score.copy(), selected, None)
+    if opts.budget == "fixed":
+        keep_num, keep_cat = budget_counts(opts.terms.m, n_numeric, data.n_categorical)
+        selected = np.hstack([num_rank <= keep_num, cat_rank <= keep_cat])
+        cut = np.hstack([_budget_cut(scores.variance, num_rank, keep_num), _budget_cut(scores.gain, cat_rank, keep_cat)])
+        return Selection(score, rank, score, cut, selected, (keep_num, keep_cat))
+    share = np.divide(scores.gain, scores.reference, out=np.zeros_like(scores.gain), where=scores.reference > 0)
+    selected = np.hstack([scores.variance < opts.eps_v, scores.gain > opts.eps_c * scores.reference])
+    cut = np.hstack([np.full(scores.variance.shape, opts.eps_v), np.full(scores.gain.shape, opts.eps_c)])
+    return Selection(score, rank, np.hstack([scores.variance, share]), cut, selected, None)
+
+
 def select_features(
     data: EncodedData, stats: Statistics, variances: np.ndarray, log_eta_k: np.ndarray, opts: Options
 ) -> np.ndarray:
-    """The selection v of every cluster, as floats (K, D)."""
-    n_clusters = stats.counts.shape[0]
-    n_numeric = data.n_numeric
-    weights = np.zeros((n_clusters, data.n_features))
-    g_global, gains = categorical_gains(data, stats, log_eta_k)
+    """The selection v of every cluster, as floats (K, D), from :func:`feature_selection`."""
     if opts.budget == "all":
-        weights[:] = 1.0
-    elif opts.budget == "fixed":
-        keep_num, keep_cat = budget_counts(opts.terms.m, n_numeric, data.n_categorical)
-        if keep_num:
-            second_moment = stats.sums_sq / stats.counts[:, None]
-            order = np.argsort(significant(variances, scale=second_moment), axis=1, kind="stable")[:, :keep_num]
-            np.put_along_axis(weights[:, :n_numeric], order, 1.0, axis=1)
-        if keep_cat:
-            order = np.argsort(-significant(gains, scale=g_global), axis=1, kind="stable")[:, :keep_cat]
-            np.put_along_axis(weights[:, n_numeric:], order, 1.0, axis=1)
-    else:
-        weights[:, :n_numeric] = variances < opts.eps_v
-        weights[:, n_numeric:] = gains > opts.eps_c * g_global
-    return weights
+        return np.ones((stats.counts.shape[0], data.n_features))
+    return feature_selection(data, stats, variances, log_eta_k, opts).selected.astype(np.float64)
 
 
 def fit_clusters(data: EncodedData, labels: np.ndarray, n_clusters: int, opts: Options) -> tuple[Clusters, Statistics]:
@@ -282,6 +472,54 @@ def clusters_from_statistics(data: EncodedData, stats: Statistics, opts: Options
     return Clusters(means, floored, log_eta_k, weights)
 
 
+@dataclass(frozen=True)
+class ObjectiveTerms:
+    """The paper's objective split into its terms.
+
+    Attributes
+    ----------
+    numeric : float
+        ``sum_k sum_{d in Num} v_kd n_k var_kd / (2 sigma_kd^2)``.
+    categorical : float
+        Every row's categorical cost: ``-log eta_kd`` of selected features,
+        ``-log eta_0d`` of the others.
+    regularization : float
+        ``(lambda + D F0) K``.
+    feature_control : float
+        ``F_Delta sum_k |v_k|``.
+    numeric_nll : float
+        ``sum_k sum_{d in Num} v_kd n_k log sigma_kd``: not a term of the
+        objective; it breaks ties between restarts (see :func:`objective`).
+    """
+
+    numeric: float
+    categorical: float
+    regularization: float
+    feature_control: float
+    numeric_nll: float
+
+    @property
+    def total(self) -> float:
+        """The objective: the sum of the four terms."""
+        return self.numeric + self.categorical + self.regularization + self.feature_control
+
+
+def objective_terms(data: EncodedData, clusters: Clusters, stats: Statistics, opts: Options) -> ObjectiveTerms:
+    """The paper's objective term by term, for clusters fitted to ``stats``."""
+    n_numeric = data.n_numeric
+    _, variances = raw_variances(stats)
+    v_num = clusters.weights[:, :n_numeric]
+    numeric = float((v_num * stats.counts[:, None] * variances / (2.0 * clusters.variances)).sum())
+    categorical = 0.0
+    if data.n_categorical:
+        table = categorical_table(data, clusters)
+        categorical = float((stats.level_counts * table).sum())
+    regularization = opts.threshold(data.n_features) * clusters.n_clusters
+    feature_control = opts.terms.f_delta * float(clusters.weights.sum())
+    nll = float((v_num * stats.counts[:, None] * 0.5 * np.log(clusters.variances)).sum())
+    return ObjectiveTerms(numeric, categorical, regularization, feature_control, nll)
+
+
 def objective(data: EncodedData, clusters: Clusters, stats: Statistics, opts: Options) -> tuple[float, float]:
     """The paper's objective, and the numeric Gaussian normaliser used to break its ties.
 
@@ -291,18 +529,41 @@ def objective(data: EncodedData, clusters: Clusters, stats: Statistics, opts: Op
     selected feature whatever the partition, so restarts on numeric data tie
     on the objective; this term then decides between them.
     """
-    n_numeric = data.n_numeric
+    terms = objective_terms(data, clusters, stats, opts)
+    return terms.total, terms.numeric_nll
+
+
+@dataclass(frozen=True)
+class Inspection:
+    """What the engine computed for one labelling: the inspection surface of a fit.
+
+    Attributes
+    ----------
+    labels : ndarray of int, shape (N,)
+    clusters : Clusters
+        Means, floored variances, level log-probabilities and selection.
+    stats : Statistics
+    selection : Selection
+        The selection rule's scores, ranks, cut and decision.
+    objective : ObjectiveTerms
+    """
+
+    labels: np.ndarray | None
+    clusters: Clusters
+    stats: Statistics
+    selection: Selection
+    objective: ObjectiveTerms
+
+
+def inspect(data: EncodedData, clusters: Clusters, stats: Statistics, opts: Options, labels=None) -> Inspection:
+    """The selection and objective terms of ``clusters`` fitted to ``stats``.
+
+    Only ``data``'s global tables are read (a partitioned backend passes
+    its template), so every backend inspects its fit with this one function.
+    """
     _, variances = raw_variances(stats)
-    v_num = clusters.weights[:, :n_numeric]
-    numeric = float((v_num * stats.counts[:, None] * variances / (2.0 * clusters.variances)).sum())
-    categorical = 0.0
-    if data.n_categorical:
-        table = categorical_table(data, clusters)
-        categorical = float((stats.level_counts * table).sum())
-    k = clusters.n_clusters
-    total = numeric + categorical + opts.threshold(data.n_features) * k + opts.terms.f_delta * float(clusters.weights.sum())
-    nll = float((v_num * stats.counts[:, None] * 0.5 * np.log(clusters.variances)).sum())
-    return total, nll
+    selection = feature_selection(data, stats, variances, clusters.log_eta, opts)
+    return Inspection(labels, clusters, stats, selection, objective_terms(data, clusters, stats, opts))
 
 
 # ---------------------------------------------------------------------------
@@ -502,9 +763,14 @@ def run(
     *,
     restart: int = 0,
     callback=None,
+    initial: Clusters | None = None,
 ) -> RunResult:
-    """Iterate passes and updates until the assignments stop changing."""
-    clusters = initial_clusters(data, opts, rng)
+    """Iterate passes and updates until the assignments stop changing.
+
+    The first pass starts from ``initial`` when given (e.g. a run's clusters on
+    a sample of the rows), else from :func:`initial_clusters`.
+    """
+    clusters = initial_clusters(data, opts, rng) if initial is None else initial
     labels = np.zeros(data.n_samples, dtype=np.int64)
     history: list[IterationRecord] = []
     converged = False

@@ -129,6 +129,12 @@ def _parser() -> argparse.ArgumentParser:
     model.add_argument("--k", type=int, help="desired number of clusters; lambda is then derived by --k-method")
     model.add_argument("--k-method", choices=("search", "farthest_first"), help=f"how lambda is derived from --k (default {_DEFAULTS['k_method']})")
     model.add_argument("--budget", choices=("fixed", "approximate"), help=f"feature budget per cluster (default {_DEFAULTS['budget']})")
+    model.add_argument(
+        "--rho-selection",
+        choices=("paper", "shrink"),
+        help=f"paper: each cluster ranks its own scores (rho does not change the selection); shrink: scores shrunk "
+        f"towards the pooled ones by rho/(m(1-m)), so rho -> 0 selects one common set (default {_DEFAULTS['rho_selection']})",
+    )
     model.add_argument("--eps-c", type=float, help="approximate budget: categorical gain threshold in (0, 1) (default 0.8)")
     model.add_argument("--eps-v", type=float, help="approximate budget: numeric variance threshold > 0 (default 0.5)")
     model.add_argument("--init", choices=("craft++", "random"), help=f"how the first pass starts (default {_DEFAULTS['init']})")
@@ -200,7 +206,7 @@ def _run_fit(args) -> int:
     progress = _progress_bar(args)
     given = {
         "m": args.m, "rho": args.rho, "lam": args.lam, "k": args.k, "k_method": args.k_method, "budget": args.budget,
-        "eps_c": args.eps_c, "eps_v": args.eps_v, "standardize": args.standardize, "max_iter": args.max_iter,
+        "rho_selection": args.rho_selection, "eps_c": args.eps_c, "eps_v": args.eps_v, "standardize": args.standardize, "max_iter": args.max_iter,
         "n_init": _n_init(args.n_init) if args.n_init is not None else None, "init": args.init,
         "smoothing": args.smoothing, "min_variance": args.min_variance,
     }
@@ -218,14 +224,25 @@ def _run_fit(args) -> int:
     model = result["model"]
     summary = _summary(args, parameters, model, result, messages, time.perf_counter() - started)
     if args.out is not None:
-        args.out.mkdir(parents=True, exist_ok=True)
-        labels_path = args.out / f"labels.{args.format}"
-        _write_labels(result["label_pieces"], labels_path, args.format)
-        (args.out / "masks.csv").write_bytes(export.masks_csv(model))
-        (args.out / "summary.json").write_text(summary + "\n", encoding="utf-8")
+        _write_outputs(args, result, model, summary)
     if not args.quiet:
         _report(model, result, messages, args.out)
     return 0
+
+
+def _write_outputs(args, result, model, summary: str) -> None:
+    """labels, masks and summary into ``--out``; a disk fault is an input error that names the file."""
+    target = args.out
+    try:
+        args.out.mkdir(parents=True, exist_ok=True)
+        target = args.out / f"labels.{args.format}"
+        _write_labels(result["label_pieces"], target, args.format)
+        target = args.out / "masks.csv"
+        target.write_bytes(export.masks_csv(model))
+        target = args.out / "summary.json"
+        target.write_text(summary + "\n", encoding="utf-8")
+    except OSError as error:
+        raise CraftInputError(f"cannot write {str(target)!r}: {error.strerror or error}.") from None
 
 
 def _n_init(value: str):
@@ -388,6 +405,8 @@ def _read_dask(args):
             f"{source!r}: the Dask backend reads Parquet (.parquet, .pq, or a folder of them) and text tables "
             f"(.csv, .tsv, .tab, .txt); convert other formats first."
         )
+    if suffix in _PARQUET and "://" not in source:
+        _check_parquet_footers(source, path)
     try:
         if suffix in _PARQUET:
             table = dd.read_parquet(source)
@@ -398,6 +417,33 @@ def _read_dask(args):
     except Exception as error:  # noqa: BLE001 - any reading failure is a bad input file
         raise CraftInputError(f"cannot read {source!r} with Dask: {type(error).__name__}: {error}") from None
     return table, args.label, None
+
+
+def _check_parquet_footers(source: str, path: Path) -> None:
+    """Refuse, naming the file, a Parquet file whose footer cannot be read (a truncated copy, say).
+
+    Done on the driver before any worker starts: a worker would fail mid-fit with a traceback that does not
+    say which file. Reads only each file's footer.
+    """
+    import glob
+
+    import pyarrow.parquet as pq
+
+    if path.is_dir():
+        files = sorted(p for p in path.rglob("*") if p.is_file() and not p.name.startswith(("_", ".")))
+    else:
+        files = [Path(name) for name in sorted(glob.glob(source))] or [path]
+    if not files:
+        raise CraftInputError(f"{source!r} holds no Parquet files.")
+    for file in files:
+        try:
+            pq.read_metadata(file)
+        except Exception as error:  # noqa: BLE001 - pyarrow raises OSError or ArrowInvalid
+            detail = " ".join(str(error).split())[:160]
+            raise CraftInputError(
+                f"cannot read {str(file)!r}: it is not a readable Parquet file (damaged or truncated: {detail}); "
+                f"replace or remove it."
+            ) from None
 
 
 def _fit_dask(args, parameters, categorical, ignore, callback) -> dict:
@@ -428,7 +474,7 @@ def _fit_dask(args, parameters, categorical, ignore, callback) -> dict:
         if label:
             # Scores need every row's class and cluster on the driver: 16 bytes a row.
             classes = client.compute(table[label]).result().to_numpy()
-            scores = metrics.evaluate(classes, np.concatenate([p["cluster"].to_numpy() for p in pieces]))
+            scores = metrics.evaluate(pd.Series(classes, name=label), np.concatenate([p["cluster"].to_numpy() for p in pieces]))
         return {
             "model": model,
             "metrics": scores,
@@ -456,7 +502,7 @@ def _write_labels(pieces, path: Path, fmt: str) -> None:
                 writer.write_table(pa.Table.from_pandas(piece, schema=schema, preserve_index=False))
         return
     with open(path, "wb") as handle:
-        handle.write(b"row,cluster\n")
+        handle.write(b"row,cluster\r\n")  # the shared writer's line end (RFC 4180)
         for piece in pieces:
             # Integers only: nothing a spreadsheet could run, but the shared writer keeps it so.
             handle.write(export.to_csv_bytes(piece).split(b"\n", 1)[1])

@@ -106,7 +106,7 @@ class DaskCRAFT(CRAFT):
 
     Parameters
     ----------
-    m, rho, lam, k, budget, eps_c, eps_v, standardize, max_iter, n_init, init, smoothing, min_variance, random_state, callback
+    m, rho, lam, k, budget, rho_selection, eps_c, eps_v, standardize, max_iter, n_init, init, smoothing, min_variance, random_state, callback
         As in :class:`craft.CRAFT`.
     k_method : {"search", "farthest_first"}, default="search"
         ``"farthest_first"`` runs the paper's heuristic on the whole data, one
@@ -168,6 +168,7 @@ class DaskCRAFT(CRAFT):
         k=_DEFAULTS["k"],
         k_method=_DEFAULTS["k_method"],
         budget=_DEFAULTS["budget"],
+        rho_selection=_DEFAULTS["rho_selection"],
         eps_c=_DEFAULTS["eps_c"],
         eps_v=_DEFAULTS["eps_v"],
         categorical=_DEFAULTS["categorical"],
@@ -190,6 +191,7 @@ class DaskCRAFT(CRAFT):
             k=k,
             k_method=k_method,
             budget=budget,
+            rho_selection=rho_selection,
             eps_c=eps_c,
             eps_v=eps_v,
             categorical=categorical,
@@ -246,7 +248,7 @@ class DaskCRAFT(CRAFT):
         n_init = self.n_init if self.n_init != "auto" else (10 if parts.n_samples <= 50_000 else 3)
         seeds = rng.integers(np.iinfo(np.int32).max, size=n_init)
         best, lam = self._fit_runs(parts, options, seeds)
-        self._store(best, lam, options, schema=schema, encoder=encoder, columns=table.columns,
+        self._store(best, parts.template, lam, options, schema=schema, encoder=encoder, columns=table.columns,
                     labels_=parts.label_series(best.labels), partition_sizes_=parts.sizes.copy())
         return self
 
@@ -554,7 +556,6 @@ def _concat(template: EncodedData, pieces: list) -> EncodedData:
     return dataclasses.replace(
         template,
         numeric=np.vstack([piece.numeric for piece in pieces]),
-        numeric_sq=np.vstack([piece.numeric_sq for piece in pieces]),
         codes=np.vstack([piece.codes for piece in pieces]),
     )
 

@@ -17,7 +17,15 @@ from ._random import as_generator
 from .encoding import Encoder, EncodedData
 from .exceptions import CraftInputError
 from .priors import prior_terms
+from .limits import check_table_shape
 from .schema import Schema, infer_schema
+
+
+#: Above this many rows the λ search and the restarts run on a uniform sample
+#: of this many rows, and only the best run is iterated on the whole table: a
+#: pass costs time in proportion to the rows, while λ and the choice among
+#: restarts settle on a sample (docs/numerics.md, docs/RESULTS.md "Speed").
+SEARCH_ROWS = 100_000
 
 
 @dataclasses.dataclass(frozen=True)
@@ -64,13 +72,15 @@ def _random_state(value):
 
 _PARAMETER_RULES = {
     "m": _number(0, 1),
-    "rho": _number(0, None, none=True),
+    # rho's range depends on m: prior_terms checks it, once, with a message that says why.
+    "rho": _number(none=True),
     "lam": _number(0, None, none=True),
     "k": _number(1, None, low_open=False, integer=True, none=True),
     "k_method": _one_of("search", "farthest_first"),
     "budget": _one_of("fixed", "approximate"),
-    "eps_c": _number(0, 1, none=True),
-    "eps_v": _number(0, None, none=True),
+    "rho_selection": _one_of("paper", "shrink"),
+    "eps_c": _number(0, 1),
+    "eps_v": _number(0, None),
     "standardize": _Rule(lambda value: isinstance(value, (bool, np.bool_)), "True or False"),
     "max_iter": _number(1, None, low_open=False, integer=True),
     "n_init": _Rule(
@@ -99,9 +109,21 @@ class CRAFT(ClusterMixin, BaseEstimator):
     m : float, default=0.5
         Fraction of features selected per cluster, in (0, 1).
     rho : float or None, default=None
-        Prior variance of the selection probability, in (0, m(1-m)): near
-        m(1-m) selection is cluster-specific, near 0 it is global. None takes
-        the paper's ``max(0.01, m(1-m) - 0.01)``.
+        Prior variance of the selection probability, in (0, m(1-m)). None
+        takes the paper's ``max(0.01, m(1-m) - 0.01)``. Under the paper's
+        rule (``rho_selection="paper"``) rho moves the cost of a cluster
+        (``lam + D F0``), the cost per selected feature (``F_Delta``) and the
+        draw of a new cluster's features, but not which features a cluster
+        selects. With ``rho_selection="shrink"`` it also sets how global the
+        selection is: near m(1-m) cluster-specific, near 0 one common set.
+    rho_selection : {"paper", "shrink"}, default="paper"
+        ``"paper"``: Algorithm CRAFT's rule, every cluster ranks its own
+        within-cluster variances and entropy gains. ``"shrink"``: every
+        cluster ranks its own score shrunk towards the score pooled over all
+        clusters, with the weight ``rho / (m(1-m))`` that the posterior mean
+        of the selection probability gives a cluster's own choice (see
+        ``docs/numerics.md``); as rho -> 0 all clusters select the same
+        features.
     lam : float or None, default=None
         Cost of opening a cluster (lambda > 0). Give at most one of ``lam``
         and ``k``. With neither, lambda is the mean cost of a point under a
@@ -117,11 +139,11 @@ class CRAFT(ClusterMixin, BaseEstimator):
         ``round(m |Cat|)`` categorical features. Approximate: a categorical
         feature is selected when ``G_d - G_kd > eps_c G_d``, a numeric one
         when its within-cluster variance is below ``eps_v``.
-    eps_c : float or None, default=None
-        In (0, 1); None means 0.8. Used by the approximate budget only.
-    eps_v : float or None, default=None
+    eps_c : float, default=0.8
+        In (0, 1). Used by the approximate budget only.
+    eps_v : float, default=0.5
         Variance threshold (> 0) in encoded units (standardized: a share of
-        the global variance); None means 0.5. Approximate budget only.
+        the global variance). Approximate budget only.
     categorical : "auto", list of str or int, or Schema, default="auto"
         Which columns are categorical. "auto" infers a schema from the
         dtypes (:func:`craft.infer_schema`; identifiers, constant and
@@ -138,7 +160,9 @@ class CRAFT(ClusterMixin, BaseEstimator):
         Runs with different seeds; the one with the lowest objective is kept
         (with ``k`` given, the runs whose K is nearest k come first). "auto"
         is 10 runs up to 50,000 rows and 3 above, where each run costs more
-        and matters less.
+        and matters less. Above ``SEARCH_ROWS`` (100,000) rows the runs, and
+        the λ search, use a uniform sample of that many rows, and the kept
+        run's clusters then start the passes over every row.
     init : {"craft++", "random"}, default="craft++"
         "random" is the paper's start (one cluster at a random point);
         "craft++" opens the first pass's clusters at far points sampled in
@@ -165,9 +189,21 @@ class CRAFT(ClusterMixin, BaseEstimator):
     objective_ : float
         The paper's objective at the end of the kept run.
     history_ : list of IterationRecord
-        One record per iteration of the kept run: objective, K, points that
+        One record per iteration of the kept run (above 100,000 rows: of its
+        passes over every row, after the sample): objective, K, points that
         changed cluster, clusters opened, masks (engine order, see
         ``engine_features_``) and, for up to 200,000 rows, the labels.
+    selection_ : craft.Selection
+        What the selection rule decided and why, per cluster and used
+        feature (columns in ``engine_features_`` order): the score it ranked
+        (``score``: variance or gain ``G_d - G_kd``), ``rank``, the number
+        compared with the cut (``criterion``; for the approximate budget the
+        quantity compared with eps), the ``cut`` and ``selected``
+        (``feature_mask_`` in engine order). :meth:`selection_frame` gives it
+        as a table with names.
+    objective_terms_ : craft.ObjectiveTerms
+        ``objective_`` split into its terms (``numeric``, ``categorical``,
+        ``regularization``, ``feature_control``; ``total`` is ``objective_``).
     n_iter_ : int
     lam_ : float
         The lambda used.
@@ -202,8 +238,9 @@ class CRAFT(ClusterMixin, BaseEstimator):
         k=None,
         k_method="search",
         budget="fixed",
-        eps_c=None,
-        eps_v=None,
+        rho_selection="paper",
+        eps_c=0.8,
+        eps_v=0.5,
         categorical="auto",
         standardize=True,
         max_iter=100,
@@ -220,6 +257,7 @@ class CRAFT(ClusterMixin, BaseEstimator):
         self.k = k
         self.k_method = k_method
         self.budget = budget
+        self.rho_selection = rho_selection
         self.eps_c = eps_c
         self.eps_v = eps_v
         self.categorical = categorical
@@ -250,6 +288,8 @@ class CRAFT(ClusterMixin, BaseEstimator):
         # and feature_names_in_ always belong to the same table).
         options = self._validated_options()
         table = _as_table(X, min_rows=2)
+        # Columns only, before the per-column work a very wide table pays for (its cells are already in memory).
+        check_table_shape(0, table.shape[1], "X")
         schema = self._schema(table)
         encoder = Encoder(list(schema.numeric), list(schema.categorical), bool(self.standardize))
         data = encoder.fit_transform(table)
@@ -257,7 +297,7 @@ class CRAFT(ClusterMixin, BaseEstimator):
         n_init = self.n_init if self.n_init != "auto" else (10 if data.n_samples <= 50_000 else 3)
         seeds = rng.integers(np.iinfo(np.int32).max, size=n_init)
         best, lam = self._fit_runs(data, options, seeds)
-        self._store(best, lam, options, schema=schema, encoder=encoder, columns=table.columns)
+        self._store(best, data, lam, options, schema=schema, encoder=encoder, columns=table.columns)
         return self
 
     def predict(self, X):
@@ -272,16 +312,120 @@ class CRAFT(ClusterMixin, BaseEstimator):
             raise CraftInputError(
                 f"X has {table.shape[1]} features, but CRAFT is expecting {self.n_features_in_} features as input."
             )
-        missing = [name for name in self.engine_features_ if name not in table.columns]
-        if missing:
-            raise CraftInputError(f"X lacks the fitted column(s) {missing[:5]}.")
-        data = self.encoder_.transform(table)
+        data = self._encoded(table)
         _, labels = _engine.nearest_cluster(data, self.clusters_, self.options_.terms)
         return labels
 
     def fit_predict(self, X, y=None):
         """Fit and return ``labels_``."""
         return self.fit(X).labels_
+
+    # ------------------------------------------------------------------
+    # Inspection: what the engine computed, read from the engine's own functions.
+
+    def selection_frame(self) -> pd.DataFrame:
+        """``selection_`` as a table: one row per cluster and used feature.
+
+        Returns
+        -------
+        DataFrame
+            Columns ``cluster``, ``feature``, ``kind`` ("numeric" or
+            "categorical"), ``score``, ``rank``, ``criterion``, ``cut`` and
+            ``selected`` (see :class:`craft.Selection`); features in the
+            engine's order within each cluster.
+
+        Examples
+        --------
+        >>> import pandas as pd
+        >>> X = pd.DataFrame({"a": [0.0, 0.1, 5.0, 5.1], "b": [3.0, -3.0, 2.0, -2.0]})
+        >>> model = CRAFT(m=0.5, k=2, random_state=0).fit(X)
+        >>> model.selection_frame().query("selected")[["cluster", "feature", "rank"]].to_dict("list")
+        {'cluster': [0, 1], 'feature': ['a', 'a'], 'rank': [1, 1]}
+        """
+        self._check_fitted()
+        selection = self.selection_
+        k, d = selection.score.shape
+        n_numeric = len(self.schema_.numeric)
+        kinds = np.array(["numeric"] * n_numeric + ["categorical"] * (d - n_numeric))
+        return pd.DataFrame({
+            "cluster": np.repeat(np.arange(k, dtype=np.int64), d),
+            "feature": np.tile(np.asarray(self.engine_features_, dtype=object), k),
+            "kind": np.tile(kinds, k),
+            "score": selection.score.ravel(),
+            "rank": selection.rank.ravel().astype(np.int64),
+            "criterion": selection.criterion.ravel(),
+            "cut": selection.cut.ravel(),
+            "selected": selection.selected.ravel(),
+        })
+
+    def cost_terms(self, X, *, iteration: int | None = None) -> _engine.CostTerms:
+        """The distance d_nk of every row of ``X`` to every cluster, term by term.
+
+        Parameters
+        ----------
+        X : DataFrame
+            Rows with the fitted columns.
+        iteration : int or None
+            None: the fitted clusters (``total``'s row-wise argmin is
+            ``predict(X)``). Else the clusters after that iteration of the
+            kept run (see :meth:`inspect_iteration`; ``X`` must then be the
+            fitted table).
+
+        Returns
+        -------
+        craft.CostTerms
+            Arrays of shape (n_rows, n_clusters) for that state.
+        """
+        self._check_fitted()
+        data = self._encoded(X)
+        clusters = self.clusters_ if iteration is None else self.inspect_iteration(X, iteration).clusters
+        return _engine.cost_terms(data, clusters, self.options_.terms)
+
+    def inspect_iteration(self, X, iteration: int) -> _engine.Inspection:
+        """Clusters, selection and objective terms after ``iteration`` of the kept run.
+
+        Parameters
+        ----------
+        X : DataFrame
+            The table the model was fitted on.
+        iteration : int
+            1 .. ``len(history_)``.
+
+        Returns
+        -------
+        craft.Inspection
+            ``selection`` and ``objective`` as in ``selection_`` and
+            ``objective_terms_``, for the labels of that iteration
+            (``objective.total`` equals that record's ``objective``).
+
+        Raises
+        ------
+        CraftInputError
+            If the iteration does not exist or its labels were not kept
+            (more than 200,000 rows).
+        """
+        self._check_fitted()
+        history = self.history_
+        if not 1 <= iteration <= len(history):
+            raise CraftInputError(f"iteration={iteration} must lie in 1..{len(history)}.")
+        record = history[iteration - 1]
+        if record.labels is None:
+            raise CraftInputError("This fit kept no labels per iteration (more than 200,000 rows).")
+        data = self._encoded(X)
+        if data.n_samples != record.labels.shape[0]:
+            raise CraftInputError(
+                f"X has {data.n_samples} rows; the fit had {record.labels.shape[0]}: pass the fitted table."
+            )
+        labels = record.labels.astype(np.int64)
+        clusters, stats = _engine.fit_clusters(data, labels, record.n_clusters, self.options_)
+        return _engine.inspect(data, clusters, stats, self.options_, labels)
+
+    def _encoded(self, X) -> EncodedData:
+        table = _as_table(X)
+        missing = [name for name in self.engine_features_ if name not in table.columns]
+        if missing:
+            raise CraftInputError(f"X lacks the fitted column(s) {missing[:5]}.")
+        return self.encoder_.transform(table)
 
     # ------------------------------------------------------------------
     def _validated_options(self) -> _engine.Options:
@@ -296,8 +440,9 @@ class CRAFT(ClusterMixin, BaseEstimator):
             terms=terms,
             lam=float(self.lam) if self.lam is not None else float("nan"),
             budget=self.budget,
-            eps_c=0.8 if self.eps_c is None else float(self.eps_c),
-            eps_v=0.5 if self.eps_v is None else float(self.eps_v),
+            rho_selection=self.rho_selection,
+            eps_c=float(self.eps_c),
+            eps_v=float(self.eps_v),
             smoothing=float(self.smoothing),
             min_variance=float(self.min_variance),
             init=self.init,
@@ -330,6 +475,10 @@ class CRAFT(ClusterMixin, BaseEstimator):
         keep_labels = data.n_samples <= 200_000
         options = _replace(options, keep_labels=keep_labels)
         target = self._checked_target(data.n_samples)
+        # On a large table the λ search and the restarts run on a sample; the
+        # best of them is then iterated on every row (docs/numerics.md).
+        # Its rows come from a stream of their own (a child of the first seed's).
+        search = _search_sample(data, np.random.default_rng(np.random.SeedSequence(int(seeds[0])).spawn(1)[0]))
         if self.lam is not None:
             lam = float(self.lam)
             runs = []
@@ -340,15 +489,21 @@ class CRAFT(ClusterMixin, BaseEstimator):
             lam = _engine.farthest_first_lambda(data, target, options, np.random.default_rng(seeds[0]))
             runs = []
         else:
-            lam, runs = self._search_lambda(data, options, target, seeds[0])
+            lam, runs = self._search_lambda(search, options, target, seeds[0])
         lam = _checked_lambda(lam, self, target)
         options = _replace(options, lam=lam)
         runs = [run for run in runs if run[0] == lam]
         results = [runs[0][1]] if runs else []
+        # Restarts to choose among, or a search run to reuse, run on the sample;
+        # a single run at a given λ has nothing to choose and runs on every row.
+        pool = search if (results or len(seeds) > 1) else data
         for restart in range(len(results), len(seeds)):
-            results.append(self._run(data, options, seeds[restart], restart))
+            results.append(self._run(pool, options, seeds[restart], restart))
         best = min(range(len(results)), key=lambda i: _ranking(results[i], target))
         result = results[best]
+        if pool is not data:
+            # The kept run's clusters start the passes over every row.
+            result = self._run(data, options, seeds[best], best, initial=result.clusters)
         self._warn_about(result, target, lam)
         return result, lam
 
@@ -372,8 +527,10 @@ class CRAFT(ClusterMixin, BaseEstimator):
             raise CraftInputError(f"k={self.k} exceeds the number of rows, n_samples={n_samples}.")
         return self.k
 
-    def _run(self, data, options, seed, restart):
-        return _engine.run(data, options, np.random.default_rng(seed), restart=restart, callback=self.callback)
+    def _run(self, data, options, seed, restart, *, initial=None):
+        return _engine.run(
+            data, options, np.random.default_rng(seed), restart=restart, callback=self.callback, initial=initial
+        )
 
     def _search_lambda(self, data, options, target, seed):
         """Lambda whose fit (first seed) has exactly ``target`` clusters, if one is found.
@@ -436,8 +593,8 @@ class CRAFT(ClusterMixin, BaseEstimator):
         lam, _ = min(tried, key=lambda item: _ranking(item[1], target))
         return lam, tried
 
-    def _store(self, result: _engine.RunResult, lam: float, options: _engine.Options, *, schema: Schema,
-               encoder: Encoder, columns, **extra) -> None:
+    def _store(self, result: _engine.RunResult, data: EncodedData, lam: float, options: _engine.Options, *,
+               schema: Schema, encoder: Encoder, columns, **extra) -> None:
         """Set every fitted attribute at once, from a fit that has succeeded.
 
         ``extra`` holds a subclass's own fitted attributes (and may replace
@@ -448,6 +605,9 @@ class CRAFT(ClusterMixin, BaseEstimator):
         position = {name: j for j, name in enumerate(str(c) for c in names)}
         mask = np.zeros((result.n_clusters, names.size), dtype=bool)
         mask[:, [position[name] for name in engine_features]] = result.clusters.weights > 0.5
+        options = _replace(options, lam=lam)
+        # The inspection surface, by the engine's one function (every backend passes here).
+        inspection = _engine.inspect(data, result.clusters, result.stats, options)
         fitted = {
             "schema_": schema,
             "encoder_": encoder,
@@ -456,7 +616,7 @@ class CRAFT(ClusterMixin, BaseEstimator):
             "n_features_in_": int(names.size),
             "engine_features_": engine_features,
             "lam_": lam,
-            "options_": _replace(options, lam=lam),
+            "options_": options,
             "clusters_": result.clusters,
             "n_clusters_": result.n_clusters,
             "objective_": result.objective,
@@ -466,6 +626,8 @@ class CRAFT(ClusterMixin, BaseEstimator):
             "rho_": options.terms.rho,
             "cluster_sizes_": result.stats.counts.astype(np.int64),
             "feature_mask_": mask,
+            "selection_": inspection.selection,
+            "objective_terms_": inspection.objective,
             **extra,
         }
         if "labels_" not in fitted:
@@ -500,6 +662,13 @@ def _ranking(result: _engine.RunResult, target):
     # Objectives equal up to rounding are ties (the numeric part is constant
     # under the fixed budget), so they are compared at 10 significant digits.
     return distance, float(f"{result.objective:.10g}"), result.numeric_nll
+
+
+def _search_sample(data: EncodedData, rng: np.random.Generator) -> EncodedData:
+    """``data`` itself up to ``SEARCH_ROWS`` rows, else a uniform sample of that many rows in row order."""
+    if data.n_samples <= SEARCH_ROWS:
+        return data
+    return data.take(np.sort(rng.choice(data.n_samples, size=SEARCH_ROWS, replace=False)))
 
 
 def _replace(options: _engine.Options, **changes) -> _engine.Options:

@@ -55,6 +55,16 @@ class PriorTerms:
     f0: float
     f_delta: float
 
+    @property
+    def own_weight(self) -> float:
+        """``rho / (m(1-m))``: the weight of a cluster's own ``v`` in the posterior mean of nu.
+
+        ``a/(a+b) = m + own_weight * (v - m)`` (Supplementary, "Setting rho");
+        it lies in (0, 1), near 1 for cluster-specific and near 0 for global
+        selection.
+        """
+        return self.rho / (self.m * (1.0 - self.m))
+
     def selection_probability(self, share_selected):
         """Posterior mean of nu given the share of clusters that select a feature.
 
@@ -96,12 +106,28 @@ def prior_terms(m: float, rho: float | None = None) -> PriorTerms:
     upper = m * (1.0 - m)
     if rho is None:
         rho = default_rho(m)
+        if not (0.0 < rho < upper):
+            # m so close to 0 or 1 that m(1-m) leaves no room for any rho in
+            # double precision: the fault is m's, and the message says so.
+            raise CraftInputError(
+                f"m={m!r} is too close to {0 if m < 0.5 else 1} for the Beta prior: m(1-m)={upper:.6g} leaves no "
+                f"room for the prior variance rho in double precision; use m between 1e-6 and 1 - 1e-6."
+            )
     if not (0.0 < rho < upper):
+        # The one check of rho's range (the estimator validates through here):
+        # the message says what the bound means, for the app as for a notebook.
         raise CraftInputError(
-            f"rho={rho!r} must lie strictly between 0 and m(1-m)={upper:.6g} for m={m:.6g}."
+            f"rho={rho!r} must lie strictly between 0 and m(1-m)={upper:.6g} for m={m:.6g}: the Beta prior on "
+            f"the selection probability needs 0 < rho < m(1-m). Values near {upper:.4g} give cluster-specific "
+            f"selection, values near 0 global selection."
         )
     a0 = m * m * (1.0 - m) / rho - m
     b0 = m * (1.0 - m) ** 2 / rho + m
+    if not (0.0 < a0 < math.inf and 0.0 < b0 < math.inf):
+        raise CraftInputError(
+            f"m={m!r} with rho={rho:.6g} gives Beta shapes a={a0:.6g}, b={b0:.6g} that are not positive and finite "
+            f"in double precision (m*m underflows); use m between 1e-6 and 1 - 1e-6."
+        )
     a1, b1 = a0 + 1.0, b0 - 1.0
     f0 = _xlogx(a0 + b0) - _xlogx(a0) - _xlogx(b0)
     f1 = _xlogx(a1 + b1) - _xlogx(a1) - _xlogx(b1)

@@ -35,7 +35,7 @@ def mixed_table():
         ({"m": 0.0}, r"m=0.0 is invalid: it must be a number > 0 and < 1"),
         ({"m": 1.5}, r"m=1.5 is invalid"),
         ({"m": 0.5, "rho": 0.3}, r"rho=0.3 must lie strictly between 0 and m\(1-m\)=0.25"),
-        ({"rho": -0.1}, r"rho=-0.1 is invalid"),
+        ({"rho": -0.1}, r"rho=-0.1 must lie strictly between 0 and m\(1-m\)"),
         ({"lam": 0.0}, r"lam=0.0 is invalid: it must be a number > 0"),
         ({"lam": -2}, r"lam=-2 is invalid"),
         ({"eps_c": 1.0}, r"eps_c=1.0 is invalid: it must be a number > 0 and < 1"),
@@ -405,3 +405,49 @@ def test_quality_on_bundled_data(name, purity, nmi):
     ]
     assert np.mean([s["purity"] for s in scores]) >= purity
     assert np.mean([s["nmi"] for s in scores]) >= nmi
+
+
+# ---------------------------------------------------------------------------
+# Large tables: λ search and restarts on a sample, the kept run then over every row
+
+
+@pytest.fixture
+def small_search_sample(monkeypatch):
+    """Make a 1,500-row table "large" by shrinking the sample to 400 rows."""
+    from craft import estimator
+
+    monkeypatch.setattr(estimator, "SEARCH_ROWS", 400)
+
+
+def test_large_table_searches_on_a_sample_and_finishes_on_every_row(small_search_sample):
+    X, y, _ = synthetic.mixed_planted(n_samples=1500, n_clusters=4, random_state=3)
+    records = []
+    model = CRAFT(k=4, random_state=0, callback=records.append).fit(X)
+    assert model.n_clusters_ == 4
+    assert adjusted_rand_score(y, model.labels_) == 1.0
+    # The search and the restarts saw the 400-row sample; the kept run's passes every row.
+    n_kept = len(model.history_)
+    assert {record.labels.size for record in records[:-n_kept]} == {400}
+    assert {record.labels.size for record in model.history_} == {1500}
+    assert model.history_[-1].n_changed == 0 and model.converged_
+    np.testing.assert_array_equal(model.predict(X), model.labels_)
+    assert int(model.cluster_sizes_.sum()) == 1500
+    again = CRAFT(k=4, random_state=0).fit(X)
+    np.testing.assert_array_equal(again.labels_, model.labels_)
+    assert again.lam_ == model.lam_ and again.objective_ == model.objective_
+
+
+def test_one_run_at_a_given_lambda_runs_on_every_row(small_search_sample):
+    from craft import _engine
+
+    X, _, _ = synthetic.mixed_planted(n_samples=1500, n_clusters=4, random_state=3)
+    records = []
+    single = CRAFT(lam=60.0, n_init=1, random_state=0, callback=records.append).fit(X)
+    assert {record.labels.size for record in records} == {1500}
+    # Nothing to choose, so exactly the engine's run on the whole table.
+    seed = np.random.default_rng(0).integers(np.iinfo(np.int32).max, size=1)[0]
+    direct = _engine.run(single.encoder_.transform(X), single.options_, np.random.default_rng(seed))
+    np.testing.assert_array_equal(single.labels_, direct.labels)
+    records.clear()
+    restarts = CRAFT(lam=60.0, n_init=3, random_state=0, callback=records.append).fit(X)
+    assert [record.labels.size for record in records].count(400) == len(records) - restarts.n_iter_

@@ -1,0 +1,143 @@
+"""rho_selection: the paper's selection rule, and the shrunk rule in which rho reaches the selection."""
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from craft import CRAFT, CraftInputError, _engine
+from craft.encoding import Encoder
+from craft.priors import prior_terms
+from craft.synthetic import FIGURES
+
+
+def _fit(name, **params):
+    X, y, truth = FIGURES[name](random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return CRAFT(k=truth.shape[0], random_state=0, **params).fit(X), X, y, truth
+
+
+def _rho(m, share):
+    return share * m * (1.0 - m)
+
+
+def _two_clusters():
+    """Two clusters of 2 and 4 rows; numeric ``a`` tight in the first, ``b`` in the second."""
+    table = pd.DataFrame(
+        {
+            "a": [0.0, 0.2, 5.0, 9.0, 1.0, 7.0],
+            "b": [3.0, -3.0, 1.0, 1.1, 0.9, 1.0],
+            "c": list("xxyyxy"),
+            "d": list("ppqqqq"),
+        }
+    )
+    encoder = Encoder(["a", "b"], ["c", "d"], standardize=False)
+    data = encoder.fit_transform(table)
+    labels = np.array([0, 0, 1, 1, 1, 1])
+    return data, _engine.statistics(data, labels, 2)
+
+
+def test_own_weight_is_the_posterior_means_weight_of_v():
+    terms = prior_terms(0.3, 0.07)
+    # a/(a+b) = m + w (v - m) for v = 0 and v = 1 (Supplementary, "Setting rho").
+    assert terms.own_weight == pytest.approx(0.07 / 0.21)
+    assert terms.selection_probability(1.0) == pytest.approx(0.3 + terms.own_weight * 0.7)
+    assert terms.selection_probability(0.0) == pytest.approx(0.3 - terms.own_weight * 0.3)
+
+
+def test_shrunk_scores_by_hand():
+    data, stats = _two_clusters()
+    _, variances = _engine.raw_variances(stats)
+    log_eta = _engine.log_eta(data, stats, 0.1)
+    terms = prior_terms(0.5, 0.05)  # w = 0.2
+    paper = _engine.selection_scores(data, stats, variances, log_eta, _engine.Options(terms=terms, lam=1.0))
+    shrink = _engine.selection_scores(
+        data, stats, variances, log_eta, _engine.Options(terms=terms, lam=1.0, rho_selection="shrink")
+    )
+    assert paper.own_weight == 1.0 and shrink.own_weight == pytest.approx(0.2)
+    # Cluster variances of a: 0.01 (rows 0, 1) and 8.75 (rows 2-5); pooled per point (2*0.01 + 4*8.75)/6.
+    np.testing.assert_allclose(paper.variance[:, 0], [0.01, 8.75])
+    pooled_a = (2 * 0.01 + 4 * 8.75) / 6
+    np.testing.assert_allclose(shrink.variance[:, 0], 0.2 * np.array([0.01, 8.75]) + 0.8 * pooled_a)
+    # Gains are totals over the cluster's points: the pooled gain per point, times n_k.
+    pooled_gain = paper.gain.sum(axis=0) / 6
+    np.testing.assert_allclose(shrink.gain, 0.2 * paper.gain + 0.8 * np.array([[2.0], [4.0]]) * pooled_gain)
+    pooled_reference = paper.reference.sum(axis=0) / 6
+    np.testing.assert_allclose(shrink.reference, 0.2 * paper.reference + 0.8 * np.array([[2.0], [4.0]]) * pooled_reference)
+
+
+def test_paper_rule_ignores_rho_and_shrunk_rule_follows_it():
+    data, stats = _two_clusters()
+    _, variances = _engine.raw_variances(stats)
+    log_eta = _engine.log_eta(data, stats, 0.1)
+
+    def weights(rho, mode):
+        opts = _engine.Options(terms=prior_terms(0.5, rho), lam=1.0, rho_selection=mode)
+        return _engine.select_features(data, stats, variances, log_eta, opts)
+
+    np.testing.assert_array_equal(weights(0.001, "paper"), weights(0.249, "paper"))
+    np.testing.assert_array_equal(weights(0.249, "shrink"), weights(0.249, "paper"))
+    # Cluster-specific: cluster 0 keeps the tight a, cluster 1 the tight b.
+    np.testing.assert_array_equal(weights(0.249, "shrink")[:, :2], [[1, 0], [0, 1]])
+    # Global: both keep the feature with the lower pooled variance.
+    low = weights(0.001, "shrink")
+    np.testing.assert_array_equal(low[0], low[1])
+
+
+def test_one_cluster_selects_the_same_under_both_rules():
+    data, _ = _two_clusters()
+    one = _engine.statistics(data, np.zeros(6, dtype=np.int64), 1)
+    _, variances = _engine.raw_variances(one)
+    log_eta = _engine.log_eta(data, one, 0.1)
+    for budget in ("fixed", "approximate"):
+        paper = _engine.Options(terms=prior_terms(0.5, 0.01), lam=1.0, budget=budget, eps_v=5.0, eps_c=0.1)
+        shrink = _engine.Options(**{**paper.__dict__, "rho_selection": "shrink"})
+        np.testing.assert_array_equal(
+            _engine.select_features(data, one, variances, log_eta, paper),
+            _engine.select_features(data, one, variances, log_eta, shrink),
+        )
+
+
+@pytest.mark.parametrize(
+    ("name", "params"),
+    [
+        ("fig1_binary", {"m": 1 / 3}),
+        ("fig1_binary_modified", {"m": 1 / 3}),
+        ("fig2_numeric", {"m": 1 / 3}),
+        ("fig3_numeric", {"m": 0.5, "budget": "approximate", "eps_v": 5.0, "standardize": False}),
+    ],
+)
+def test_shrink_at_small_rho_selects_one_common_set(name, params):
+    model, *_ = _fit(name, rho=_rho(params["m"], 1e-3), rho_selection="shrink", **params)
+    assert model.n_clusters_ == 3
+    mask = model.feature_mask_
+    assert mask[0].any() and (mask == mask[0]).all()
+    # The paper's rule on the same data stays cluster-specific at the same rho.
+    paper, *_ = _fit(name, rho=_rho(params["m"], 1e-3), **params)
+    assert not (paper.feature_mask_ == paper.feature_mask_[0]).all()
+
+
+def test_shrink_at_the_papers_default_rho_recovers_figure_1():
+    from benchmarks.recovery import aligned_mask
+
+    model, _, y, truth = _fit("fig1_binary", m=1 / 3, rho_selection="shrink")
+    np.testing.assert_array_equal(aligned_mask(model.labels_, y, model.feature_mask_, 3), truth)
+
+
+def test_masks_move_with_rho_under_shrink_only():
+    masks = {}
+    for mode in ("paper", "shrink"):
+        for share in (0.01, 0.5, 0.99):
+            model, *_ = _fit("fig2_numeric", m=1 / 3, rho=_rho(1 / 3, share), rho_selection=mode)
+            masks[mode, share] = model.feature_mask_
+    assert all((masks["paper", s] == masks["paper", 0.99]).all() for s in (0.01, 0.5))
+    differing = [int((masks["shrink", s] != masks["shrink", s][0]).any(axis=0).sum()) for s in (0.01, 0.5, 0.99)]
+    assert differing[0] == 0 < differing[1] < differing[2]
+
+
+def test_invalid_rho_selection_is_refused():
+    X, _, _ = FIGURES["fig1_binary"](random_state=0)
+    with pytest.raises(CraftInputError, match=r"rho_selection='global' is invalid: it must be one of 'paper', 'shrink'"):
+        CRAFT(rho_selection="global").fit(X)
