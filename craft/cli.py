@@ -218,14 +218,25 @@ def _run_fit(args) -> int:
     model = result["model"]
     summary = _summary(args, parameters, model, result, messages, time.perf_counter() - started)
     if args.out is not None:
-        args.out.mkdir(parents=True, exist_ok=True)
-        labels_path = args.out / f"labels.{args.format}"
-        _write_labels(result["label_pieces"], labels_path, args.format)
-        (args.out / "masks.csv").write_bytes(export.masks_csv(model))
-        (args.out / "summary.json").write_text(summary + "\n", encoding="utf-8")
+        _write_outputs(args, result, model, summary)
     if not args.quiet:
         _report(model, result, messages, args.out)
     return 0
+
+
+def _write_outputs(args, result, model, summary: str) -> None:
+    """labels, masks and summary into ``--out``; a disk fault is an input error that names the file."""
+    target = args.out
+    try:
+        args.out.mkdir(parents=True, exist_ok=True)
+        target = args.out / f"labels.{args.format}"
+        _write_labels(result["label_pieces"], target, args.format)
+        target = args.out / "masks.csv"
+        target.write_bytes(export.masks_csv(model))
+        target = args.out / "summary.json"
+        target.write_text(summary + "\n", encoding="utf-8")
+    except OSError as error:
+        raise CraftInputError(f"cannot write {str(target)!r}: {error.strerror or error}.") from None
 
 
 def _n_init(value: str):
@@ -388,6 +399,8 @@ def _read_dask(args):
             f"{source!r}: the Dask backend reads Parquet (.parquet, .pq, or a folder of them) and text tables "
             f"(.csv, .tsv, .tab, .txt); convert other formats first."
         )
+    if suffix in _PARQUET and "://" not in source:
+        _check_parquet_footers(source, path)
     try:
         if suffix in _PARQUET:
             table = dd.read_parquet(source)
@@ -398,6 +411,33 @@ def _read_dask(args):
     except Exception as error:  # noqa: BLE001 - any reading failure is a bad input file
         raise CraftInputError(f"cannot read {source!r} with Dask: {type(error).__name__}: {error}") from None
     return table, args.label, None
+
+
+def _check_parquet_footers(source: str, path: Path) -> None:
+    """Refuse, naming the file, a Parquet file whose footer cannot be read (a truncated copy, say).
+
+    Done on the driver before any worker starts: a worker would fail mid-fit with a traceback that does not
+    say which file. Reads only each file's footer.
+    """
+    import glob
+
+    import pyarrow.parquet as pq
+
+    if path.is_dir():
+        files = sorted(p for p in path.rglob("*") if p.is_file() and not p.name.startswith(("_", ".")))
+    else:
+        files = [Path(name) for name in sorted(glob.glob(source))] or [path]
+    if not files:
+        raise CraftInputError(f"{source!r} holds no Parquet files.")
+    for file in files:
+        try:
+            pq.read_metadata(file)
+        except Exception as error:  # noqa: BLE001 - pyarrow raises OSError or ArrowInvalid
+            detail = " ".join(str(error).split())[:160]
+            raise CraftInputError(
+                f"cannot read {str(file)!r}: it is not a readable Parquet file (damaged or truncated: {detail}); "
+                f"replace or remove it."
+            ) from None
 
 
 def _fit_dask(args, parameters, categorical, ignore, callback) -> dict:
@@ -428,7 +468,7 @@ def _fit_dask(args, parameters, categorical, ignore, callback) -> dict:
         if label:
             # Scores need every row's class and cluster on the driver: 16 bytes a row.
             classes = client.compute(table[label]).result().to_numpy()
-            scores = metrics.evaluate(classes, np.concatenate([p["cluster"].to_numpy() for p in pieces]))
+            scores = metrics.evaluate(pd.Series(classes, name=label), np.concatenate([p["cluster"].to_numpy() for p in pieces]))
         return {
             "model": model,
             "metrics": scores,

@@ -17,6 +17,7 @@ from ._random import as_generator
 from .encoding import Encoder, EncodedData
 from .exceptions import CraftInputError
 from .priors import prior_terms
+from .limits import check_table_shape
 from .schema import Schema, infer_schema
 
 
@@ -283,6 +284,8 @@ class CRAFT(ClusterMixin, BaseEstimator):
         """
         options = self._validated_options()
         table = _as_table(X, min_rows=2)
+        # Columns only, before the per-column work a very wide table pays for (its cells are already in memory).
+        check_table_shape(0, table.shape[1], "X")
         self.schema_ = self._schema(table)
         encoder = Encoder(list(self.schema_.numeric), list(self.schema_.categorical), bool(self.standardize))
         data = encoder.fit_transform(table)

@@ -872,7 +872,9 @@ def _read_parquet(data: bytes, label: str, options: _Options) -> pd.DataFrame:
     import pyarrow.parquet as pq
 
     try:
-        parquet = pq.ParquetFile(io.BytesIO(data))
+        # Pages written with checksums are verified: a flipped byte is then
+        # refused here instead of decoding into wrong values.
+        parquet = pq.ParquetFile(io.BytesIO(data), page_checksum_verification=True)
         metadata = parquet.metadata
     except Exception as exc:  # noqa: BLE001 - pyarrow raises many types
         raise CraftInputError(
