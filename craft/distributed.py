@@ -4,9 +4,11 @@
 a ``dask.dataframe.DataFrame`` (partitioned Parquet or CSV, or anything dask
 reads) without ever holding the table in one process. It gives the same
 result as the in-memory engine for the same data, parameters and seed: the
-iterations reuse the engine's own functions (:mod:`craft._engine`) on every
-partition, and only the steps that the paper's pass makes in row order run
-on the driver.
+engine's own loop (:func:`craft._engine.run`) drives the partitions through
+its backend interface (``_Partitions`` here, ``_engine.InMemory`` for one
+table), the engine's functions run on every partition, and only the steps
+that the paper's pass makes in row order run on the driver. This module
+keeps only what is about partitions.
 
 How a run maps onto the cluster (``docs/distributed.md`` has the details):
 
@@ -302,7 +304,7 @@ class DaskCRAFT(CRAFT):
         if self.lam is not None:
             lam = float(self.lam)
         elif target is None:
-            lam = _default_lambda(parts, options)
+            lam = _engine.default_lambda(parts, options)
         elif self.k_method == "farthest_first":
             lam = _farthest_first_lambda(parts, target, options, np.random.default_rng(seeds[0]))
         else:
@@ -323,7 +325,7 @@ class DaskCRAFT(CRAFT):
     def _run(self, data, options, seed, restart):
         if isinstance(data, EncodedData):  # the λ search on the driver's sample
             return super()._run(data, options, seed, restart)
-        return _run_partitions(data, options, np.random.default_rng(seed), restart=restart, callback=self.callback)
+        return _engine.run(data, options, np.random.default_rng(seed), restart=restart, callback=self.callback)
 
 
 # ----------------------------------------------------------------------
@@ -544,6 +546,31 @@ class _Partitions:
         if (self.sizes > 0).all():
             divisions = tuple(int(s) for s in self.starts) + (self.n_samples - 1,)
         return dd.from_delayed(pieces, meta=meta, divisions=divisions, verify_meta=False)
+
+    # -- the engine's backend interface (see craft._engine.InMemory) ----
+    def initial_clusters(self, opts: _engine.Options, rng: np.random.Generator) -> _engine.Clusters:
+        return _initial_clusters(self, opts, rng)
+
+    def initial_labels(self) -> list:
+        return [None] * self.n_partitions  # the engine starts from all zeros
+
+    def assign(self, clusters: _engine.Clusters, opts: _engine.Options, rng: np.random.Generator, labels: list):
+        proposed, summary, clusters = _assignment_pass(self, clusters, opts, rng, labels)
+        return (*_compact(self, proposed, summary, labels), clusters.n_clusters)
+
+    def nearest(self, clusters: _engine.Clusters, opts: _engine.Options, labels: list):
+        outputs = self.map(_final_partition, labels, context=_NearestContext(clusters, opts.terms))
+        summary = self.reduce(outputs, _combine_summaries)
+        return _compact(self, self.pick(outputs, 1), summary, labels)
+
+    def kept_labels(self, labels: list) -> None:
+        return None  # the labels stay on the workers
+
+    def one_cluster_statistics(self) -> _engine.Statistics:
+        return self.reduce(self.map(_one_cluster_summary), _combine_summaries).stats
+
+    def nearest_cost_total(self, clusters: _engine.Clusters, terms: PriorTerms) -> float:
+        return float(np.sum(self.gather(self.map(_cost_sum, context=_NearestContext(clusters, terms)))))
 
 
 def _take(data: EncodedData, rows: np.ndarray) -> EncodedData:
@@ -891,7 +918,10 @@ def _farthest_update(data: EncodedData, state, owner: bool, seed: tuple, ctx: _S
 
 
 # ----------------------------------------------------------------------
-# Driver side: the engine's run, one map at a time
+# Driver side: the partition-specific steps of the engine's run, one map at a
+# time. The run itself (passes, updates, objective, history, the last
+# assignment) is craft._engine.run, which drives _Partitions through the
+# engine's backend interface.
 
 
 def _initial_clusters(parts: _Partitions, opts: _engine.Options, rng: np.random.Generator) -> _engine.Clusters:
@@ -971,14 +1001,6 @@ def _farthest_first_lambda(parts: _Partitions, k: int, opts: _engine.Options, rn
     return lam
 
 
-def _default_lambda(parts: _Partitions, opts: _engine.Options) -> float:
-    """:func:`craft._engine.default_lambda`: the mean cost of a point under one global cluster."""
-    summary = parts.reduce(parts.map(_one_cluster_summary), _combine_summaries)
-    clusters = _engine.clusters_from_statistics(parts.template, summary.stats, opts)
-    sums = parts.gather(parts.map(_cost_sum, context=_NearestContext(clusters, opts.terms)))
-    return float(np.sum(sums) / parts.n_samples)
-
-
 def _assignment_pass(parts: _Partitions, clusters: _engine.Clusters, opts: _engine.Options, rng, previous):
     """:func:`craft._engine.assignment_pass` over the partitions.
 
@@ -1054,48 +1076,3 @@ def _compact(parts: _Partitions, labels: list, summary: _Summary, previous: list
     n_changed = int(sum(parts.gather(parts.pick(outputs, 1))))
     stats = _engine.Statistics(stats.counts[present], stats.sums[present], stats.sums_sq[present], stats.level_counts[present])
     return parts.pick(outputs, 0), stats, n_changed
-
-
-def _run_partitions(parts: _Partitions, opts: _engine.Options, rng, *, restart: int = 0, callback=None) -> _engine.RunResult:
-    """:func:`craft._engine.run` over the partitions; ``labels`` is a list of futures, one per partition."""
-    template = parts.template
-    clusters = _initial_clusters(parts, opts, rng)
-    labels = [None] * parts.n_partitions  # the engine starts from all zeros
-    history: list[_engine.IterationRecord] = []
-    converged = False
-    stats = None
-    for iteration in range(1, opts.max_iter + 1):
-        n_before = clusters.n_clusters
-        proposed, summary, clusters = _assignment_pass(parts, clusters, opts, rng, labels)
-        n_opened = clusters.n_clusters - n_before
-        labels, stats, n_changed = _compact(parts, proposed, summary, labels)
-        n_clusters = stats.counts.shape[0]
-        clusters = _engine.clusters_from_statistics(template, stats, opts)
-        value, _ = _engine.objective(template, clusters, stats, opts)
-        record = _engine.IterationRecord(
-            iteration=iteration,
-            objective=value,
-            n_clusters=n_clusters,
-            n_changed=n_changed,
-            n_opened=n_opened,
-            feature_mask=clusters.weights > 0.5,
-            labels=None,
-            restart=restart,
-            lam=opts.lam,
-        )
-        history.append(record)
-        if callback is not None:
-            callback(record)
-        if n_changed == 0:
-            converged = True
-            break
-    if not converged:
-        # A last assignment without opening keeps labels_ equal to predict(X).
-        outputs = parts.map(_final_partition, labels, context=_NearestContext(clusters, opts.terms))
-        summary = parts.reduce(outputs, _combine_summaries)
-        final, final_stats, n_changed = _compact(parts, parts.pick(outputs, 1), summary, labels)
-        if final_stats.counts.shape[0] != clusters.n_clusters or n_changed:
-            labels, stats = final, final_stats
-            clusters = _engine.clusters_from_statistics(template, stats, opts)
-    value, nll = _engine.objective(template, clusters, stats, opts)
-    return _engine.RunResult(labels, clusters, stats, value, nll, len(history), converged, history)
