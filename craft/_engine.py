@@ -756,8 +756,69 @@ def initial_clusters(data: EncodedData, opts: Options, rng: np.random.Generator)
 # A run
 
 
+class InMemory:
+    """The engine's backend for data held in one process.
+
+    :func:`run` drives any backend with these methods (the partitioned one
+    is ``craft.distributed._Partitions``): the iteration loop, the updates
+    and the objective stay in the engine, a backend only says how the rows
+    are visited. ``labels`` are whatever the backend holds them as (here an
+    array; there one future per partition).
+
+    Attributes
+    ----------
+    template : EncodedData
+        The global tables (eta_0, variances, level offsets) the updates read.
+    n_samples : int
+    """
+
+    def __init__(self, data: EncodedData):
+        self.data = data
+        self.template = data
+        self.n_samples = data.n_samples
+
+    def initial_clusters(self, opts: Options, rng: np.random.Generator) -> Clusters:
+        """The clusters when the first pass starts (:func:`initial_clusters`)."""
+        return initial_clusters(self.data, opts, rng)
+
+    def initial_labels(self) -> np.ndarray:
+        """The labelling the first pass is compared with: every row in cluster 0."""
+        return np.zeros(self.n_samples, dtype=np.int64)
+
+    def assign(self, clusters: Clusters, opts: Options, rng: np.random.Generator, labels):
+        """One pass, empty clusters dropped: ``(labels, statistics, n_changed, n_clusters_in_pass)``."""
+        proposed, clusters = assignment_pass(self.data, clusters, opts, rng)
+        return (*self._settled(proposed, clusters.n_clusters, labels), clusters.n_clusters)
+
+    def nearest(self, clusters: Clusters, opts: Options, labels):
+        """Every row to its nearest cluster, none opened: ``(labels, statistics, n_changed)``."""
+        _, final = nearest_cluster(self.data, clusters, opts.terms)
+        return self._settled(final, clusters.n_clusters, labels)
+
+    def _settled(self, proposed: np.ndarray, n_clusters: int, labels: np.ndarray):
+        proposed, n_clusters = compact(proposed, n_clusters)
+        return proposed, statistics(self.data, proposed, n_clusters), int((proposed != labels).sum())
+
+    def kept_labels(self, labels: np.ndarray) -> np.ndarray:
+        """The labels an iteration record keeps."""
+        return labels.astype(np.int32)
+
+    def one_cluster_statistics(self) -> Statistics:
+        """Statistics of every row in one cluster."""
+        return statistics(self.data, np.zeros(self.n_samples, dtype=np.int64), 1)
+
+    def nearest_cost_total(self, clusters: Clusters, terms: PriorTerms) -> float:
+        """Sum over the rows of the smallest distance to ``clusters``."""
+        return float(nearest_cluster(self.data, clusters, terms)[0].sum())
+
+
+def as_backend(data):
+    """``data`` as a backend: an :class:`EncodedData` is wrapped in :class:`InMemory`."""
+    return InMemory(data) if isinstance(data, EncodedData) else data
+
+
 def run(
-    data: EncodedData,
+    data,
     opts: Options,
     rng: np.random.Generator,
     *,
@@ -767,31 +828,31 @@ def run(
 ) -> RunResult:
     """Iterate passes and updates until the assignments stop changing.
 
-    The first pass starts from ``initial`` when given (e.g. a run's clusters on
-    a sample of the rows), else from :func:`initial_clusters`.
+    ``data`` is an :class:`EncodedData` or a backend (see :class:`InMemory`);
+    every backend runs this one loop. The first pass starts from ``initial``
+    when given (e.g. a run's clusters on a sample of the rows), else from the
+    backend's :func:`initial_clusters`.
     """
-    clusters = initial_clusters(data, opts, rng) if initial is None else initial
-    labels = np.zeros(data.n_samples, dtype=np.int64)
+    backend = as_backend(data)
+    template = backend.template
+    clusters = backend.initial_clusters(opts, rng) if initial is None else initial
+    labels = backend.initial_labels()
     history: list[IterationRecord] = []
     converged = False
     stats = None
     for iteration in range(1, opts.max_iter + 1):
         n_before = clusters.n_clusters
-        proposed, clusters = assignment_pass(data, clusters, opts, rng)
-        n_opened = clusters.n_clusters - n_before
-        proposed, n_clusters = compact(proposed, clusters.n_clusters)
-        n_changed = int((proposed != labels).sum())
-        labels = proposed
-        clusters, stats = fit_clusters(data, labels, n_clusters, opts)
-        value, _ = objective(data, clusters, stats, opts)
+        labels, stats, n_changed, n_in_pass = backend.assign(clusters, opts, rng, labels)
+        clusters = clusters_from_statistics(template, stats, opts)
+        value, _ = objective(template, clusters, stats, opts)
         record = IterationRecord(
             iteration=iteration,
             objective=value,
-            n_clusters=n_clusters,
+            n_clusters=clusters.n_clusters,
             n_changed=n_changed,
-            n_opened=n_opened,
+            n_opened=n_in_pass - n_before,
             feature_mask=clusters.weights > 0.5,
-            labels=labels.astype(np.int32) if opts.keep_labels else None,
+            labels=backend.kept_labels(labels) if opts.keep_labels else None,
             restart=restart,
             lam=opts.lam,
         )
@@ -803,12 +864,11 @@ def run(
             break
     if not converged:
         # A last assignment without opening keeps labels_ equal to predict(X).
-        _, final = nearest_cluster(data, clusters, opts.terms)
-        final, n_clusters = compact(final, clusters.n_clusters)
-        if n_clusters != clusters.n_clusters or (final != labels).any():
-            labels = final
-            clusters, stats = fit_clusters(data, labels, n_clusters, opts)
-    value, nll = objective(data, clusters, stats, opts)
+        final, final_stats, n_changed = backend.nearest(clusters, opts, labels)
+        if final_stats.counts.shape[0] != clusters.n_clusters or n_changed:
+            labels, stats = final, final_stats
+            clusters = clusters_from_statistics(template, stats, opts)
+    value, nll = objective(template, clusters, stats, opts)
     return RunResult(labels, clusters, stats, value, nll, len(history), converged, history)
 
 
@@ -839,27 +899,34 @@ def farthest_first_lambda(data: EncodedData, k: int, opts: Options, rng: np.rand
     member taken as a new cluster with every feature weighted by m); lambda is
     the distance of the last point added. T so ends with k + 1 points, and
     lambda is how far the farthest point lies from the first k of them.
+
+    A point once in T has distance -inf, so it is never added again. Where
+    fewer than k points lie at a positive distance from T (k exceeds the
+    distinct rows), lambda is the last positive distance found; NaN when
+    there is none (the caller refuses it: lambda must be > 0).
     """
     start = int(rng.integers(data.n_samples))
     best, _ = nearest_cluster(data, expected_cluster(data, start, opts), opts.terms)
     best[start] = -np.inf
-    lam = 0.0
+    lam = float("nan")
     for _ in range(k):
         row = int(np.argmax(best))
-        lam = float(best[row])
-        if not np.isfinite(lam) or lam <= 0:
+        distance = float(best[row])
+        if not (np.isfinite(distance) and distance > 0):
             break
+        lam = distance
         best = np.minimum(best, nearest_cluster(data, expected_cluster(data, row, opts), opts.terms)[0])
         best[row] = -np.inf
     return lam
 
 
-def default_lambda(data: EncodedData, opts: Options) -> float:
+def default_lambda(data, opts: Options) -> float:
     """Lambda when neither lam nor k is given: the mean cost to a single global cluster.
 
     A point then opens a cluster when it costs more than about twice what a
-    typical point costs in the one-cluster model (plus D F0).
+    typical point costs in the one-cluster model (plus D F0). ``data`` is an
+    :class:`EncodedData` or a backend (see :class:`InMemory`).
     """
-    labels = np.zeros(data.n_samples, dtype=np.int64)
-    clusters, _ = fit_clusters(data, labels, 1, opts)
-    return float(nearest_cluster(data, clusters, opts.terms)[0].mean())
+    backend = as_backend(data)
+    clusters = clusters_from_statistics(backend.template, backend.one_cluster_statistics(), opts)
+    return backend.nearest_cost_total(clusters, opts.terms) / backend.n_samples
