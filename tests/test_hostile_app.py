@@ -579,11 +579,13 @@ def test_round_trip_upload_fit_labels_gives_back_the_cells(where, name, download
     from craft.export import neutralize
 
     if where == "corpus":
-        path = CORPUS / name
-    else:
-        path = datasets._datasets_dir() / datasets._info(name).file
-    data = path.read_bytes()
-    at = upload(start(), path.name, data)
+        file_name, data = name, (CORPUS / name).read_bytes()
+    else:  # the package's own file, as a user would upload it
+        from importlib import resources
+
+        file_name = datasets._info(name).file
+        data = resources.files("craft").joinpath("data", file_name).read_bytes()
+    at = upload(start(), file_name, data)
     if at.number_input(key="k").value > 2:
         at.number_input(key="k").set_value(2).run()
     at.switch_page("pages/export.py").run()
