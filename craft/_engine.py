@@ -899,16 +899,22 @@ def farthest_first_lambda(data: EncodedData, k: int, opts: Options, rng: np.rand
     member taken as a new cluster with every feature weighted by m); lambda is
     the distance of the last point added. T so ends with k + 1 points, and
     lambda is how far the farthest point lies from the first k of them.
+
+    A point once in T has distance -inf, so it is never added again. Where
+    fewer than k points lie at a positive distance from T (k exceeds the
+    distinct rows), lambda is the last positive distance found; NaN when
+    there is none (the caller refuses it: lambda must be > 0).
     """
     start = int(rng.integers(data.n_samples))
     best, _ = nearest_cluster(data, expected_cluster(data, start, opts), opts.terms)
     best[start] = -np.inf
-    lam = 0.0
+    lam = float("nan")
     for _ in range(k):
         row = int(np.argmax(best))
-        lam = float(best[row])
-        if not np.isfinite(lam) or lam <= 0:
+        distance = float(best[row])
+        if not (np.isfinite(distance) and distance > 0):
             break
+        lam = distance
         best = np.minimum(best, nearest_cluster(data, expected_cluster(data, row, opts), opts.terms)[0])
         best[row] = -np.inf
     return lam

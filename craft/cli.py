@@ -15,7 +15,8 @@ Examples
 
 Exit status: 0 on success, 2 for invalid input (a bad option value, a
 missing or unreadable file, a column that does not exist: the message is
-printed on stderr, without a traceback), 1 for anything unexpected.
+printed on stderr, without a traceback), 1 for a missing optional package
+(the message names the extra to install) or anything unexpected.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ import pandas as pd
 
 from . import __version__, datasets, export, metrics
 from .estimator import CRAFT
+from ._optional import missing, require
 from .exceptions import CraftInputError
 from .io import read_table
 
@@ -54,8 +56,9 @@ def main(argv: list[str] | None = None) -> int:
     Returns
     -------
     int
-        0 on success, 2 for invalid input (message on stderr), 1 for an
-        unexpected error, 130 when interrupted.
+        0 on success, 2 for invalid input (message on stderr), 1 for a
+        missing optional package (the message names the extra to install)
+        or an unexpected error, 130 when interrupted.
     """
     parser = _parser()
     try:
@@ -70,6 +73,9 @@ def main(argv: list[str] | None = None) -> int:
     except CraftInputError as error:
         print(f"craft: error: {error}", file=sys.stderr)
         return 2
+    except ImportError as error:  # a missing optional package: the message names the extra
+        print(f"craft: error: {error}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         print("craft: interrupted", file=sys.stderr)
         return 130
@@ -285,8 +291,10 @@ def _progress_bar(args):
         return contextlib.nullcontext(None)
     try:
         from tqdm import tqdm
-    except ImportError:  # pragma: no cover - tqdm comes with the dask extra
-        return contextlib.nullcontext(None)
+    except ImportError as error:
+        if args.progress:  # asked for explicitly: say which extra brings it
+            raise missing("tqdm", extra="cli", needed_for="craft fit --progress") from error
+        return contextlib.nullcontext(None)  # the automatic bar on a terminal is a nicety
     return tqdm(desc="craft fit", unit="pass", file=sys.stderr, dynamic_ncols=True)
 
 
@@ -343,10 +351,8 @@ def _fit_memory(args, parameters, categorical, ignore, callback) -> dict:
 def _dask_client(args):
     try:
         from distributed import Client, LocalCluster
-    except ImportError:
-        raise CraftInputError(
-            "--scheduler and --local-workers need Dask: pip install 'craft-explorer[dask]'."
-        ) from None
+    except ImportError as error:
+        raise missing("dask[distributed]", extra="dask", needed_for="--scheduler and --local-workers") from error
     if args.scheduler is not None:
         try:
             client = Client(args.scheduler, timeout=f"{args.connect_timeout}s")
@@ -487,8 +493,8 @@ def _fit_dask(args, parameters, categorical, ignore, callback) -> dict:
 
 def _write_labels(pieces, path: Path, fmt: str) -> None:
     if fmt == "parquet":
-        import pyarrow as pa
-        import pyarrow.parquet as pq
+        pa = require("pyarrow", extra="readers", needed_for="--format parquet")
+        pq = require("pyarrow.parquet", package="pyarrow", extra="readers", needed_for="--format parquet")
 
         schema = pa.schema([("row", pa.int64()), ("cluster", pa.int64())])
         with pq.ParquetWriter(path, schema) as writer:

@@ -67,7 +67,8 @@ import pandas as pd
 from . import _engine
 from .encoding import EncodedData, Encoder, _level_sort_key
 from ._random import as_generator
-from .estimator import CRAFT, _number, _positive, _ranking, _replace, _Rule
+from .estimator import CRAFT, _checked_lambda, _number, _ranking, _replace, _Rule
+from ._optional import missing
 from .exceptions import CraftInputError
 from .priors import PriorTerms
 
@@ -79,10 +80,7 @@ try:
     from dask.optimization import cull
     from distributed import Client, default_client
 except ImportError as error:  # pragma: no cover - depends on the installation
-    raise ImportError(
-        "craft.distributed needs dask[dataframe,distributed]; install it with "
-        "`pip install 'craft-explorer[dask]'`."
-    ) from error
+    raise missing("dask[dataframe,distributed]", extra="dask", needed_for="craft.distributed") from error
 
 __all__ = ["DaskCRAFT"]
 
@@ -166,6 +164,7 @@ class DaskCRAFT(CRAFT):
     def __init__(
         self,
         m=_DEFAULTS["m"],
+        *,
         rho=_DEFAULTS["rho"],
         lam=_DEFAULTS["lam"],
         k=_DEFAULTS["k"],
@@ -235,29 +234,24 @@ class DaskCRAFT(CRAFT):
             For invalid parameters or data (the same messages as
             ``CRAFT.fit``), or when no client is available.
         """
+        # As CRAFT.fit: locals first, every fitted attribute stored at the end.
         options = self._validated_options()
         client = _client(client)
         table = _as_dask_table(X, client)
-        self.schema_ = self._schema(_schema_sample(table, client, self.categorical))
-        numeric, categorical = list(self.schema_.numeric), list(self.schema_.categorical)
+        schema = self._schema(_schema_sample(table, client, self.categorical))
+        numeric, categorical = list(schema.numeric), list(schema.categorical)
         parts = _Partitions(client, table[numeric + categorical], chunk_rows=int(self.chunk_rows))
         encoder = parts.fit_encoder(numeric, categorical, bool(self.standardize), persist=bool(self.persist))
         if parts.n_samples < 2:
             raise CraftInputError(f"CRAFT needs at least 2 rows; the table has n_samples={parts.n_samples}.")
-        self.encoder_ = encoder
-        self.n_imputed_ = dict(encoder.n_imputed_)
-        self.feature_names_in_ = np.asarray(table.columns, dtype=object)
-        self.n_features_in_ = len(table.columns)
-        self.engine_features_ = numeric + categorical
-        self.partition_sizes_ = parts.sizes.copy()
 
         rng = as_generator(self.random_state)
         # As CRAFT.fit: "auto" is 10 restarts up to 50,000 rows, 3 above.
         n_init = self.n_init if self.n_init != "auto" else (10 if parts.n_samples <= 50_000 else 3)
         seeds = rng.integers(np.iinfo(np.int32).max, size=n_init)
-        best = self._fit_runs(parts, options, seeds)
-        self._store(best, parts.template, options)
-        self.labels_ = parts.label_series(best.labels)
+        best, lam = self._fit_runs(parts, options, seeds)
+        self._store(best, parts.template, lam, options, schema=schema, encoder=encoder, columns=table.columns,
+                    labels_=parts.label_series(best.labels), partition_sizes_=parts.sizes.copy())
         return self
 
     def fit_predict(self, X, y=None, *, client=None):
@@ -316,7 +310,7 @@ class DaskCRAFT(CRAFT):
         else:
             sample = parts.sample(int(self.search_rows), np.random.default_rng(seeds[0]))
             lam, _ = self._search_lambda(sample, options, target, seeds[0])
-        lam = _positive(lam)
+        lam = _checked_lambda(lam, self, target)
         options = _replace(options, lam=lam)
         best, best_key = None, None
         for restart, seed in enumerate(seeds):
@@ -326,17 +320,12 @@ class DaskCRAFT(CRAFT):
             if best is None or key < best_key:
                 best, best_key = result, key
         self._warn_about(best, target, lam)
-        self.lam_ = lam
-        return best
+        return best, lam
 
     def _run(self, data, options, seed, restart):
         if isinstance(data, EncodedData):  # the λ search on the driver's sample
             return super()._run(data, options, seed, restart)
         return _engine.run(data, options, np.random.default_rng(seed), restart=restart, callback=self.callback)
-
-    def _store(self, result, data, options):
-        # CRAFT._store wants labels as an array; the Dask labels are set by fit.
-        super()._store(dataclasses.replace(result, labels=np.zeros(0, dtype=np.int64)), data, options)
 
 
 # ----------------------------------------------------------------------
@@ -997,15 +986,16 @@ def _farthest_first_lambda(parts: _Partitions, k: int, opts: _engine.Options, rn
     states = [None] * n
     owner = parts.owner(start)
     seed = (start - int(parts.starts[owner]), parts.rows([start]))
-    lam = 0.0
+    lam = float("nan")  # as the in-memory twin: the last positive distance, NaN if none
     for _ in range(k):
         states = parts.map(_farthest_update, states, [p == owner for p in range(n)], [seed] * n, context=context)
         farthest = parts.gather(parts.pick(states, 1))
         values = np.array([value for value, _, _ in farthest])
         owner = int(np.argmax(values))  # the first partition holding the maximum, as np.argmax
-        lam = float(values[owner])
-        if not np.isfinite(lam) or lam <= 0:
+        distance = float(values[owner])
+        if not (np.isfinite(distance) and distance > 0):
             break
+        lam = distance
         _, local_row, seed_data = farthest[owner]
         seed = (local_row, seed_data)
     return lam

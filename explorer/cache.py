@@ -86,9 +86,16 @@ def load_example(name: str, n_samples: int, seed: int) -> services.LoadedData:
 
 
 @st.cache_data(max_entries=4, show_spinner="Reading the file…")
-def load_upload(sha: str, file_name: str, _data: bytes) -> services.LoadedData:
-    """An uploaded table, keyed by the SHA-256 of its bytes."""
-    return services.load_upload(_data, file_name)
+def load_upload(sha: str, file_name: str, _data: bytes, tokens_in_text: bool = False,
+                sheet: str | None = None) -> services.LoadedData:
+    """An uploaded table, keyed by the SHA-256 of its bytes and the reading options."""
+    return services.load_upload(_data, file_name, tokens_in_text=tokens_in_text, sheet=sheet)
+
+
+@st.cache_data(max_entries=4, show_spinner="Reading the original cells…")
+def original_cells(key: str, _data: services.LoadedData, _content: bytes | None):
+    """The cells of an upload as the file holds them (for the labels CSV), keyed by the data key."""
+    return services.original_cells(_data, _content)
 
 
 @st.cache_data(max_entries=_FIT_ENTRIES, show_spinner=False)

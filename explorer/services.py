@@ -30,10 +30,12 @@ import numpy as np
 import pandas as pd
 
 from craft import baselines, datasets, metrics, synthetic
+from craft._optional import missing
 from craft.encoding import Encoder
 from craft.estimator import CRAFT
 from craft.exceptions import CraftInputError
-from craft.io import read_table, table_fingerprint
+from craft.io import read_info, read_table, table_fingerprint
+from craft.limits import table_limits
 from craft.metrics import align_clusters
 from craft.schema import Schema, infer_schema
 
@@ -308,7 +310,24 @@ def load_example(name: str, *, n_samples: int = 300, seed: int = 0) -> LoadedDat
     raise CraftInputError(f"Unknown example {name!r}; choose one of {valid}.")
 
 
-def load_upload(data: bytes, file_name: str | None) -> LoadedData:
+def upload_key(sha: str, *, tokens_in_text: bool = False, sheet: str | None = None) -> str:
+    """The data key of an upload read with these options (the plain reading keeps ``upload:<sha>``).
+
+    Examples
+    --------
+    >>> upload_key("ab"), upload_key("ab", tokens_in_text=True, sheet="S2")
+    ('upload:ab', "upload:ab:markers-in-text:sheet='S2'")
+    """
+    key = f"upload:{sha}"
+    if tokens_in_text:
+        key += ":markers-in-text"
+    if sheet is not None:
+        key += f":sheet={sheet!r}"
+    return key
+
+
+def load_upload(data: bytes, file_name: str | None, *, tokens_in_text: bool = False,
+                sheet: str | None = None) -> LoadedData:
     """Read an uploaded file and check that it can be clustered.
 
     Parameters
@@ -317,6 +336,11 @@ def load_upload(data: bytes, file_name: str | None) -> LoadedData:
         The file's content.
     file_name : str or None
         Its name (the extension chooses the format).
+    tokens_in_text : bool
+        Read missing markers ("NA", "None", "?", ...) as missing in text
+        columns too (:func:`craft.read_table`'s option).
+    sheet : str, optional
+        The Excel sheet to read (the first by default).
 
     Returns
     -------
@@ -337,7 +361,7 @@ def load_upload(data: bytes, file_name: str | None) -> LoadedData:
     """
     shown = file_name or "the uploaded file"
     try:
-        table = read_table(data, name=file_name)
+        table = read_table(data, name=file_name, tokens_in_text=tokens_in_text, sheet=sheet)
     except CraftInputError as error:
         raise CraftInputError(
             f"{_sentence(str(error))} Upload a CSV/TSV, Parquet or Excel (.xlsx) table with a header row "
@@ -357,7 +381,7 @@ def load_upload(data: bytes, file_name: str | None) -> LoadedData:
     label, reason = _guess_label(table, base)
     schema = _with_label(base, label, "named like a label column → label (evaluation only)") if label else base
     return LoadedData(
-        key=f"upload:{table_fingerprint(data)}",
+        key=upload_key(table_fingerprint(data), tokens_in_text=tokens_in_text, sheet=sheet),
         name=file_name or "uploaded table",
         kind="upload",
         table=table,
@@ -366,6 +390,67 @@ def load_upload(data: bytes, file_name: str | None) -> LoadedData:
         description=f"Uploaded file {file_name!r}: {table.shape[0]} rows, {table.shape[1]} columns.",
         label_reason=reason,
     )
+
+
+def original_cells(data: LoadedData, content: bytes | None) -> pd.DataFrame:
+    """The table whose cells the labels CSV writes: an upload's cells as the file holds them.
+
+    Missing markers, numbers read from text ("1,50", "12,345") and anything
+    else the reader interpreted go out as the user wrote them; the rows are
+    those of ``data.table`` (blank rows dropped alike). Bundled and synthetic
+    tables are written as loaded.
+
+    Examples
+    --------
+    >>> raw = b"n;answer\\n1,50;None\\n2,00;yes\\n"
+    >>> original_cells(load_upload(raw, "s.csv"), raw).to_dict("list")
+    {'n': ['1,50', '2,00'], 'answer': ['None', 'yes']}
+    """
+    if data.kind != "upload" or content is None:
+        return data.table
+    info = read_info(data.table)
+    cells = read_table(content, name=data.name, sheet=info.sheet if info else None, as_text=True)
+    if cells.shape != data.table.shape:  # the same reader, so never; but never write misaligned rows
+        raise CraftInputError(
+            f"The original cells of {data.name!r} ({cells.shape[0]} rows) do not line up with the table read "
+            f"({data.table.shape[0]} rows); download the labels of the table as read instead."
+        )
+    return cells
+
+
+def reading_notes(table: pd.DataFrame) -> list[str]:
+    """What the reader did with an uploaded table, for the Data page: the missing markers it used and
+    where, blank rows dropped, the sheet read, the size limits.
+
+    Examples
+    --------
+    >>> t = read_table(b"n,answer\\n1,None\\nNA,yes\\n", name="s.csv")
+    >>> reading_notes(t)[1]
+    "Read as missing: 'NA' ×1 in 'n'. Kept as text (not missing): 'None' ×1 in 'answer'."
+    """
+    info = read_info(table)
+    if info is None:
+        return []
+    notes = []
+    if info.format in ("text", "excel"):
+        markers = ", ".join(info.missing_tokens) if info.missing_tokens else "none"
+        where = "every column" if info.tokens_in_text else "columns whose other values are numbers"
+        notes.append(f"Empty cells are missing. Missing markers, read as missing in {where}: {markers}.")
+        found = []
+        if info.read_as_missing:
+            found.append("Read as missing: " + "; ".join(
+                f"{_markers(counts)} in {column!r}" for column, counts in info.read_as_missing.items()) + ".")
+        if info.kept_as_text:
+            found.append("Kept as text (not missing): " + "; ".join(
+                f"{_markers(counts)} in {column!r}" for column, counts in info.kept_as_text.items()) + ".")
+        notes.append(" ".join(found) if found else "No missing marker was found in the file.")
+    notes.extend(info.notes())
+    notes.append(f"Size limits on this machine: {table_limits().describe()}.")
+    return notes
+
+
+def _markers(counts: Mapping[str, int]) -> str:
+    return ", ".join(f"{marker!r} ×{count:,}" for marker, count in counts.items())
 
 
 def _sentence(text: str) -> str:
@@ -377,9 +462,11 @@ def _sentence(text: str) -> str:
 
 def _guess_label(table: pd.DataFrame, schema: Schema) -> tuple[str | None, str]:
     by_name = {str(c).strip().lower(): str(c) for c in table.columns}
+    info = read_info(table)
+    nested = set(info.nested) if info is not None else set()  # lists are not classes
     for candidate in _LABEL_NAMES:
         column = by_name.get(candidate)
-        if column is None or table.shape[1] < 2:
+        if column is None or table.shape[1] < 2 or column in nested:
             continue
         n_levels = table[column].nunique(dropna=True)
         if 2 <= n_levels <= max(2, min(100, table.shape[0] // 2)):
@@ -474,7 +561,8 @@ def column_report(table: pd.DataFrame, schema: Schema, label: str | None) -> pd.
     -------
     DataFrame
         Columns ``column, role, reason, dtype, distinct, missing, missing_share,
-        missing_handling``.
+        missing_handling, markers`` (the missing markers of the file found in
+        the column, read as missing or kept as text, with their counts).
 
     Examples
     --------
@@ -483,9 +571,15 @@ def column_report(table: pd.DataFrame, schema: Schema, label: str | None) -> pd.
     ['1 missing cell(s) filled with the column mean', "missing cells form a level of their own, '(missing)'"]
     """
     rows = []
+    info = read_info(table)
     for column in table.columns:
         values = table[column]
         missing = int(values.isna().sum())
+        markers = ""
+        if info is not None and column in info.read_as_missing:
+            markers = f"read as missing: {_markers(info.read_as_missing[column])}"
+        elif info is not None and column in info.kept_as_text:
+            markers = f"kept as text: {_markers(info.kept_as_text[column])}"
         role = "label" if column == label else schema.role(column)
         if missing == 0:
             handling = "none missing"
@@ -500,10 +594,10 @@ def column_report(table: pd.DataFrame, schema: Schema, label: str | None) -> pd.
         rows.append(dict(
             column=column, role=role, reason=schema.reasons[column], dtype=str(values.dtype),
             distinct=int(values.nunique(dropna=True)), missing=missing,
-            missing_share=missing / max(1, len(values)), missing_handling=handling,
+            missing_share=missing / max(1, len(values)), missing_handling=handling, markers=markers,
         ))
     return pd.DataFrame(rows, columns=["column", "role", "reason", "dtype", "distinct", "missing", "missing_share",
-                                       "missing_handling"])
+                                       "missing_handling", "markers"])
 
 
 def fitted_table(table: pd.DataFrame, schema: Schema) -> tuple[pd.DataFrame, Schema]:
@@ -654,8 +748,8 @@ def _kprototypes(X: pd.DataFrame, schema: Schema, k: int, seed: int) -> tuple[np
     try:
         from kmodes.kmodes import KModes
         from kmodes.kprototypes import KPrototypes
-    except ImportError:
-        raise CraftInputError("k-prototypes needs the kmodes package: pip install kmodes.") from None
+    except ImportError as error:  # an installation problem, not bad input
+        raise missing("kmodes", extra="baselines", needed_for="k-prototypes") from error
     encoder = Encoder(list(schema.numeric), list(schema.categorical), True)
     data = encoder.fit_transform(X)
     codes = np.where(data.codes < 0, data.n_levels[None, :], data.codes) if data.n_categorical else data.codes
@@ -720,7 +814,7 @@ def compare_methods(
         start = time.perf_counter()
         try:
             labels, note = _run_method(method, X, used, params, int(k), int(seed))
-        except CraftInputError as error:
+        except (CraftInputError, ImportError) as error:  # bad input, or an extra not installed: say so in the row
             rows.append(dict(method=method, K=np.nan, purity=np.nan, nmi=np.nan, ari=np.nan,
                              seconds=time.perf_counter() - start, note=str(error)))
             continue
