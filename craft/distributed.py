@@ -459,10 +459,8 @@ class _Partitions:
         self._encoder = self.client.scatter(encoder, broadcast=True, hash=False)
         if persist:
             self.sources = self._submit_all(_data, self.sources, self._constant(self._encoder), name="encoded")
-        empty = {name: pd.Series([], dtype=np.float64) for name in numeric}
-        empty.update({name: pd.Series([], dtype=object) for name in categorical})
         # No rows, but the global tables (eta_0, variances, level offsets) that the driver's updates read.
-        self.template = encoder.transform(pd.DataFrame(empty))
+        self.template = encoder.template()
         return encoder
 
     @property

@@ -217,6 +217,12 @@ class Encoder:
         raw, _ = self._scanned_block(table)
         return self._encode(raw, [_factorize(table[name], name) for name in self.categorical], len(table))
 
+    def template(self) -> EncodedData:
+        """An encoding of no rows: the fitted global tables (eta_0, means, variances, level offsets)."""
+        empty = {name: pd.Series([], dtype=np.float64) for name in self.numeric}
+        empty.update({name: pd.Series([], dtype=object) for name in self.categorical})
+        return self.transform(pd.DataFrame(empty))
+
     def level_names(self) -> list[list[str]]:
         """Display names of every categorical feature's levels, in code order."""
         return [

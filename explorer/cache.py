@@ -109,16 +109,16 @@ def fit(data_key: str, numeric: tuple, categorical: tuple, params: FitParams, _t
 
 
 @st.cache_data(max_entries=_DERIVED_ENTRIES, show_spinner=False)
-def cluster_profiles(key: str, _model, _X):
-    """Per-cluster profiles of the fit named ``key``."""
-    return profiles.cluster_profiles(_model, _X)
+def cluster_profiles(key: str, _model):
+    """Per-cluster profiles of the fit named ``key`` (read from its inspection surface)."""
+    return profiles.cluster_profiles(_model)
 
 
 @st.cache_data(max_entries=_DERIVED_ENTRIES, show_spinner=False)
 def profile_figures(key: str, cluster: int, feature: str | None, _model, _X, _profiles):
     """Sizes, profile overview and one feature's detail for the fit named ``key``."""
     sizes = plots.fig_cluster_sizes(_model)
-    overview = plots.fig_profile_overview(_profiles, cluster)
+    overview = plots.fig_profile_overview(_profiles, cluster, budget=_model.budget)
     detail = None if feature is None else plots.fig_feature_detail(_model, _X, cluster, feature)
     return sizes, overview, detail
 
@@ -190,6 +190,6 @@ def html_report(key: str, label, dataset_name: str, _model, _X, _params: dict, _
 
 
 @st.cache_data(max_entries=_DERIVED_ENTRIES, show_spinner=False)
-def iteration_state(key: str, iteration: int, _model, _X):
-    """The clusters and objective terms after one iteration of the fit named ``key``."""
-    return services.iteration_state(_model, _X, iteration)
+def iteration_inspection(key: str, iteration: int, _model, _X):
+    """Clusters, selection and objective terms after one iteration of the fit named ``key``."""
+    return _model.inspect_iteration(_X, iteration)

@@ -13,8 +13,8 @@ them directly. Nothing here imports Streamlit.
   into messages (:class:`FitOutcome`).
 * :func:`compare_methods`, :func:`sweep`, :func:`mask_stability` - the
   Compare and What-if pages.
-* :func:`iteration_state`, :func:`distance_breakdown` - the Teach page: the
-  paper's quantities at one iteration of a fit, with their values.
+* :func:`distance_table` - the Teach page: one row's distance to every
+  cluster, term by term, read from the fit's inspection surface.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from craft import _engine, baselines, datasets, metrics, synthetic
+from craft import baselines, datasets, metrics, synthetic
 from craft._optional import missing
 from craft.encoding import Encoder
 from craft.estimator import CRAFT
@@ -60,8 +60,7 @@ __all__ = [
     "sweep",
     "sweep_values",
     "mask_stability",
-    "iteration_state",
-    "distance_breakdown",
+    "distance_table",
 ]
 
 #: Role names a user can give a column; "label" marks the evaluation-only column.
@@ -1018,107 +1017,39 @@ def mask_stability(
 
 
 # ---------------------------------------------------------------------------
-# Teach: the paper's quantities at one iteration
+# Teach: the fit's own inspection surface, as tables
 
 
-@dataclass
-class IterationState:
-    """Clusters and objective parts after the update of one iteration.
-
-    Attributes
-    ----------
-    iteration : int
-        1-based iteration of the kept run.
-    labels : ndarray of int, shape (n_samples,)
-    clusters : craft._engine.Clusters
-        Means, variances, level log-probabilities and selection after the update.
-    parts : dict
-        ``numeric``, ``categorical``, ``regularization``, ``feature_control``
-        and ``total``: the objective's terms (their sum is the objective).
-    n_clusters, n_changed, n_opened : int
-    threshold : float
-        ``lambda + D F0``: the cost above which a point opens a cluster.
-    """
-
-    iteration: int
-    labels: np.ndarray
-    clusters: object
-    parts: dict
-    n_clusters: int
-    n_changed: int
-    n_opened: int
-    threshold: float
-    data: object = field(repr=False, default=None)
-
-
-def iteration_state(model: CRAFT, X: pd.DataFrame, iteration: int) -> IterationState:
-    """Rebuild the clusters and the objective after ``iteration`` of ``model``'s kept run.
+def distance_table(model: CRAFT, X: pd.DataFrame, state, row: int) -> pd.DataFrame:
+    """The distance d_nk of one row to every cluster of ``state``, term by term.
 
     Parameters
     ----------
     model : CRAFT
-        Fitted, with labels kept in ``history_`` (up to 200,000 rows).
     X : DataFrame
-        The fitted columns (:func:`fitted_X`).
-    iteration : int
-        1 .. ``len(model.history_)``.
-
-    Raises
-    ------
-    CraftInputError
-        If the history has no labels or the iteration does not exist.
-    """
-    history = model.history_
-    if not 1 <= iteration <= len(history):
-        raise CraftInputError(f"iteration={iteration} must lie in 1..{len(history)}.")
-    record = history[iteration - 1]
-    if record.labels is None:
-        raise CraftInputError("This fit kept no labels per iteration (more than 200,000 rows).")
-    data = model.encoder_.transform(X)
-    labels = record.labels.astype(np.int64)
-    opts = model.options_
-    clusters, stats = _engine.fit_clusters(data, labels, record.n_clusters, opts)
-    threshold = opts.threshold(data.n_features)
-    terms = _engine.objective_terms(data, clusters, stats, opts)
-    parts = dict(numeric=terms.numeric, categorical=terms.categorical, regularization=terms.regularization,
-                 feature_control=terms.feature_control, total=terms.total)
-    return IterationState(iteration, labels, clusters, parts, record.n_clusters, record.n_changed,
-                          record.n_opened, threshold, data)
-
-
-def distance_breakdown(model: CRAFT, state: IterationState, row: int) -> pd.DataFrame:
-    """The paper's distance d_nk of one point to every cluster, term by term.
+        The fitted columns.
+    state : craft.Inspection
+        From ``model.inspect_iteration`` (the clusters after one iteration).
+    row : int
 
     Returns
     -------
     DataFrame
-        One row per cluster: ``numeric`` (selected numeric features),
-        ``categorical_selected`` (-log eta_kdt), ``categorical_global``
-        (-log eta_0dt of unselected ones), ``feature_control``
-        (|v_k| F_Delta) and ``total`` (equal to ``cost_matrix``), plus
-        ``n_selected``.
+        One row per cluster: the terms of :meth:`craft.CRAFT.cost_terms`
+        (``numeric``, ``categorical_selected``, ``categorical_global``,
+        ``feature_control``), their sum ``total`` and ``n_selected``.
+
+    Raises
+    ------
+    CraftInputError
+        For a row outside the table.
     """
-    data = state.data
-    if not 0 <= row < data.n_samples:
-        raise CraftInputError(f"row={row} must lie in 0..{data.n_samples - 1}.")
-    clusters = state.clusters
-    p = data.n_numeric
-    x = data.numeric[row]
-    numeric = (clusters.weights[:, :p] * (x[None, :] - clusters.means) ** 2 / (2.0 * clusters.variances)).sum(axis=1)
-    selected_cat = np.zeros(clusters.n_clusters)
-    global_cat = np.zeros(clusters.n_clusters)
-    for q in range(data.n_categorical):
-        code = data.codes[row, q]
-        if code < 0:
-            continue
-        position = data.offsets[q] + code
-        chosen = clusters.weights[:, p + q]
-        selected_cat += chosen * (-clusters.log_eta[:, position])
-        global_cat += (1.0 - chosen) * (-data.log_eta0[position])
-    control = clusters.weights.sum(axis=1) * model.options_.terms.f_delta
-    total = numeric + selected_cat + global_cat + control
-    return pd.DataFrame(
-        dict(cluster=np.arange(clusters.n_clusters), numeric=numeric, categorical_selected=selected_cat,
-             categorical_global=global_cat, feature_control=control, total=total,
-             n_selected=clusters.weights.sum(axis=1).astype(int))
-    )
+    if not 0 <= row < len(X):
+        raise CraftInputError(f"row={row} must lie in 0..{len(X) - 1}.")
+    terms = model.cost_terms(X.iloc[[row]], state=state)
+    return pd.DataFrame(dict(
+        cluster=np.arange(state.clusters.n_clusters), numeric=terms.numeric[0],
+        categorical_selected=terms.categorical_selected[0], categorical_global=terms.categorical_global[0],
+        feature_control=terms.feature_control[0], total=terms.total[0],
+        n_selected=state.selection.selected.sum(axis=1).astype(int),
+    ))
