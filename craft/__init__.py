@@ -8,7 +8,7 @@ numeric and categorical data in which every cluster selects its own features.
 """
 
 from . import datasets, metrics, synthetic
-from ._engine import IterationRecord
+from ._engine import CostTerms, Inspection, IterationRecord, ObjectiveTerms, Selection
 from ._kernels import warm_up
 from .estimator import CRAFT
 from .exceptions import CraftInputError
@@ -18,9 +18,13 @@ from .schema import Schema, infer_schema
 
 __all__ = [
     "CRAFT",
+    "CostTerms",
     "CraftInputError",
+    "Inspection",
     "IterationRecord",
+    "ObjectiveTerms",
     "Schema",
+    "Selection",
     "datasets",
     "default_rho",
     "infer_schema",

@@ -158,7 +158,7 @@ class Encoder:
         self.levels_, self.has_missing_level_ = [], []
         factorized, counts = [], []
         for name in self.categorical:
-            inverse, uniques = _factorize(table[name])
+            inverse, uniques = _factorize(table[name], name)
             # Counts of each distinct value, the missing cells' first.
             per_unique = np.bincount(inverse.astype(np.intp) + 1, minlength=len(uniques) + 1)
             present = np.flatnonzero(per_unique[1:])
@@ -178,7 +178,7 @@ class Encoder:
     def transform(self, table: pd.DataFrame) -> EncodedData:
         """Encode a new table with the fitted imputation, scales and levels."""
         raw, _ = self._scanned_block(table)
-        return self._encode(raw, [_factorize(table[name]) for name in self.categorical], len(table))
+        return self._encode(raw, [_factorize(table[name], name) for name in self.categorical], len(table))
 
     def level_names(self) -> list[list[str]]:
         """Display names of every categorical feature's levels, in code order."""
@@ -268,6 +268,13 @@ def _level_sort_key(level):
 
 
 def _numeric_column(column: pd.Series, name: str) -> np.ndarray:
+    if pd.api.types.is_datetime64_any_dtype(column.dtype) or pd.api.types.is_timedelta64_dtype(column.dtype) \
+            or isinstance(column.dtype, pd.PeriodDtype):
+        # Their integer form (nanoseconds) would be taken for the number silently.
+        raise CraftInputError(
+            f"Column {name!r} is numeric in the schema but holds {column.dtype} values; convert them to numbers "
+            f"(e.g. days since a date) or make the column categorical."
+        )
     if isinstance(column.dtype, pd.CategoricalDtype) or column.dtype == object or pd.api.types.is_string_dtype(column):
         converted = pd.to_numeric(column, errors="coerce")
         bad = converted.isna() & column.notna()
@@ -285,7 +292,7 @@ def _numeric_column(column: pd.Series, name: str) -> np.ndarray:
     return values
 
 
-def _factorize(column: pd.Series) -> tuple[np.ndarray, list]:
+def _factorize(column: pd.Series, name: str) -> tuple[np.ndarray, list]:
     """Index of every cell into the column's distinct values (-1 if missing), and those values.
 
     Factorizing hashes the column in native code (Arrow's for Arrow strings)
@@ -296,7 +303,15 @@ def _factorize(column: pd.Series) -> tuple[np.ndarray, list]:
         inverse = column.cat.codes.to_numpy()
         # Its categories are distinct values whether or not they occur.
         return inverse, column.cat.categories.tolist()
-    inverse, uniques = pd.factorize(column, use_na_sentinel=True)
+    try:
+        inverse, uniques = pd.factorize(column, use_na_sentinel=True)
+    except TypeError:  # list/dict/array cells (nested Parquet, say) cannot be levels
+        kinds = sorted({type(v).__name__ for v in column.dropna().iloc[:1000]
+                        if not isinstance(v, (str, bytes, int, float, bool, np.generic))})
+        raise CraftInputError(
+            f"Column {name!r} holds cells of type {', '.join(kinds) or 'unhashable'}, which cannot be levels of a "
+            f"categorical feature; convert them to text (e.g. df[{name!r}].map(str)) or leave the column out."
+        ) from None
     return inverse, uniques.tolist()
 
 

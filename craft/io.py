@@ -30,6 +30,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ._optional import MissingExtraError, missing, require
 from .exceptions import CraftInputError
 from .limits import check_table_shape, table_limits
 
@@ -284,6 +285,9 @@ def read_table(
         For a missing, empty, binary, malformed, too large or unsupported
         file, or a file with a header but no data rows. The message names
         the file.
+    ImportError
+        For Parquet without pyarrow or .xlsx without openpyxl (the
+        ``readers`` extra); the message names the extra.
 
     Examples
     --------
@@ -301,9 +305,11 @@ def read_table(
         return _read_bytes(data, file_name, label, options)
     except CraftInputError:
         raise
+    except MissingExtraError:  # an installation problem, not a bad file: the message names the extra
+        raise
     except MemoryError:
         raise CraftInputError(f"cannot read {label}: it is too large for memory") from None
-    except Exception as exc:
+    except Exception as exc:  # the contract: only CraftInputError (or a missing extra's ImportError) escapes
         raise CraftInputError(
             f"{label} is not a readable table: {type(exc).__name__}: {exc}"
         ) from exc
@@ -868,11 +874,13 @@ def _clean_names(raw: Sequence[object]) -> list[str]:
 
 
 def _read_parquet(data: bytes, label: str, options: _Options) -> pd.DataFrame:
-    import pyarrow as pa
-    import pyarrow.parquet as pq
+    pa = require("pyarrow", extra="readers", needed_for="reading Parquet files")
+    pq = require("pyarrow.parquet", package="pyarrow", extra="readers", needed_for="reading Parquet files")
 
     try:
-        parquet = pq.ParquetFile(io.BytesIO(data))
+        # Pages written with checksums are verified: a flipped byte is then
+        # refused here instead of decoding into wrong values.
+        parquet = pq.ParquetFile(io.BytesIO(data), page_checksum_verification=True)
         metadata = parquet.metadata
     except Exception as exc:  # noqa: BLE001 - pyarrow raises many types
         raise CraftInputError(
@@ -976,8 +984,11 @@ def _xlsx_cells(data: bytes, label: str, sheet) -> tuple[list[tuple[int, dict[in
     declared dimension, which can claim 16,384 columns, is not used), and
     the cells are counted as they come.
     """
-    from openpyxl import load_workbook
-    from openpyxl.worksheet._reader import WorkSheetParser
+    try:
+        from openpyxl import load_workbook
+        from openpyxl.worksheet._reader import WorkSheetParser
+    except ImportError as error:  # an installation problem, not a bad file
+        raise missing("openpyxl", extra="readers", needed_for="reading Excel (.xlsx) files") from error
 
     limits = table_limits()
     try:

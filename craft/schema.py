@@ -363,8 +363,9 @@ def infer_schema(df: pd.DataFrame, *, max_categorical_levels: int = 20) -> Schem
             f"a unique name"
         )
 
-    # Before the per-column work, which is what a very wide table pays for.
-    check_table_shape(df.shape[0], df.shape[1])
+    # Before the per-column work, which is what a very wide table pays for
+    # (the cells are already in memory: only the columns are bounded here).
+    check_table_shape(0, df.shape[1])
     read = df.attrs.get("craft_read")
     notes = dict(getattr(read, "column_notes", {}) or {})
     nested = set(getattr(read, "nested", ()) or ())

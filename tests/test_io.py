@@ -744,3 +744,16 @@ def test_damaged_parquet_is_named_not_arrow_internal(tmp_path, cut):
         assert "damaged" in str(error) or "cannot be converted" in str(error)
     else:  # zeroed bytes inside a page can decode; the table is still a table
         assert df.shape[1] == 2
+
+
+def test_parquet_with_checksums_flipped_byte_is_refused(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    buffer = io.BytesIO()
+    pq.write_table(pa.table({"x": np.arange(2000, dtype=float)}), buffer, write_page_checksum=True)
+    data = bytearray(buffer.getvalue())
+    data[300:310] = b"\xff" * 10
+    with pytest.raises(CraftInputError, match=r"'c\.parquet' is not a readable Parquet file: its data are damaged "
+                                              r"\(.*CRC checksum verification failed"):
+        read_table(bytes(data), name="c.parquet")
