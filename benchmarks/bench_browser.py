@@ -127,7 +127,7 @@ class Server:
         self.log = self.home / "server.log"
         self.ready_s = None
 
-    def start(self) -> "Server":
+    def start(self) -> Server:
         env = dict(os.environ, HOME=str(self.home), STREAMLIT_BROWSER_GATHER_USAGE_STATS="false",
                    PYTHONUNBUFFERED="1")
         env["PYTHONPATH"] = str(ROOT) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
@@ -141,11 +141,11 @@ class Server:
         while time.perf_counter() < deadline:
             if self.process.poll() is not None:
                 raise RuntimeError(f"the server exited ({self.process.returncode}): {self.log.read_text()[-2000:]}")
-            with contextlib.suppress(urllib.error.URLError, ConnectionError, TimeoutError, OSError):
-                with urllib.request.urlopen(f"{self.url}/_stcore/health", timeout=2) as answer:
-                    if answer.status == 200:
-                        self.ready_s = time.perf_counter() - started
-                        return self
+            with contextlib.suppress(urllib.error.URLError, ConnectionError, TimeoutError, OSError), \
+                    urllib.request.urlopen(f"{self.url}/_stcore/health", timeout=2) as answer:
+                if answer.status == 200:
+                    self.ready_s = time.perf_counter() - started
+                    return self
             time.sleep(0.1)
         self.stop()
         raise RuntimeError(f"no answer from {self.url} within {SERVER_START_TIMEOUT_S} s")
@@ -463,9 +463,10 @@ def _upload_k26(browser, server, repeats) -> Result:
         page.get_by_text("Upload your own table").first.click()
         page.locator(".st-key-uploader input[type='file']").set_input_files(
             files=[{"name": name, "mimeType": "text/csv", "buffer": _upload_table(20_000, seed)}])
-        settle_until(page, lambda name=name: page.locator("[data-testid='stSidebar']", has_text=name).count() > 0)
-        timed(page, lambda: set_number(page, "k", 3))
-        result.add(timed(page, lambda: set_number(page, "k", 26)))
+        settle_until(page, lambda name=name, page=page: page.locator("[data-testid='stSidebar']", has_text=name).count() > 0)
+        if page.locator(".st-key-k input").input_value() != "3":
+            timed(page, lambda page=page: set_number(page, "k", 3))
+        result.add(timed(page, lambda page=page: set_number(page, "k", 26)))
         page.locator("[data-testid='stSidebarNav'] a", has_text="Tune & see").first.click()
         settle(page)
         fits.append(fit_time_shown(page))
@@ -518,19 +519,27 @@ def _stats(values) -> str:
     return f"{median * 1000:,.0f} ms ({min(values) * 1000:,.0f}–{max(values) * 1000:,.0f})"
 
 
-def markdown(results: list[Result], info: dict, args) -> str:
-    lines = [
+def provenance(info: dict) -> str:
+    return (
         f"*Produced by `python -m benchmarks.bench_browser --write-results` on {time.strftime('%Y-%m-%d %H:%M')}, "
         f"commit {info['commit']}, on {info['cpu']}, {info['cores']} cores, shared with other work (load average "
-        f"{info['load_average']} at the start).*",
-        "",
-        "A real headless Chromium (Debian's, driven by Playwright) against `streamlit run app.py`. Each action is "
-        "timed in the page from the input event (pointerdown / keydown, or the navigation's start for a new "
-        "session) to the last change of the DOM before the app is idle and the DOM has stayed unchanged for "
+        f"{info['load_average']} at the start).*"
+    )
+
+
+def markdown(results: list[Result], repeats: int) -> str:
+    how = (
+        "A real headless Chromium (Debian's, driven by Playwright) against the app's server, started as `make run` "
+        "starts it (`python -m explorer.serve`: `streamlit run app.py` with the app's code loaded first). Each "
+        "action is timed in the page from the input event (pointerdown / keydown, or the navigation's start for a "
+        "new session) to the last change of the DOM before the app is idle and the DOM has stayed unchanged for "
         f"{QUIET_MS} ms. *Server* is the script's share: from the browser's rerun request to the server's "
-        f"`script_finished` message on the websocket, timed in the page; the rest is the browser's drawing. Median "
-        f"(min–max) of {args.repeats} repetitions per action after a warm-up; 1-minute load average before and after "
-        "each action (2 cores).",
+        "`script_finished` message on the websocket, timed in the page; the rest is the browser's drawing. Median "
+        f"(min–max) of {repeats} repetitions per action after a warm-up; 1-minute load average before and after "
+        "each action (2 cores)."
+    )
+    lines = [
+        how,
         "",
         "| action | browser, median (min–max) | server, median (min–max) | target | | load before → after | note |",
         "|---|---|---|---|---|---|---|",
@@ -579,6 +588,12 @@ def run(keys, repeats: int, serve_command: list[str] | None) -> list[Result]:
     return results
 
 
+def run_suite(repeats: int = 5) -> dict:
+    """Every action, for ``benchmarks.run_all`` (``make bench``): raw numbers and the section's body."""
+    results = run(list(ACTIONS), repeats, None)
+    return {"results": [r.__dict__ for r in results], "markdown": markdown(results, repeats)}
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--actions", nargs="*", choices=list(ACTIONS), default=list(ACTIONS))
@@ -596,7 +611,7 @@ def main(argv=None) -> int:
     results = run(args.actions, args.repeats, args.serve)
     args.json.parent.mkdir(parents=True, exist_ok=True)
     args.json.write_text(json.dumps({"machine": info, "results": [r.__dict__ for r in results]}, indent=1, default=str))
-    text = markdown(results, info, args)
+    text = provenance(info) + "\n\n" + markdown(results, args.repeats)
     print(text)
     if args.write_results:
         write_sections({TITLE: text}, args.results or RESULTS)
