@@ -610,3 +610,39 @@ def test_round_trip_upload_fit_labels_gives_back_the_cells(where, name, download
         assert got[:-1] == [neutralize(cell) for cell in expected]
         assert got[-1].isdigit()
     assert written[0][-1] == "craft_cluster"
+
+
+def test_hostile_link_values_are_named_once_on_the_page():
+    at = AppTest.from_file(APP, default_timeout=90)
+    hostile = {"m": "abc", "k": "-5", "dataset": "../../etc/passwd", "eps_v": "1e309", "roles": "{bad",
+               "standardize": "maybe", "bogus": "x", "seed": "7",
+               "syn_n": "<script>alert(1)</script>" + "9" * 20_000}
+    for key, value in hostile.items():
+        at.query_params[key] = value
+    at.run()
+    no_exception(at)
+    warnings_shown = messages(at, "warning")
+    assert len(warnings_shown) == 1
+    text = warnings_shown[0]
+    assert text.startswith("Ignored in the link: ")
+    for part in ("m='abc' (not a finite number)", "k='-5' (not an allowed value; 3 is used)",
+                 "dataset='../../etc/passwd' (not an allowed value; 'fig1_binary' is used)",
+                 "eps_v='1e309' (not a finite number)", "roles='{bad' (not a JSON object",
+                 "standardize='maybe' (not an allowed value; True is used)",
+                 "bogus='x' (not a parameter of this app)", "syn_n='<script>alert(1)</script>999"):
+        assert part in text, part
+    assert "seed=" not in text  # a valid value is applied, not reported
+    assert len(text) < 1500  # the 20,000-character value is shortened
+    assert at.session_state["seed"] == 7
+    assert_no_html_with(at, [])
+    at.run()
+    assert messages(at, "warning") == []  # said once
+
+
+def test_valid_link_says_nothing():
+    at = AppTest.from_file(APP, default_timeout=90)
+    for key, value in {"dataset": "wine", "m": "0.50", "k": "3", "standardize": "false"}.items():
+        at.query_params[key] = value
+    at.run()
+    no_exception(at)
+    assert not [m for m in messages(at, "warning") if m.startswith("Ignored in the link")]
