@@ -256,10 +256,10 @@ def warm_up() -> None:
     codes = np.zeros((2, 1), dtype=np.int64)
     offsets = np.zeros(1, dtype=np.int64)
     for kernel in (_nearest_serial, _nearest_parallel):
-        kernel(numeric, codes, offsets, np.arange(2, dtype=np.int64), np.zeros((1, 1)), np.ones((1, 1)),
+        kernel(numeric, _mask(None), codes, offsets, np.arange(2, dtype=np.int64), np.zeros((1, 1)), np.ones((1, 1)),
                np.zeros((1, 1), dtype=np.int64), np.ones(1, dtype=np.int64), np.zeros((1, 1)), np.zeros(1),
                np.full(1, -1, dtype=np.int64), np.empty(2), np.empty(2, dtype=np.int64))
-    accumulate(numeric, codes, offsets, np.zeros(2, dtype=np.int64), 1, 1)
+    accumulate(numeric, None, codes, offsets, np.zeros(2, dtype=np.int64), 1, 1)
     # pandas hands a one-dtype numeric block over column-major, a mixed one row-major.
     for raw in (np.zeros((2, 2), order="F"), np.zeros((2, 2), order="C")):
         scan(raw, 1.0)
