@@ -64,14 +64,15 @@ def _random_state(value):
 
 _PARAMETER_RULES = {
     "m": _number(0, 1),
-    "rho": _number(0, None, none=True),
+    # rho's range depends on m: prior_terms checks it, once, with a message that says why.
+    "rho": _number(none=True),
     "lam": _number(0, None, none=True),
     "k": _number(1, None, low_open=False, integer=True, none=True),
     "k_method": _one_of("search", "farthest_first"),
     "budget": _one_of("fixed", "approximate"),
     "rho_selection": _one_of("paper", "shrink"),
-    "eps_c": _number(0, 1, none=True),
-    "eps_v": _number(0, None, none=True),
+    "eps_c": _number(0, 1),
+    "eps_v": _number(0, None),
     "standardize": _Rule(lambda value: isinstance(value, (bool, np.bool_)), "True or False"),
     "max_iter": _number(1, None, low_open=False, integer=True),
     "n_init": _Rule(
@@ -130,11 +131,11 @@ class CRAFT(ClusterMixin, BaseEstimator):
         ``round(m |Cat|)`` categorical features. Approximate: a categorical
         feature is selected when ``G_d - G_kd > eps_c G_d``, a numeric one
         when its within-cluster variance is below ``eps_v``.
-    eps_c : float or None, default=None
-        In (0, 1); None means 0.8. Used by the approximate budget only.
-    eps_v : float or None, default=None
+    eps_c : float, default=0.8
+        In (0, 1). Used by the approximate budget only.
+    eps_v : float, default=0.5
         Variance threshold (> 0) in encoded units (standardized: a share of
-        the global variance); None means 0.5. Approximate budget only.
+        the global variance). Approximate budget only.
     categorical : "auto", list of str or int, or Schema, default="auto"
         Which columns are categorical. "auto" infers a schema from the
         dtypes (:func:`craft.infer_schema`; identifiers, constant and
@@ -215,8 +216,8 @@ class CRAFT(ClusterMixin, BaseEstimator):
         k_method="search",
         budget="fixed",
         rho_selection="paper",
-        eps_c=None,
-        eps_v=None,
+        eps_c=0.8,
+        eps_v=0.5,
         categorical="auto",
         standardize=True,
         max_iter=100,
@@ -314,8 +315,8 @@ class CRAFT(ClusterMixin, BaseEstimator):
             lam=float(self.lam) if self.lam is not None else float("nan"),
             budget=self.budget,
             rho_selection=self.rho_selection,
-            eps_c=0.8 if self.eps_c is None else float(self.eps_c),
-            eps_v=0.5 if self.eps_v is None else float(self.eps_v),
+            eps_c=float(self.eps_c),
+            eps_v=float(self.eps_v),
             smoothing=float(self.smoothing),
             min_variance=float(self.min_variance),
             init=self.init,

@@ -18,11 +18,12 @@ import math
 
 import numpy as np
 import pandas as pd
+from scipy.optimize import linear_sum_assignment
 from sklearn.metrics import adjusted_rand_score
 
 from .exceptions import CraftInputError
 
-__all__ = ["purity", "nmi", "ari", "contingency", "evaluate"]
+__all__ = ["purity", "nmi", "ari", "contingency", "evaluate", "align_clusters"]
 
 
 def _as_series(values, name: str) -> pd.Series:
@@ -235,3 +236,34 @@ def evaluate(y_true, labels) -> dict:
         "ari": ari(class_codes, cluster_codes),
         "n_clusters": int(len(clusters)),
     }
+
+
+def align_clusters(reference, labels) -> np.ndarray:
+    """Match the clusters of ``labels`` to those of ``reference`` by overlap.
+
+    Parameters
+    ----------
+    reference, labels : array-like of int, shape (n_samples,)
+        Two labellings of the same rows (clusters 0..K-1).
+
+    Returns
+    -------
+    ndarray of int, shape (n_clusters of labels,)
+        For each cluster of ``labels``, the reference cluster it is matched to
+        (Hungarian assignment maximising shared rows), or -1 when unmatched.
+
+    Examples
+    --------
+    >>> align_clusters(np.array([0, 0, 1, 1]), np.array([1, 1, 0, 0])).tolist()
+    [1, 0]
+    """
+    reference = np.asarray(reference, dtype=np.int64)
+    labels = np.asarray(labels, dtype=np.int64)
+    k_ref, k_new = int(reference.max()) + 1, int(labels.max()) + 1
+    overlap = np.zeros((k_new, k_ref), dtype=np.int64)
+    np.add.at(overlap, (labels, reference), 1)
+    rows, cols = linear_sum_assignment(-overlap)
+    mapping = np.full(k_new, -1, dtype=np.int64)
+    matched = overlap[rows, cols] > 0
+    mapping[rows[matched]] = cols[matched]
+    return mapping

@@ -8,7 +8,7 @@ as well as in the app. Nothing here imports Streamlit.
 Conventions
 -----------
 * ``model`` is a fitted :class:`craft.CRAFT`; ``X`` is the table it was
-  fitted on (its used columns, see :func:`craft.app_support.fitted_X`).
+  fitted on (its used columns, see :func:`explorer.services.fitted_X (the app)`).
 * Clusters are called by their number in ``labels_`` (0..K-1).
 * Large tables are downsampled *for display only*; the figures say so in
   their titles and the sampling is stratified by cluster.
@@ -573,7 +573,7 @@ def fig_data_heatmap(
     two = y_true is not None and true_mask is not None
     match = None
     if two:
-        from .app_support import align_clusters
+        from .metrics import align_clusters
 
         y_codes = np.asarray(pd.Categorical(np.asarray(y_true)).codes, dtype=np.int64)
         truth = np.asarray(true_mask, dtype=bool)
@@ -881,7 +881,7 @@ def fig_compare(frame: pd.DataFrame) -> go.Figure:
     Parameters
     ----------
     frame : DataFrame
-        From :func:`craft.app_support.compare_methods`.
+        From :func:`explorer.services.compare_methods`.
     """
     scored = frame[["purity", "nmi", "ari"]].notna().any().any()
     fig = go.Figure()
@@ -919,7 +919,7 @@ def fig_sweep(frame: pd.DataFrame, param: str, *, label: str | None = None) -> g
     Parameters
     ----------
     frame : DataFrame
-        From :func:`craft.app_support.sweep` (one row per value and seed).
+        From :func:`explorer.services.sweep` (one row per value and seed).
     param : str
         The swept parameter (``"lam"`` gets a log axis).
     """
@@ -955,7 +955,7 @@ def fig_mask_stability(frequency: pd.DataFrame, *, order: str = "subspace") -> g
     ----------
     frequency : DataFrame
         Clusters x features shares in [0, 1] (from
-        :func:`craft.app_support.mask_stability`).
+        :func:`explorer.services.mask_stability`).
     """
     values = frequency.to_numpy(dtype=np.float64)
     if order == "subspace":

@@ -107,8 +107,12 @@ def prior_terms(m: float, rho: float | None = None) -> PriorTerms:
     if rho is None:
         rho = default_rho(m)
     if not (0.0 < rho < upper):
+        # The one check of rho's range (the estimator validates through here):
+        # the message says what the bound means, for the app as for a notebook.
         raise CraftInputError(
-            f"rho={rho!r} must lie strictly between 0 and m(1-m)={upper:.6g} for m={m:.6g}."
+            f"rho={rho!r} must lie strictly between 0 and m(1-m)={upper:.6g} for m={m:.6g}: the Beta prior on "
+            f"the selection probability needs 0 < rho < m(1-m). Values near {upper:.4g} give cluster-specific "
+            f"selection, values near 0 global selection."
         )
     a0 = m * m * (1.0 - m) / rho - m
     b0 = m * (1.0 - m) ** 2 / rho + m

@@ -151,7 +151,7 @@ def craft_report(
     import numpy as np
 
     from . import metrics, plots
-    from .app_support import align_clusters
+    from .metrics import align_clusters
     from .profiles import cluster_profiles
 
     result = pd.DataFrame(

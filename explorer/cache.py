@@ -1,7 +1,7 @@
 """Cached engine calls of the app.
 
 Every function here is a thin ``st.cache_data`` wrapper around a pure
-function of :mod:`craft.app_support`, :mod:`craft.profiles`,
+function of :mod:`explorer.services`, :mod:`craft.profiles`,
 :mod:`craft.plots` or :mod:`craft.report`. Cache keys are explicit and
 hashable: the data's fingerprint (``LoadedData.key``: the SHA-256 of uploaded
 bytes or the name, rows and seed of an example), the column roles and the
@@ -22,8 +22,11 @@ import time
 
 import streamlit as st
 
-from craft import app_support, plots, profiles, report
-from craft.app_support import FitParams
+from craft import plots, profiles, report
+from craft.metrics import align_clusters
+
+from . import services
+from .services import FitParams
 
 _FIT_ENTRIES = 64
 _DERIVED_ENTRIES = 64
@@ -77,23 +80,23 @@ def fit_key(data_key: str, schema, params: FitParams) -> str:
 
 
 @st.cache_data(max_entries=16, show_spinner="Loading the example…")
-def load_example(name: str, n_samples: int, seed: int) -> app_support.LoadedData:
-    """A bundled example (see :func:`craft.app_support.load_example`)."""
-    return app_support.load_example(name, n_samples=n_samples, seed=seed)
+def load_example(name: str, n_samples: int, seed: int) -> services.LoadedData:
+    """A bundled example (see :func:`explorer.services.load_example`)."""
+    return services.load_example(name, n_samples=n_samples, seed=seed)
 
 
 @st.cache_data(max_entries=4, show_spinner="Reading the file…")
-def load_upload(sha: str, file_name: str, _data: bytes) -> app_support.LoadedData:
+def load_upload(sha: str, file_name: str, _data: bytes) -> services.LoadedData:
     """An uploaded table, keyed by the SHA-256 of its bytes."""
-    return app_support.load_upload(_data, file_name)
+    return services.load_upload(_data, file_name)
 
 
 @st.cache_data(max_entries=_FIT_ENTRIES, show_spinner=False)
-def fit(data_key: str, numeric: tuple, categorical: tuple, params: FitParams, _table, _schema) -> app_support.FitOutcome:
+def fit(data_key: str, numeric: tuple, categorical: tuple, params: FitParams, _table, _schema) -> services.FitOutcome:
     """One CRAFT fit; the key is the data fingerprint, the roles and the parameters."""
     progress = _Progress("Fitting CRAFT")
     try:
-        return app_support.fit_craft(_table, _schema, params, callback=progress.record)
+        return services.fit_craft(_table, _schema, params, callback=progress.record)
     finally:
         progress.close()
 
@@ -123,7 +126,7 @@ def projection(key: str, max_points: int, _model, _X):
 def masks_figure(key: str, order: str, with_truth: bool, _model, _data):
     """The mask heatmap of the fit named ``key`` (beside the planted mask when asked)."""
     if with_truth and _data.true_mask is not None:
-        match = app_support.align_clusters(_data.true_labels, _model.labels_)
+        match = align_clusters(_data.true_labels, _model.labels_)
         return plots.fig_feature_masks(_model, order=order, true_mask=_data.true_mask,
                                        true_features=_data.mask_features, cluster_match=match)
     return plots.fig_feature_masks(_model, order=order)
@@ -143,7 +146,7 @@ def compare(key: str, label, methods: tuple, k: int, seed: int, params: FitParam
     """The Compare page's table for data/roles ``key`` scored against ``label``."""
     progress = _Progress("Comparing methods", delay=0.0)
     try:
-        return app_support.compare_methods(_table, _schema, params, methods=methods, k=k, seed=seed, y=_y,
+        return services.compare_methods(_table, _schema, params, methods=methods, k=k, seed=seed, y=_y,
                                            progress=progress.step)
     finally:
         progress.close()
@@ -154,7 +157,7 @@ def sweep(key: str, label, param: str, values: tuple, seeds: tuple, params: FitP
     """The What-if sweep for data/roles ``key`` scored against ``label``."""
     progress = _Progress("Sweeping", delay=0.0)
     try:
-        return app_support.sweep(_table, _schema, params, param, list(values), seeds=seeds, y=_y,
+        return services.sweep(_table, _schema, params, param, list(values), seeds=seeds, y=_y,
                                  progress=progress.step)
     finally:
         progress.close()
@@ -165,7 +168,7 @@ def stability(key: str, seeds: tuple, params: FitParams, _table, _schema):
     """Mask stability over seeds for data/roles ``key``."""
     progress = _Progress("Fitting over seeds", delay=0.0)
     try:
-        return app_support.mask_stability(_table, _schema, params, seeds=seeds, progress=progress.step)
+        return services.mask_stability(_table, _schema, params, seeds=seeds, progress=progress.step)
     finally:
         progress.close()
 
@@ -182,4 +185,4 @@ def html_report(key: str, label, dataset_name: str, _model, _X, _params: dict, _
 @st.cache_data(max_entries=_DERIVED_ENTRIES, show_spinner=False)
 def iteration_state(key: str, iteration: int, _model, _X):
     """The clusters and objective terms after one iteration of the fit named ``key``."""
-    return app_support.iteration_state(_model, _X, iteration)
+    return services.iteration_state(_model, _X, iteration)

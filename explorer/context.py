@@ -15,10 +15,10 @@ import pandas as pd
 import streamlit as st
 
 from craft import CraftInputError
-from craft.app_support import FitOutcome, FitParams, LoadedData, fit_schema, fitted_X, labels_for_evaluation
 from craft.schema import Schema
 
 from . import cache
+from .services import FitOutcome, FitParams, LoadedData, fit_schema, fitted_X, labels_for_evaluation
 from .state import NO_LABEL, UPLOAD
 from .ui import error
 

@@ -14,14 +14,16 @@ import json
 
 import streamlit as st
 
-from craft.app_support import PRESETS, FitParams
+from .services import PRESETS, FitParams
 
 #: Default dataset: the paper's Figure 1(a).
 DEFAULT_DATASET = "fig1_binary"
 #: Rows and seed of synthetic sets by default (the paper's 300).
 DEFAULT_SYNTHETIC_ROWS = 300
 
-_DEFAULT = FitParams()
+#: The parameters the app opens with: the estimator's defaults (through
+#: FitParams) with the default dataset's preset applied, as picking it would.
+_DEFAULT = FitParams().replace(**PRESETS[DEFAULT_DATASET])
 
 #: Defaults of the parameter widgets (also their URL defaults).
 WIDGET_DEFAULTS = {
@@ -40,7 +42,9 @@ WIDGET_DEFAULTS = {
     "eps_v": _DEFAULT.eps_v,
     "standardize": _DEFAULT.standardize,
     "seed": _DEFAULT.seed,
-    "n_init": _DEFAULT.n_init,
+    # "auto" is the estimator's default; the slider only shows when it is unticked.
+    "n_init_auto": _DEFAULT.n_init == "auto",
+    "n_init": 10 if _DEFAULT.n_init == "auto" else _DEFAULT.n_init,
     "max_iter": _DEFAULT.max_iter,
 }
 
@@ -67,6 +71,10 @@ def init_session() -> None:
     if not st.session_state.get("_url_read"):
         st.session_state["_url_read"] = True
         params = st.query_params
+        if "n_init" in params and "n_init_auto" not in params:
+            # A link that names a number of restarts means that number, not "auto".
+            params["n_init_auto"] = "false"
+            st.session_state["n_init_auto"] = False
         if "label" in params:
             value = params.get("label")
             st.session_state["label_choice"] = NO_LABEL if value in ("", "(none)") else value

@@ -12,10 +12,10 @@ import re
 
 import streamlit as st
 
-from craft.app_support import EXAMPLES, FitParams, example_names
 from craft.priors import default_rho
 
 from . import state
+from .services import EXAMPLES, FitParams, example_names, rho_from_share
 
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-!|<>~$])")
 
@@ -109,7 +109,7 @@ def render_sidebar() -> FitParams:
                  "cluster's selection probability stays at m (global selection); near 1 it follows the "
                  "cluster's own choice v_kd (cluster-specific selection).",
         )
-        rho = round(share * upper, 10)
+        rho = rho_from_share(m, share)
         sidebar.caption(f"ρ = {share:.2f} × {upper:.4f} = {rho:.4f}; valid range (0, {upper:.4f}).")
 
     size_by = sidebar.radio("Number of clusters", ["k", "lambda"], key="size_by", bind="query-params",
@@ -145,14 +145,19 @@ def render_sidebar() -> FitParams:
                                          "ε_v (a share of the overall variance when standardized).")
         standardize = st.checkbox("Standardize numeric features", True, key="standardize", bind="query-params")
         seed = st.number_input("Seed", 0, 2**31 - 1, 0, key="seed", bind="query-params")
-        n_init = st.slider("Restarts", 1, 20, state.WIDGET_DEFAULTS["n_init"], key="n_init", bind="query-params",
-                           help="Fits from different starts; the lowest objective is kept.")
+        n_init = "auto"
+        if not st.checkbox("Restarts: the estimator's default", state.WIDGET_DEFAULTS["n_init_auto"],
+                           key="n_init_auto", bind="query-params",
+                           help="n_init='auto': 10 fits from different starts up to 50,000 rows, 3 above; the "
+                                "lowest objective is kept."):
+            n_init = st.slider("Restarts", 1, 20, state.WIDGET_DEFAULTS["n_init"], key="n_init",
+                               bind="query-params", help="Fits from different starts; the lowest objective is kept.")
         max_iter = st.number_input("Max iterations", 1, 1000, state.WIDGET_DEFAULTS["max_iter"], key="max_iter",
                                    bind="query-params")
     return FitParams(
         m=float(m), rho=rho, size_by=size_by, k=int(k), k_method=k_method, lam=float(lam), budget=budget,
         eps_c=float(eps_c), eps_v=float(eps_v), standardize=bool(standardize), seed=int(seed),
-        n_init=int(n_init), max_iter=int(max_iter),
+        n_init=n_init if n_init == "auto" else int(n_init), max_iter=int(max_iter),
     )
 
 

@@ -3,7 +3,7 @@
 import streamlit as st
 
 from craft import plots
-from craft.app_support import METHODS
+from explorer.services import METHODS
 from explorer import cache, context
 from explorer.ui import esc
 

@@ -3,7 +3,7 @@
 import streamlit as st
 
 from craft import CraftInputError
-from craft.app_support import column_report, load_upload
+from explorer.services import column_report, load_upload
 from craft.io import table_fingerprint
 from explorer import context, state
 from explorer.ui import error, esc, note

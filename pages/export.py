@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from craft.app_support import labels_for_evaluation
+from explorer.services import labels_for_evaluation
 from craft.export import labels_csv, masks_csv, params_json
 from explorer import cache, context, state
 from explorer.ui import esc

@@ -4,7 +4,7 @@ import numpy as np
 import streamlit as st
 
 from craft import CraftInputError, plots
-from craft.app_support import distance_breakdown
+from explorer.services import distance_breakdown, rho_from_share
 from explorer import cache, context
 from explorer.ui import esc, note
 
@@ -132,7 +132,7 @@ def rho_view() -> None:
     upper = m * (1 - m)
     share = st.slider("ρ as a share of m(1−m)", 0.0, 1.0, float(round(terms.rho / upper, 2)), step=0.01,
                       key="teach_rho")
-    rho = share * upper
+    rho = rho_from_share(m, share)
     st.plotly_chart(plots.fig_rho_demo(m, rho), key="teach_rho_fig")
     st.latex(
         rf"\hat\nu_{{kd}} = m + \frac{{(v_{{kd}} - m)\rho}}{{m(1-m)}} = {m:.3g} + (v_{{kd}} - {m:.3g}) \times {share:.2f}"

@@ -3,7 +3,7 @@
 import streamlit as st
 
 from craft import CraftInputError, plots
-from craft.app_support import SWEEPABLE, sweep_values
+from explorer.services import SWEEPABLE, sweep_values
 from explorer import cache, context
 from explorer.ui import error
 

@@ -21,7 +21,7 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
-from craft.app_support import EXAMPLES
+from explorer.services import EXAMPLES
 from craft.export import labels_csv, masks_csv
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -366,7 +366,7 @@ def test_teach_steps_through_the_iterations():
 def min_distance(state, row: int) -> float:
     """Smallest d_nk of ``row`` after the shown iteration, straight from the engine."""
     from craft import _engine
-    from craft.app_support import iteration_state
+    from explorer.services import iteration_state
 
     t = len(state.model.history_) if len(state.model.history_) == 1 else 1
     data = iteration_state(state.model, state.X, t)
@@ -445,9 +445,9 @@ def test_export_offers_labels_masks_params_and_report():
     assert "Download the HTML report" in {b.label for b in at.get("download_button")}
     key, document = at.session_state["report"]
     assert key == f"{state.key}|{state.label}" and document.count("plotly-graph-div") >= 5
-    assert at.code[0].value.endswith("?syn_n=60&n_init=1")  # the default dataset is not repeated
+    assert at.code[0].value.endswith("?syn_n=60&n_init_auto=false&n_init=1")  # the default dataset is not repeated
     at.slider(key="m").set_value(0.5).run()
-    assert at.code[0].value.endswith("?syn_n=60&m=0.5&n_init=1")
+    assert at.code[0].value.endswith("?syn_n=60&m=0.5&n_init_auto=false&n_init=1")
 
 
 def test_share_query_reopens_the_same_fit():
@@ -591,9 +591,9 @@ def test_upload_limit_is_configured_and_stated():
     assert any(f"Files up to {limit} MB" in c.value for c in at.caption)
 
 
-def test_importing_craft_does_not_import_streamlit():
+def test_importing_craft_and_the_services_does_not_import_streamlit():
     code = (
-        "import sys, craft, craft.plots, craft.profiles, craft.export, craft.report, craft.app_support; "
+        "import sys, craft, craft.plots, craft.profiles, craft.export, craft.report, explorer.services; "
         "print('streamlit' in sys.modules)"
     )
     result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)

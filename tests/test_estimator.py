@@ -35,7 +35,7 @@ def mixed_table():
         ({"m": 0.0}, r"m=0.0 is invalid: it must be a number > 0 and < 1"),
         ({"m": 1.5}, r"m=1.5 is invalid"),
         ({"m": 0.5, "rho": 0.3}, r"rho=0.3 must lie strictly between 0 and m\(1-m\)=0.25"),
-        ({"rho": -0.1}, r"rho=-0.1 is invalid"),
+        ({"rho": -0.1}, r"rho=-0.1 must lie strictly between 0 and m\(1-m\)"),
         ({"lam": 0.0}, r"lam=0.0 is invalid: it must be a number > 0"),
         ({"lam": -2}, r"lam=-2 is invalid"),
         ({"eps_c": 1.0}, r"eps_c=1.0 is invalid: it must be a number > 0 and < 1"),

@@ -6,7 +6,7 @@ import plotly.graph_objects as go
 import pytest
 
 from craft import CRAFT, plots, synthetic
-from craft.app_support import FitParams, align_clusters, compare_methods, fit_craft, fit_schema, load_example
+from explorer.services import FitParams, align_clusters, compare_methods, fit_craft, fit_schema, load_example
 from craft.profiles import cluster_profiles
 
 

@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, assume, event, given, settings
 from hypothesis import strategies as st
 
 from craft import CRAFT, CraftInputError, Schema, infer_schema
-from craft.app_support import FitParams, fit_craft, load_upload
+from explorer.services import FitParams, fit_craft, load_upload
 
 SETTINGS = settings(
     max_examples=60, deadline=None,

@@ -8,7 +8,7 @@ import plotly.graph_objects as go
 import pytest
 
 from craft import CRAFT, Schema
-from craft.app_support import FitParams, fit_craft, fit_schema, fitted_X, load_example
+from explorer.services import FitParams, fit_craft, fit_schema, fitted_X, load_example
 from craft.report import Section, craft_report, figure_count, render_report
 
 EVIL = "<script>alert('x')</script>"

@@ -5,7 +5,8 @@ import pandas as pd
 import pytest
 
 from craft import CraftInputError, _engine
-from craft.app_support import (
+from craft import CRAFT
+from explorer.services import (
     EXAMPLES,
     METHODS,
     PRESETS,
@@ -22,7 +23,7 @@ from craft.app_support import (
     load_example,
     load_upload,
     mask_stability,
-    rho_problem,
+    rho_from_share,
     sweep,
     sweep_values,
 )
@@ -36,23 +37,36 @@ def fig2():
 
 
 def test_fit_params_to_estimator_arguments():
-    assert FitParams(m=0.4, k=5, k_method="farthest_first").estimator_kwargs() == dict(
+    assert FitParams(m=0.4, k=5, k_method="farthest_first", n_init=4).estimator_kwargs() == dict(
         m=0.4, rho=None, budget="fixed", standardize=True, random_state=0, n_init=4, max_iter=100, k=5,
         k_method="farthest_first",
     )
     given = FitParams(size_by="lambda", lam=3.0, budget="approximate", eps_c=0.7, eps_v=2.0).estimator_kwargs()
     assert given["lam"] == 3.0 and "k" not in given and given["eps_c"] == 0.7 and given["eps_v"] == 2.0
-    assert FitParams(m=0.5).rho_used == pytest.approx(0.24)
-    assert FitParams(m=0.5, rho=0.1).to_dict()["rho_used"] == 0.1
     assert set(PRESETS) == set(EXAMPLES)
 
 
-def test_rho_problem_explains_the_range():
-    assert rho_problem(0.5, None) is None and rho_problem(0.5, 0.2) is None
-    message = rho_problem(0.5, 0.25)
-    assert message.startswith("ρ = 0.25 is not below m(1−m) = 0.25 for m = 0.5")
-    assert "choose ρ in (0, 0.25)" in message
-    assert rho_problem(0.3, 0.0).startswith("ρ = 0 must be above 0")
+def test_fit_params_default_to_the_estimators_own_defaults():
+    defaults = CRAFT().get_params()
+    params = FitParams()
+    for name in ("m", "rho", "k_method", "budget", "eps_c", "eps_v", "standardize", "n_init", "max_iter"):
+        assert getattr(params, name) == defaults[name], name
+    # the app's fit with its defaults is the estimator's fit with the same k and seed
+    kwargs = params.estimator_kwargs()
+    assert CRAFT(**kwargs).get_params() == {**defaults, "k": params.k, "random_state": params.seed}
+
+
+def test_one_share_gives_one_rho_and_one_cache_key():
+    rho = rho_from_share(0.33, 0.2)
+    assert rho == rho_from_share(0.33, 0.2000000000000001) == pytest.approx(0.2 * 0.33 * 0.67)
+    assert hash(FitParams(m=0.33, rho=rho)) == hash(FitParams(m=0.33, rho=rho_from_share(0.33, 0.2)))
+
+
+def test_rho_out_of_range_is_refused_by_the_estimator_with_its_meaning(fig2):
+    data, schema = fig2
+    message = fit_craft(data.table, schema, FitParams(m=0.5, rho=0.3, n_init=1)).error
+    assert message.startswith("rho=0.3 must lie strictly between 0 and m(1-m)=0.25 for m=0.5")
+    assert "near 0 global selection" in message
 
 
 @pytest.mark.parametrize("name", EXAMPLES)
@@ -137,7 +151,6 @@ def test_column_report_missing_values():
 
 def test_fit_craft_turns_input_problems_into_messages(fig2):
     data, schema = fig2
-    assert fit_craft(data.table, schema, FitParams(m=0.5, rho=0.3)).error.startswith("ρ = 0.3 is not below")
     assert "k = 500 clusters cannot be found in 90 rows" in fit_craft(data.table, schema, FitParams(k=500)).error
     outcome = fit_craft(data.table, schema, FitParams(m=1 / 3, k=3, n_init=2))
     assert outcome.error is None and outcome.model.n_clusters_ == 3

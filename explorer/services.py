@@ -21,21 +21,21 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
-from scipy.optimize import linear_sum_assignment
 
-from . import _engine, baselines, datasets, metrics, synthetic
-from .encoding import Encoder
-from .estimator import CRAFT
-from .exceptions import CraftInputError
-from .io import read_table, table_fingerprint
-from .priors import default_rho
-from .schema import Schema, infer_schema
+from craft import _engine, baselines, datasets, metrics, synthetic
+from craft.encoding import Encoder
+from craft.estimator import CRAFT
+from craft.exceptions import CraftInputError
+from craft.io import read_table, table_fingerprint
+from craft.metrics import align_clusters
+from craft.schema import Schema, infer_schema
 
 __all__ = [
     "FitParams",
@@ -50,14 +50,14 @@ __all__ = [
     "load_upload",
     "fit_schema",
     "column_report",
-    "rho_problem",
+    "rho_from_share",
+    "ESTIMATOR_DEFAULTS",
     "fit_craft",
     "labels_for_evaluation",
     "compare_methods",
     "sweep",
     "sweep_values",
     "mask_stability",
-    "align_clusters",
     "iteration_state",
     "distance_breakdown",
 ]
@@ -76,37 +76,35 @@ _LABEL_NAMES = ("class", "label", "target", "y", "cluster", "true_cluster")
 # Parameters
 
 
+#: The estimator's own defaults: every parameter of the app starts from them.
+ESTIMATOR_DEFAULTS: dict = CRAFT().get_params()
+
+
 @dataclass(frozen=True)
 class FitParams:
     """Every parameter of one CRAFT fit, as a hashable value (a cache key).
 
+    Fields named like :class:`craft.CRAFT`'s parameters default to the
+    estimator's own defaults (``CRAFT().get_params()``), so the app and the
+    library cannot drift apart; nothing is validated here (the estimator
+    does it, once, when it fits). The app's own fields are ``size_by``,
+    ``k``, ``lam`` (the app always asks for k or gives λ, where the
+    estimator's default is neither) and ``seed`` (an int, so that every
+    view of the app is reproducible; the estimator's ``random_state``).
+
     Parameters
     ----------
-    m : float
-        Fraction of features per cluster, in (0, 1).
-    rho : float or None
-        Prior variance in (0, m(1-m)); None takes the paper's default
-        ``max(0.01, m(1-m) - 0.01)``.
+    m, rho, k_method, budget, eps_c, eps_v, standardize, n_init, max_iter
+        As in :class:`craft.CRAFT`. Build ``rho`` from a share of m(1-m)
+        with :func:`rho_from_share`.
     size_by : {"k", "lambda"}
         Whether the number of clusters is asked for (``k``) or lambda is given.
     k : int
         Desired number of clusters (``size_by="k"``).
-    k_method : {"search", "farthest_first"}
-        How lambda is found from ``k``: the engine's exact-k search or the
-        paper's farthest-first heuristic.
     lam : float
         Lambda (``size_by="lambda"``).
-    budget : {"fixed", "approximate"}
-    eps_c, eps_v : float
-        Thresholds of the approximate budget.
-    standardize : bool
-        Scale numeric columns to unit variance before fitting.
     seed : int
-        Random seed.
-    n_init : int
-        Restarts; the lowest objective is kept.
-    max_iter : int
-        Maximum passes per restart.
+        The estimator's ``random_state``.
 
     Examples
     --------
@@ -114,24 +112,19 @@ class FitParams:
     4
     """
 
-    m: float = 0.33
-    rho: float | None = None
+    m: float = ESTIMATOR_DEFAULTS["m"]
+    rho: float | None = ESTIMATOR_DEFAULTS["rho"]
     size_by: str = "k"
     k: int = 3
-    k_method: str = "search"
+    k_method: str = ESTIMATOR_DEFAULTS["k_method"]
     lam: float = 10.0
-    budget: str = "fixed"
-    eps_c: float = 0.8
-    eps_v: float = 0.5
-    standardize: bool = True
+    budget: str = ESTIMATOR_DEFAULTS["budget"]
+    eps_c: float = ESTIMATOR_DEFAULTS["eps_c"]
+    eps_v: float = ESTIMATOR_DEFAULTS["eps_v"]
+    standardize: bool = ESTIMATOR_DEFAULTS["standardize"]
     seed: int = 0
-    n_init: int = 4
-    max_iter: int = 100
-
-    @property
-    def rho_used(self) -> float:
-        """The rho the fit uses (the paper's default when ``rho`` is None)."""
-        return default_rho(self.m) if self.rho is None else self.rho
+    n_init: int | str = ESTIMATOR_DEFAULTS["n_init"]
+    max_iter: int = ESTIMATOR_DEFAULTS["max_iter"]
 
     def replace(self, **changes) -> "FitParams":
         """A copy with some fields changed."""
@@ -140,53 +133,38 @@ class FitParams:
     def estimator_kwargs(self) -> dict:
         """Keyword arguments of :class:`craft.CRAFT` for these parameters."""
         kwargs = dict(
-            m=float(self.m),
-            rho=None if self.rho is None else float(self.rho),
-            budget=self.budget,
-            standardize=bool(self.standardize),
-            random_state=int(self.seed),
-            n_init=int(self.n_init),
-            max_iter=int(self.max_iter),
+            m=self.m, rho=self.rho, budget=self.budget, standardize=self.standardize, random_state=self.seed,
+            n_init=self.n_init, max_iter=self.max_iter,
         )
         if self.size_by == "lambda":
-            kwargs["lam"] = float(self.lam)
+            kwargs["lam"] = self.lam
         else:
-            kwargs["k"] = int(self.k)
+            kwargs["k"] = self.k
             kwargs["k_method"] = self.k_method
         if self.budget == "approximate":
-            kwargs["eps_c"] = float(self.eps_c)
-            kwargs["eps_v"] = float(self.eps_v)
+            kwargs["eps_c"] = self.eps_c
+            kwargs["eps_v"] = self.eps_v
         return kwargs
 
     def to_dict(self) -> dict:
-        """The parameters as plain JSON-ready values, with the rho actually used."""
-        values = dataclasses.asdict(self)
-        values["rho_used"] = self.rho_used
-        return values
+        """The parameters as plain JSON-ready values."""
+        return dataclasses.asdict(self)
 
 
-def rho_problem(m: float, rho: float | None) -> str | None:
-    """Why ``rho`` is invalid for ``m``, in words, or None when it is valid.
+def rho_from_share(m: float, share: float) -> float:
+    """ρ as ``share`` of its upper bound m(1-m): the app's one conversion.
+
+    Every control that sets ρ through a share goes through here, so one
+    (m, share) always gives the same ρ, hence the same cache key. The value
+    is rounded to 12 decimals so that a share typed or computed twice gives
+    the same float.
 
     Examples
     --------
-    >>> rho_problem(0.5, 0.3)[:24]
-    'ρ = 0.3 is not below m(1'
-    >>> rho_problem(0.5, 0.2) is None
-    True
+    >>> rho_from_share(0.5, 0.2)
+    0.05
     """
-    if rho is None:
-        return None
-    upper = m * (1.0 - m)
-    if not rho > 0:
-        return f"ρ = {rho:g} must be above 0; choose ρ in (0, {upper:.4g})."
-    if rho >= upper:
-        return (
-            f"ρ = {rho:g} is not below m(1−m) = {upper:.4g} for m = {m:g}. The Beta prior on the "
-            f"selection probability needs 0 < ρ < m(1−m): choose ρ in (0, {upper:.4g}); values near "
-            f"{upper:.4g} give cluster-specific selection, values near 0 global selection."
-        )
-    return None
+    return round(float(share) * float(m) * (1.0 - float(m)), 12)
 
 
 # ---------------------------------------------------------------------------
@@ -393,7 +371,8 @@ def load_upload(data: bytes, file_name: str | None) -> LoadedData:
 
 def _sentence(text: str) -> str:
     text = text.strip()
-    text = text[:1].upper() + text[1:]
+    if not re.match(r"\w+=", text):  # "rho=0.3 must..." names a parameter: keep its case
+        text = text[:1].upper() + text[1:]
     return text if text.endswith((".", "!", "?")) else text + "."
 
 
@@ -604,9 +583,6 @@ def fit_craft(table: pd.DataFrame, schema: Schema, params: FitParams, callback: 
     -------
     FitOutcome
     """
-    problem = rho_problem(params.m, params.rho)
-    if problem:
-        return FitOutcome(None, error=problem)
     X, used_schema = fitted_table(table, schema)
     if params.size_by == "k" and params.k > len(X):
         return FitOutcome(
@@ -826,7 +802,7 @@ def _swept(params: FitParams, param: str, value) -> FitParams:
     if param in ("eps_c", "eps_v"):
         return params.replace(budget="approximate", **{param: float(value)})
     if param == "rho":
-        return params.replace(rho=round(float(value) * params.m * (1.0 - params.m), 12))
+        return params.replace(rho=rho_from_share(params.m, value))
     if param == "m" and params.rho is not None and params.rho >= value * (1 - value):
         return params.replace(m=float(value), rho=None)
     return params.replace(**{param: float(value)})
@@ -876,38 +852,6 @@ def sweep(
     if progress is not None:
         progress(1.0, "done")
     return pd.DataFrame(rows, columns=["value", "seed", "K", "objective", "lam", "purity", "nmi", "ari", "seconds", "note"])
-
-
-def align_clusters(reference: np.ndarray, labels: np.ndarray) -> np.ndarray:
-    """Match the clusters of ``labels`` to those of ``reference`` by overlap.
-
-    Parameters
-    ----------
-    reference, labels : ndarray of int, shape (n_samples,)
-        Two labellings of the same rows (clusters 0..K-1).
-
-    Returns
-    -------
-    ndarray of int, shape (n_clusters of labels,)
-        For each cluster of ``labels``, the reference cluster it is matched to
-        (Hungarian assignment maximising shared rows), or -1 when unmatched.
-
-    Examples
-    --------
-    >>> align_clusters(np.array([0, 0, 1, 1]), np.array([1, 1, 0, 0])).tolist()
-    [1, 0]
-    """
-    reference = np.asarray(reference, dtype=np.int64)
-    labels = np.asarray(labels, dtype=np.int64)
-    k_ref, k_new = int(reference.max()) + 1, int(labels.max()) + 1
-    overlap = np.zeros((k_new, k_ref), dtype=np.int64)
-    np.add.at(overlap, (labels, reference), 1)
-    rows, cols = linear_sum_assignment(-overlap)
-    mapping = np.full(k_new, -1, dtype=np.int64)
-    for r, c in zip(rows, cols):
-        if overlap[r, c] > 0:
-            mapping[r] = c
-    return mapping
 
 
 def mask_stability(
