@@ -61,7 +61,10 @@ EMPHASIS_SCALE = [
     [0.75, "#6baed6"],
     [1.0, "#08306b"],
 ]
-_FONT = dict(size=12)
+#: Smallest text of every figure, in CSS pixels: tick labels stay readable from
+#: the back of a room with the app in a 1280 x 720 window (a projector).
+TICK_FONT_PX = 14
+_FONT = dict(size=TICK_FONT_PX)
 
 
 def _esc(value) -> str:
@@ -279,7 +282,7 @@ def fig_feature_masks(
         rows=1, cols=2, horizontal_spacing=0.14,
         subplot_titles=("Dataset: planted subspaces", "CRAFT: selected features"),
     )
-    truth_labels = [f"planted {t + 1}" for t in range(truth_frame.shape[0])]
+    truth_labels = [f"planted {t}" for t in range(truth_frame.shape[0])]
     fig.add_trace(_binary_heatmap(truth_frame, truth_labels, "planted"), row=1, col=1)
     fig.add_trace(_binary_heatmap(found_frame, [_cluster_label(k, sizes) for k in rows], "CRAFT"), row=1, col=2)
     fig.update_yaxes(autorange="reversed")
@@ -310,10 +313,12 @@ def _mask_height(n_rows: int) -> int:
 
 def _finish(fig: go.Figure, title: str, *, height: int | None = None) -> go.Figure:
     fig.update_layout(
-        title=dict(text=title, x=0, xanchor="left", font=dict(size=15)),
+        title=dict(text=title, x=0, xanchor="left", font=dict(size=TICK_FONT_PX + 3)),
         margin=dict(l=10, r=10, t=60, b=10),
         font=_FONT,
     )
+    fig.update_xaxes(tickfont=dict(size=TICK_FONT_PX))
+    fig.update_yaxes(tickfont=dict(size=TICK_FONT_PX))
     if height is not None:
         fig.update_layout(height=height)
     return fig
@@ -792,9 +797,16 @@ def fig_projection(frame: pd.DataFrame, *, labels=None, highlight=None, title: s
         fig.add_trace(go.Scattergl(
             x=frame["pc1"].to_numpy()[inside], y=frame["pc2"].to_numpy()[inside], mode="markers",
             name=f"{group_name} {g}", customdata=frame["row"].to_numpy()[inside],
-            marker=dict(size=6, color=colors[int(g)], opacity=0.75,
-                        line=dict(width=np.where(outline[inside], 1.5, 0).tolist(), color="black")),
+            marker=dict(size=6, color=colors[int(g)], opacity=0.75),
             hovertemplate="row %{customdata}<extra>" + f"{group_name} {g}" + "</extra>",
+        ))
+    if outline.any():
+        # One ring per highlighted point, drawn over them (WebGL markers take no per-point outline width).
+        fig.add_trace(go.Scattergl(
+            x=frame["pc1"].to_numpy()[outline], y=frame["pc2"].to_numpy()[outline], mode="markers",
+            name=f"changed ({int(outline.sum()):,})", customdata=frame["row"].to_numpy()[outline],
+            marker=dict(size=11, symbol="circle-open", color="black", line=dict(width=1.5)),
+            hovertemplate="row %{customdata}<extra>changed</extra>",
         ))
     explained = frame.attrs.get("explained", [np.nan, np.nan])
     n_total = frame.attrs.get("n_total", len(frame))

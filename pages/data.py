@@ -3,7 +3,7 @@
 import streamlit as st
 
 from craft import CraftInputError
-from explorer.services import column_report, load_upload
+from explorer.services import column_report, load_upload, suggested_k
 from craft.io import table_fingerprint
 from explorer import context, state
 from explorer.ui import error, esc, note
@@ -29,6 +29,10 @@ def _on_upload() -> None:
     st.session_state["upload_error"] = None
     st.session_state["dataset"] = state.UPLOAD
     state.reset_data_choices()
+    if not st.session_state.get("upload_link"):
+        # A new table: the defaults and a k of its own (a shared link's parameters are kept).
+        state.on_new_upload(*suggested_k(data))
+    st.session_state["upload_link"] = False
 
 
 def _apply_roles() -> None:
@@ -64,11 +68,14 @@ if ctx.model is not None:
         "Tune the parameters in the sidebar; see the result on the next pages.", icon=":material/check_circle:",
     )
     st.page_link("pages/clusters.py", label="Tune & see the clusters", icon=":material/grid_view:")
+    if ctx.data.kind == "upload" and st.session_state.get("k_note"):
+        note(st.session_state["k_note"])
 elif ctx.problem:
     error(ctx.problem)
 
 limit = st.get_option("server.maxUploadSize")
-with st.expander("Upload your own table", expanded=ctx.data is not None and ctx.data.kind == "upload"):
+uploading = (ctx.data is not None and ctx.data.kind == "upload") or bool(st.session_state.get("upload_link"))
+with st.expander("Upload your own table", expanded=uploading):
     st.file_uploader(
         "CSV, TSV, Parquet or Excel",
         type=UPLOAD_TYPES,

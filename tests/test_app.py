@@ -276,7 +276,7 @@ def test_choosing_a_dataset_applies_its_preset():
     assert ctx(at).model.n_clusters_ == 7
     at.selectbox(key="dataset").set_value("fig3_numeric").run()
     params = ctx(at).params
-    assert (params.budget, params.standardize, params.eps_v) == ("approximate", False, 4.0)
+    assert (params.budget, params.standardize, params.eps_v) == ("approximate", False, 6.0)
 
 
 def test_k_above_the_rows_is_explained():
