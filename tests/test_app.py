@@ -231,7 +231,8 @@ def test_rho_control_is_always_valid_and_moves_rho():
 
 
 def test_budget_eps_and_standardize_change_the_selection():
-    at = start("clusters", dataset="fig3_numeric", syn_n=150)
+    # The link's values win over the example's presets (approximate budget, raw units).
+    at = start("clusters", dataset="fig3_numeric", syn_n=150, budget="fixed", standardize="true")
     assert len(set(ctx(at).model.feature_mask_.sum(axis=1))) == 1  # fixed budget: same count everywhere
     at.radio(key="budget").set_value("approximate").run()
     at.checkbox(key="standardize").uncheck().run()

@@ -11,24 +11,13 @@ import re
 import numpy as np
 import pandas as pd
 import pytest
-import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from explorer import figure_export, state
 from explorer.services import EXAMPLE_ROWS, PRESETS, truth_agreement
-from test_app import APP, PAGES, SYNTHETIC, array, charts, ctx, errors, text, upload, visit
+from test_app import APP, PAGES, SYNTHETIC, array, charts, clear_caches, ctx, errors, pytestmark, text, upload, visit
 
-pytestmark = [
-    pytest.mark.filterwarnings("ignore:k=.* clusters were not reachable:UserWarning"),
-    pytest.mark.filterwarnings("ignore:CRAFT did not converge"),
-]
-
-
-@pytest.fixture(autouse=True)
-def clear_caches():
-    st.cache_data.clear()
-    yield
-    st.cache_data.clear()
+__all__ = ["clear_caches", "pytestmark"]  # the autouse cache fixture and the warning filters of test_app
 
 
 def open_app(**query) -> AppTest:
