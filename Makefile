@@ -5,21 +5,28 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 PORT ?= 8501
 
-.PHONY: run test bench bench-quick clean
+.PHONY: run test lint bench bench-quick clean
 
+# The "dev" extra: the library with every extra (app, readers, Dask, CLI,
+# baselines), the tests, the benchmarks and the linters (pyproject.toml).
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dask,test,bench]'
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
 ## Start the app on a bundled example (http://localhost:$(PORT)).
 run: $(STAMP)
 	$(BIN)/streamlit run app.py --server.port $(PORT) --browser.gatherUsageStats false
 
-## The whole test suite: library, app (AppTest), real browser, CLI, Dask, benchmark smoke run.
+## The whole test suite: library, doctests, app (AppTest), real browser, CLI, Dask, benchmark smoke run.
 test: $(STAMP)
 	$(BIN)/python -m pytest
+
+## Lint (ruff) and type checks (mypy) of the library; .ci/run runs this before the suite.
+lint: $(STAMP)
+	$(BIN)/ruff check craft
+	$(BIN)/mypy craft
 
 ## The full benchmark suite (about 15-30 minutes); results go to docs/RESULTS.md.
 bench: $(STAMP)

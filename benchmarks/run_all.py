@@ -5,7 +5,7 @@
     python -m benchmarks.run_all --only speed recovery
 
 Only this suite's sections of the results file are rewritten ("Paper
-tables", "DP-RF on Splice", "Subspace recovery", "Speed and scale", "Where
+tables", "DP-RF on Splice", "Subspace recovery", "Speed and scale", "Whole fits at scale", "Where
 CRAFT falls short and why"); any other section (e.g. "Dask backend") is kept
 as it is. ``--quick`` writes to ``benchmarks/out/RESULTS-quick.md`` unless
 ``--results`` says otherwise, so a smoke run never replaces the real numbers.
@@ -28,6 +28,7 @@ SECTIONS = {
     "dprf": "DP-RF on Splice",
     "recovery": "Subspace recovery",
     "speed": "Speed and scale",
+    "whole": "Whole fits at scale",
     "study": "Where CRAFT falls short and why",
 }
 HEADER_START, HEADER_END = "<!-- benchmarks:machine -->", "<!-- /benchmarks:machine -->"
@@ -107,6 +108,8 @@ def main(argv=None) -> int:
             data = recovery.run(args.quick, figures)
         elif key == "speed":
             data = speed.run(args.quick)
+        elif key == "whole":
+            data = speed.run_whole(args.quick)
         else:
             peers = _best_peers(raw.get("paper") or _previous("paper", args.quick))
             data = defaults_study.run(args.quick, peers)
@@ -145,6 +148,8 @@ def render(keys, quick: bool, results: Path, figures: Path) -> int:
             text = recovery.markdown(data, quick, figures)
         elif key == "speed":
             text = speed.markdown(data)
+        elif key == "whole":
+            text = speed.markdown_whole(data)
         else:
             data["best_peers"] = _best_peers(_previous("paper", quick)) or data.get("best_peers", {})
             text = defaults_study.markdown(data)

@@ -8,7 +8,7 @@ numeric and categorical data in which every cluster selects its own features.
 """
 
 from . import datasets, metrics, synthetic
-from ._engine import IterationRecord
+from ._engine import CostTerms, Inspection, IterationRecord, ObjectiveTerms, Selection
 from .estimator import CRAFT
 from .exceptions import CraftInputError
 from .io import read_table
@@ -17,9 +17,13 @@ from .schema import Schema, infer_schema
 
 __all__ = [
     "CRAFT",
+    "CostTerms",
     "CraftInputError",
+    "Inspection",
     "IterationRecord",
+    "ObjectiveTerms",
     "Schema",
+    "Selection",
     "datasets",
     "default_rho",
     "infer_schema",

@@ -145,31 +145,75 @@ class RunResult:
 # Costs
 
 
-def cost_matrix(data: EncodedData, clusters: Clusters, terms: PriorTerms) -> np.ndarray:
-    """The paper's distance d_nk for every point and cluster, shape (N, K).
+@dataclass(frozen=True)
+class CostTerms:
+    """The paper's distance d_nk split into its terms, each of shape (N, K).
+
+    Attributes
+    ----------
+    numeric : ndarray
+        ``sum_{d in Num} v_kd (x_nd - zeta_kd)^2 / (2 sigma_kd^2)``.
+    categorical_selected : ndarray
+        ``sum_{d in Cat} v_kd (-log eta_kd(x_nd))``: features the cluster selects.
+    categorical_global : ndarray
+        ``sum_{d in Cat} (1 - v_kd) (-log eta_0d(x_nd))``: the others, coded globally.
+    feature_control : ndarray
+        ``|v_k| F_Delta``, the same for every row of a cluster.
+    """
+
+    numeric: np.ndarray
+    categorical_selected: np.ndarray
+    categorical_global: np.ndarray
+    feature_control: np.ndarray
+
+    @property
+    def total(self) -> np.ndarray:
+        """d_nk: the sum of the terms (what the pass takes the argmin of)."""
+        return self.numeric + self.categorical_selected + self.categorical_global + self.feature_control
+
+
+def cost_terms(data: EncodedData, clusters: Clusters, terms: PriorTerms) -> CostTerms:
+    """The paper's distance d_nk for every point and cluster, term by term.
 
     Numeric part by the expanded weighted square (matrix products, no N x K x
-    P temporary); categorical part as one-hot codes times the per-cluster
-    table of ``-log eta`` (selected) or ``-log eta_0`` (not selected).
+    P temporary); categorical parts as one-hot codes times the per-cluster
+    tables of ``-log eta`` (selected) and ``-log eta_0`` (not selected). The
+    compiled pass (:func:`nearest_cluster`) computes the same total.
     """
-    n_numeric = data.n_numeric
-    costs = np.zeros((data.n_samples, clusters.n_clusters))
-    if n_numeric:
-        w = half_precision(clusters, n_numeric)
+    shape = (data.n_samples, clusters.n_clusters)
+    numeric = np.zeros(shape)
+    if data.n_numeric:
+        w = half_precision(clusters, data.n_numeric)
         wz = w * clusters.means
-        costs += data.numeric_sq @ w.T
-        costs -= 2.0 * (data.numeric @ wz.T)
-        costs += (wz * clusters.means).sum(axis=1)
+        numeric += data.numeric_sq @ w.T
+        numeric -= 2.0 * (data.numeric @ wz.T)
+        numeric += (wz * clusters.means).sum(axis=1)
+    selected, global_ = np.zeros(shape), np.zeros(shape)
     if data.n_categorical:
-        costs += data.onehot() @ categorical_table(data, clusters).T
-    costs += clusters.weights.sum(axis=1) * terms.f_delta
-    return costs
+        onehot = data.onehot()
+        own, pooled = categorical_tables(data, clusters)
+        selected += onehot @ own.T
+        global_ += onehot @ pooled.T
+    control = np.broadcast_to(clusters.weights.sum(axis=1) * terms.f_delta, shape)
+    return CostTerms(numeric, selected, global_, control)
+
+
+def cost_matrix(data: EncodedData, clusters: Clusters, terms: PriorTerms) -> np.ndarray:
+    """The paper's distance d_nk for every point and cluster, shape (N, K)."""
+    return cost_terms(data, clusters, terms).total
+
+
+def categorical_tables(data: EncodedData, clusters: Clusters) -> tuple[np.ndarray, np.ndarray]:
+    """Per-cluster cost of each level, (K, T) each: through the cluster's own
+    distribution where the feature is selected, through the global one where not."""
+    level_weight = np.repeat(clusters.weights[:, data.n_numeric :], data.n_levels, axis=1)
+    return level_weight * (-clusters.log_eta), (1.0 - level_weight) * (-data.log_eta0)
 
 
 def categorical_table(data: EncodedData, clusters: Clusters) -> np.ndarray:
-    """Per-cluster cost of each level, shape (K, T)."""
-    level_weight = np.repeat(clusters.weights[:, data.n_numeric :], data.n_levels, axis=1)
-    return level_weight * (-clusters.log_eta) + (1.0 - level_weight) * (-data.log_eta0)
+    """Per-cluster cost of each level, shape (K, T): the sum of :func:`categorical_tables`."""
+    own, pooled = categorical_tables(data, clusters)
+    return own + pooled
 
 
 def new_clusters(data: EncodedData, rows: np.ndarray, weights: np.ndarray, opts: Options) -> Clusters:
@@ -312,31 +356,101 @@ def selection_scores(
     )
 
 
+@dataclass(frozen=True)
+class Selection:
+    """The selection rule's decision per cluster and feature, and what it compared.
+
+    Arrays are (K, D) in the engine's feature order (numeric, then
+    categorical). This is what :func:`select_features` decides, computed by
+    the same code, so a view that reads it cannot disagree with the fit.
+
+    Attributes
+    ----------
+    score : ndarray of float
+        The number the rule ranks: the within-cluster variance (numeric,
+        encoded units, lower is better) or the gain ``G_d - G_kd`` (categorical,
+        nats summed over the cluster's rows, higher is better); under
+        ``rho_selection="shrink"``, the shrunk scores.
+    rank : ndarray of int
+        1-based place of the feature among the cluster's features of its
+        kind in the rule's order (scores rounded by :func:`significant`,
+        ties to the lower index): 1 is chosen first.
+    criterion : ndarray of float
+        The number compared with ``cut``. Fixed budget: ``score``.
+        Approximate budget: the variance (numeric, compared with eps_v) and
+        the gain's share of ``G_d``, ``(G_d - G_kd) / G_d`` (categorical,
+        compared with eps_c; 0 where ``G_d = 0``).
+    cut : ndarray of float
+        Where the rule splits ``criterion``. Fixed budget: between the last
+        kept and the first dropped score of the cluster's features of that
+        kind (their mean; the last kept, or the first dropped, score itself
+        when all, or none, are kept). Approximate: eps_v or eps_c.
+    selected : ndarray of bool
+        The selection v. Numeric features are selected at or below the cut
+        (fixed: rank <= n_keep; approximate: variance < eps_v), categorical
+        ones above it.
+    n_keep : tuple of int or None
+        Fixed budget: features kept per cluster, (numeric, categorical).
+    """
+
+    score: np.ndarray
+    rank: np.ndarray
+    criterion: np.ndarray
+    cut: np.ndarray
+    selected: np.ndarray
+    n_keep: tuple[int, int] | None
+
+
+def _ranks(ranked: np.ndarray) -> np.ndarray:
+    """1-based rank of every entry within its row, lowest first, ties to the lower index."""
+    order = np.argsort(ranked, axis=1, kind="stable")
+    ranks = np.empty_like(order)
+    np.put_along_axis(ranks, order, np.arange(1, ranked.shape[1] + 1)[None, :].repeat(ranked.shape[0], 0), axis=1)
+    return ranks
+
+
+def _budget_cut(score: np.ndarray, rank: np.ndarray, keep: int) -> np.ndarray:
+    """Per row, a value between the ``keep``-th and the next score in rank order, broadcast to ``score``."""
+    if score.shape[1] == 0:
+        return np.zeros_like(score)
+    ordered = np.take_along_axis(score, np.argsort(rank, axis=1), axis=1)
+    last = ordered[:, max(keep, 1) - 1]
+    first_out = ordered[:, min(keep, score.shape[1] - 1)]
+    cut = np.where(keep == 0, first_out, np.where(keep >= score.shape[1], last, 0.5 * (last + first_out)))
+    return np.broadcast_to(cut[:, None], score.shape).copy()
+
+
+def feature_selection(
+    data: EncodedData, stats: Statistics, variances: np.ndarray, log_eta_k: np.ndarray, opts: Options
+) -> Selection:
+    """The selection of every cluster with its scores, ranks and cut (see :class:`Selection`)."""
+    n_numeric = data.n_numeric
+    scores = selection_scores(data, stats, variances, log_eta_k, opts)
+    num_rank = _ranks(significant(scores.variance, scale=scores.variance_scale))
+    cat_rank = _ranks(-significant(scores.gain, scale=scores.reference))
+    score = np.hstack([scores.variance, scores.gain])
+    rank = np.hstack([num_rank, cat_rank])
+    if opts.budget == "all":
+        selected = np.ones(score.shape, dtype=bool)
+        return Selection(score, rank, score, score.copy(), selected, None)
+    if opts.budget == "fixed":
+        keep_num, keep_cat = budget_counts(opts.terms.m, n_numeric, data.n_categorical)
+        selected = np.hstack([num_rank <= keep_num, cat_rank <= keep_cat])
+        cut = np.hstack([_budget_cut(scores.variance, num_rank, keep_num), _budget_cut(scores.gain, cat_rank, keep_cat)])
+        return Selection(score, rank, score, cut, selected, (keep_num, keep_cat))
+    share = np.divide(scores.gain, scores.reference, out=np.zeros_like(scores.gain), where=scores.reference > 0)
+    selected = np.hstack([scores.variance < opts.eps_v, scores.gain > opts.eps_c * scores.reference])
+    cut = np.hstack([np.full(scores.variance.shape, opts.eps_v), np.full(scores.gain.shape, opts.eps_c)])
+    return Selection(score, rank, np.hstack([scores.variance, share]), cut, selected, None)
+
+
 def select_features(
     data: EncodedData, stats: Statistics, variances: np.ndarray, log_eta_k: np.ndarray, opts: Options
 ) -> np.ndarray:
-    """The selection v of every cluster, as floats (K, D), from :func:`selection_scores`."""
-    n_clusters = stats.counts.shape[0]
-    n_numeric = data.n_numeric
-    weights = np.zeros((n_clusters, data.n_features))
+    """The selection v of every cluster, as floats (K, D), from :func:`feature_selection`."""
     if opts.budget == "all":
-        weights[:] = 1.0
-        return weights
-    scores = selection_scores(data, stats, variances, log_eta_k, opts)
-    if opts.budget == "fixed":
-        keep_num, keep_cat = budget_counts(opts.terms.m, n_numeric, data.n_categorical)
-        if keep_num:
-            ranked = significant(scores.variance, scale=scores.variance_scale)
-            order = np.argsort(ranked, axis=1, kind="stable")[:, :keep_num]
-            np.put_along_axis(weights[:, :n_numeric], order, 1.0, axis=1)
-        if keep_cat:
-            ranked = significant(scores.gain, scale=scores.reference)
-            order = np.argsort(-ranked, axis=1, kind="stable")[:, :keep_cat]
-            np.put_along_axis(weights[:, n_numeric:], order, 1.0, axis=1)
-    else:
-        weights[:, :n_numeric] = scores.variance < opts.eps_v
-        weights[:, n_numeric:] = scores.gain > opts.eps_c * scores.reference
-    return weights
+        return np.ones((stats.counts.shape[0], data.n_features))
+    return feature_selection(data, stats, variances, log_eta_k, opts).selected.astype(np.float64)
 
 
 def fit_clusters(data: EncodedData, labels: np.ndarray, n_clusters: int, opts: Options) -> tuple[Clusters, Statistics]:
@@ -358,6 +472,54 @@ def clusters_from_statistics(data: EncodedData, stats: Statistics, opts: Options
     return Clusters(means, floored, log_eta_k, weights)
 
 
+@dataclass(frozen=True)
+class ObjectiveTerms:
+    """The paper's objective split into its terms.
+
+    Attributes
+    ----------
+    numeric : float
+        ``sum_k sum_{d in Num} v_kd n_k var_kd / (2 sigma_kd^2)``.
+    categorical : float
+        Every row's categorical cost: ``-log eta_kd`` of selected features,
+        ``-log eta_0d`` of the others.
+    regularization : float
+        ``(lambda + D F0) K``.
+    feature_control : float
+        ``F_Delta sum_k |v_k|``.
+    numeric_nll : float
+        ``sum_k sum_{d in Num} v_kd n_k log sigma_kd``: not a term of the
+        objective; it breaks ties between restarts (see :func:`objective`).
+    """
+
+    numeric: float
+    categorical: float
+    regularization: float
+    feature_control: float
+    numeric_nll: float
+
+    @property
+    def total(self) -> float:
+        """The objective: the sum of the four terms."""
+        return self.numeric + self.categorical + self.regularization + self.feature_control
+
+
+def objective_terms(data: EncodedData, clusters: Clusters, stats: Statistics, opts: Options) -> ObjectiveTerms:
+    """The paper's objective term by term, for clusters fitted to ``stats``."""
+    n_numeric = data.n_numeric
+    _, variances = raw_variances(stats)
+    v_num = clusters.weights[:, :n_numeric]
+    numeric = float((v_num * stats.counts[:, None] * variances / (2.0 * clusters.variances)).sum())
+    categorical = 0.0
+    if data.n_categorical:
+        table = categorical_table(data, clusters)
+        categorical = float((stats.level_counts * table).sum())
+    regularization = opts.threshold(data.n_features) * clusters.n_clusters
+    feature_control = opts.terms.f_delta * float(clusters.weights.sum())
+    nll = float((v_num * stats.counts[:, None] * 0.5 * np.log(clusters.variances)).sum())
+    return ObjectiveTerms(numeric, categorical, regularization, feature_control, nll)
+
+
 def objective(data: EncodedData, clusters: Clusters, stats: Statistics, opts: Options) -> tuple[float, float]:
     """The paper's objective, and the numeric Gaussian normaliser used to break its ties.
 
@@ -367,18 +529,41 @@ def objective(data: EncodedData, clusters: Clusters, stats: Statistics, opts: Op
     selected feature whatever the partition, so restarts on numeric data tie
     on the objective; this term then decides between them.
     """
-    n_numeric = data.n_numeric
+    terms = objective_terms(data, clusters, stats, opts)
+    return terms.total, terms.numeric_nll
+
+
+@dataclass(frozen=True)
+class Inspection:
+    """What the engine computed for one labelling: the inspection surface of a fit.
+
+    Attributes
+    ----------
+    labels : ndarray of int, shape (N,)
+    clusters : Clusters
+        Means, floored variances, level log-probabilities and selection.
+    stats : Statistics
+    selection : Selection
+        The selection rule's scores, ranks, cut and decision.
+    objective : ObjectiveTerms
+    """
+
+    labels: np.ndarray | None
+    clusters: Clusters
+    stats: Statistics
+    selection: Selection
+    objective: ObjectiveTerms
+
+
+def inspect(data: EncodedData, clusters: Clusters, stats: Statistics, opts: Options, labels=None) -> Inspection:
+    """The selection and objective terms of ``clusters`` fitted to ``stats``.
+
+    Only ``data``'s global tables are read (a partitioned backend passes
+    its template), so every backend inspects its fit with this one function.
+    """
     _, variances = raw_variances(stats)
-    v_num = clusters.weights[:, :n_numeric]
-    numeric = float((v_num * stats.counts[:, None] * variances / (2.0 * clusters.variances)).sum())
-    categorical = 0.0
-    if data.n_categorical:
-        table = categorical_table(data, clusters)
-        categorical = float((stats.level_counts * table).sum())
-    k = clusters.n_clusters
-    total = numeric + categorical + opts.threshold(data.n_features) * k + opts.terms.f_delta * float(clusters.weights.sum())
-    nll = float((v_num * stats.counts[:, None] * 0.5 * np.log(clusters.variances)).sum())
-    return total, nll
+    selection = feature_selection(data, stats, variances, clusters.log_eta, opts)
+    return Inspection(labels, clusters, stats, selection, objective_terms(data, clusters, stats, opts))
 
 
 # ---------------------------------------------------------------------------
@@ -571,37 +756,103 @@ def initial_clusters(data: EncodedData, opts: Options, rng: np.random.Generator)
 # A run
 
 
+class InMemory:
+    """The engine's backend for data held in one process.
+
+    :func:`run` drives any backend with these methods (the partitioned one
+    is ``craft.distributed._Partitions``): the iteration loop, the updates
+    and the objective stay in the engine, a backend only says how the rows
+    are visited. ``labels`` are whatever the backend holds them as (here an
+    array; there one future per partition).
+
+    Attributes
+    ----------
+    template : EncodedData
+        The global tables (eta_0, variances, level offsets) the updates read.
+    n_samples : int
+    """
+
+    def __init__(self, data: EncodedData):
+        self.data = data
+        self.template = data
+        self.n_samples = data.n_samples
+
+    def initial_clusters(self, opts: Options, rng: np.random.Generator) -> Clusters:
+        """The clusters when the first pass starts (:func:`initial_clusters`)."""
+        return initial_clusters(self.data, opts, rng)
+
+    def initial_labels(self) -> np.ndarray:
+        """The labelling the first pass is compared with: every row in cluster 0."""
+        return np.zeros(self.n_samples, dtype=np.int64)
+
+    def assign(self, clusters: Clusters, opts: Options, rng: np.random.Generator, labels):
+        """One pass, empty clusters dropped: ``(labels, statistics, n_changed, n_clusters_in_pass)``."""
+        proposed, clusters = assignment_pass(self.data, clusters, opts, rng)
+        return (*self._settled(proposed, clusters.n_clusters, labels), clusters.n_clusters)
+
+    def nearest(self, clusters: Clusters, opts: Options, labels):
+        """Every row to its nearest cluster, none opened: ``(labels, statistics, n_changed)``."""
+        _, final = nearest_cluster(self.data, clusters, opts.terms)
+        return self._settled(final, clusters.n_clusters, labels)
+
+    def _settled(self, proposed: np.ndarray, n_clusters: int, labels: np.ndarray):
+        proposed, n_clusters = compact(proposed, n_clusters)
+        return proposed, statistics(self.data, proposed, n_clusters), int((proposed != labels).sum())
+
+    def kept_labels(self, labels: np.ndarray) -> np.ndarray:
+        """The labels an iteration record keeps."""
+        return labels.astype(np.int32)
+
+    def one_cluster_statistics(self) -> Statistics:
+        """Statistics of every row in one cluster."""
+        return statistics(self.data, np.zeros(self.n_samples, dtype=np.int64), 1)
+
+    def nearest_cost_total(self, clusters: Clusters, terms: PriorTerms) -> float:
+        """Sum over the rows of the smallest distance to ``clusters``."""
+        return float(nearest_cluster(self.data, clusters, terms)[0].sum())
+
+
+def as_backend(data):
+    """``data`` as a backend: an :class:`EncodedData` is wrapped in :class:`InMemory`."""
+    return InMemory(data) if isinstance(data, EncodedData) else data
+
+
 def run(
-    data: EncodedData,
+    data,
     opts: Options,
     rng: np.random.Generator,
     *,
     restart: int = 0,
     callback=None,
+    initial: Clusters | None = None,
 ) -> RunResult:
-    """Iterate passes and updates until the assignments stop changing."""
-    clusters = initial_clusters(data, opts, rng)
-    labels = np.zeros(data.n_samples, dtype=np.int64)
+    """Iterate passes and updates until the assignments stop changing.
+
+    ``data`` is an :class:`EncodedData` or a backend (see :class:`InMemory`);
+    every backend runs this one loop. The first pass starts from ``initial``
+    when given (e.g. a run's clusters on a sample of the rows), else from the
+    backend's :func:`initial_clusters`.
+    """
+    backend = as_backend(data)
+    template = backend.template
+    clusters = backend.initial_clusters(opts, rng) if initial is None else initial
+    labels = backend.initial_labels()
     history: list[IterationRecord] = []
     converged = False
     stats = None
     for iteration in range(1, opts.max_iter + 1):
         n_before = clusters.n_clusters
-        proposed, clusters = assignment_pass(data, clusters, opts, rng)
-        n_opened = clusters.n_clusters - n_before
-        proposed, n_clusters = compact(proposed, clusters.n_clusters)
-        n_changed = int((proposed != labels).sum())
-        labels = proposed
-        clusters, stats = fit_clusters(data, labels, n_clusters, opts)
-        value, _ = objective(data, clusters, stats, opts)
+        labels, stats, n_changed, n_in_pass = backend.assign(clusters, opts, rng, labels)
+        clusters = clusters_from_statistics(template, stats, opts)
+        value, _ = objective(template, clusters, stats, opts)
         record = IterationRecord(
             iteration=iteration,
             objective=value,
-            n_clusters=n_clusters,
+            n_clusters=clusters.n_clusters,
             n_changed=n_changed,
-            n_opened=n_opened,
+            n_opened=n_in_pass - n_before,
             feature_mask=clusters.weights > 0.5,
-            labels=labels.astype(np.int32) if opts.keep_labels else None,
+            labels=backend.kept_labels(labels) if opts.keep_labels else None,
             restart=restart,
             lam=opts.lam,
         )
@@ -613,12 +864,11 @@ def run(
             break
     if not converged:
         # A last assignment without opening keeps labels_ equal to predict(X).
-        _, final = nearest_cluster(data, clusters, opts.terms)
-        final, n_clusters = compact(final, clusters.n_clusters)
-        if n_clusters != clusters.n_clusters or (final != labels).any():
-            labels = final
-            clusters, stats = fit_clusters(data, labels, n_clusters, opts)
-    value, nll = objective(data, clusters, stats, opts)
+        final, final_stats, n_changed = backend.nearest(clusters, opts, labels)
+        if final_stats.counts.shape[0] != clusters.n_clusters or n_changed:
+            labels, stats = final, final_stats
+            clusters = clusters_from_statistics(template, stats, opts)
+    value, nll = objective(template, clusters, stats, opts)
     return RunResult(labels, clusters, stats, value, nll, len(history), converged, history)
 
 
@@ -649,27 +899,34 @@ def farthest_first_lambda(data: EncodedData, k: int, opts: Options, rng: np.rand
     member taken as a new cluster with every feature weighted by m); lambda is
     the distance of the last point added. T so ends with k + 1 points, and
     lambda is how far the farthest point lies from the first k of them.
+
+    A point once in T has distance -inf, so it is never added again. Where
+    fewer than k points lie at a positive distance from T (k exceeds the
+    distinct rows), lambda is the last positive distance found; NaN when
+    there is none (the caller refuses it: lambda must be > 0).
     """
     start = int(rng.integers(data.n_samples))
     best, _ = nearest_cluster(data, expected_cluster(data, start, opts), opts.terms)
     best[start] = -np.inf
-    lam = 0.0
+    lam = float("nan")
     for _ in range(k):
         row = int(np.argmax(best))
-        lam = float(best[row])
-        if not np.isfinite(lam) or lam <= 0:
+        distance = float(best[row])
+        if not (np.isfinite(distance) and distance > 0):
             break
+        lam = distance
         best = np.minimum(best, nearest_cluster(data, expected_cluster(data, row, opts), opts.terms)[0])
         best[row] = -np.inf
     return lam
 
 
-def default_lambda(data: EncodedData, opts: Options) -> float:
+def default_lambda(data, opts: Options) -> float:
     """Lambda when neither lam nor k is given: the mean cost to a single global cluster.
 
     A point then opens a cluster when it costs more than about twice what a
-    typical point costs in the one-cluster model (plus D F0).
+    typical point costs in the one-cluster model (plus D F0). ``data`` is an
+    :class:`EncodedData` or a backend (see :class:`InMemory`).
     """
-    labels = np.zeros(data.n_samples, dtype=np.int64)
-    clusters, _ = fit_clusters(data, labels, 1, opts)
-    return float(nearest_cluster(data, clusters, opts.terms)[0].mean())
+    backend = as_backend(data)
+    clusters = clusters_from_statistics(backend.template, backend.one_cluster_statistics(), opts)
+    return backend.nearest_cost_total(clusters, opts.terms) / backend.n_samples

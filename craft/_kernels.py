@@ -128,3 +128,94 @@ def accumulate(numeric, codes, offsets, labels, n_clusters, n_levels_total):
     level_counts = np.zeros((n_clusters, n_levels_total))
     _accumulate(numeric, codes, offsets, np.ascontiguousarray(labels, dtype=np.int64), counts, sums, sums_sq, level_counts)
     return counts, sums, sums_sq, level_counts
+
+
+# ---------------------------------------------------------------------------
+# Encoding. The standardized copy and the variance of its columns are the
+# slow steps of encoding a large table in NumPy (a transposing copy, then
+# temporaries as large as the table); here each is one read of the block.
+# Sums run row by row, as NumPy reduces a row-major block over its rows, so
+# the results are NumPy's bit for bit.
+
+
+@numba.njit(cache=True, nogil=True)
+def _scan(raw, limit, n_missing, n_infinite, n_too_large):
+    n_rows, n_columns = raw.shape
+    for j in range(n_columns):
+        for i in range(n_rows):
+            value = raw[i, j]
+            if np.isnan(value):
+                n_missing[j] += 1
+            elif np.isinf(value):
+                n_infinite[j] += 1
+            elif abs(value) > limit:
+                n_too_large[j] += 1
+
+
+def scan(raw: np.ndarray, limit: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per column of ``raw``: missing (NaN) cells, infinite cells, finite cells beyond ``limit`` in magnitude."""
+    counts = np.zeros((3, raw.shape[1]), dtype=np.int64)
+    _scan(raw, float(limit), counts[0], counts[1], counts[2])
+    return counts[0], counts[1], counts[2]
+
+
+@numba.njit(cache=True, nogil=True)
+def _standardized(raw, impute, center, scale, out, sums):
+    n_rows, n_columns = raw.shape
+    for i in range(n_rows):
+        for j in range(n_columns):
+            value = raw[i, j]
+            if np.isnan(value):
+                value = impute[j]
+            encoded = (value - center[j]) / scale[j]
+            out[i, j] = encoded
+            sums[j] += encoded
+
+
+def standardized(raw: np.ndarray, impute: np.ndarray, center: np.ndarray, scale: np.ndarray):
+    """``(x - center) / scale``, missing cells taking ``impute``, row-major; and its column sums."""
+    out = np.empty(raw.shape)
+    sums = np.zeros(raw.shape[1])
+    impute, center, scale = (np.ascontiguousarray(values, dtype=np.float64) for values in (impute, center, scale))
+    _standardized(raw, impute, center, scale, out, sums)
+    return out, sums
+
+
+@numba.njit(cache=True, nogil=True)
+def _centred_squares(values, mean, out):
+    n_rows, n_columns = values.shape
+    for i in range(n_rows):
+        for j in range(n_columns):
+            diff = values[i, j] - mean[j]
+            out[j] += diff * diff
+
+
+def column_variance(values: np.ndarray, sums: np.ndarray) -> np.ndarray:
+    """``values.var(axis=0)`` of a row-major block whose column sums are ``sums``."""
+    n_rows, n_columns = values.shape
+    if n_columns == 1 or n_rows == 0:
+        # NumPy sums a lone contiguous column pairwise, not row by row.
+        return values.var(axis=0)
+    out = np.zeros(n_columns)
+    _centred_squares(values, sums / n_rows, out)
+    return out / n_rows
+
+
+@numba.njit(cache=True, nogil=True)
+def _gather_codes(inverse, lookup, out):
+    n_rows, n_columns = out.shape
+    for i in range(n_rows):
+        for q in range(n_columns):
+            out[i, q] = lookup[q, inverse[q, i] + 1]
+
+
+def gather_codes(inverse: np.ndarray, lookup: np.ndarray) -> np.ndarray:
+    """Row-major level codes from per-column factorizations.
+
+    ``inverse`` is (n_columns, n_rows), each row a column's index into its
+    distinct values (-1 for missing); ``lookup[q, u + 1]`` is the level code
+    of distinct value ``u`` of column ``q`` (``lookup[q, 0]``: of a missing cell).
+    """
+    out = np.empty((inverse.shape[1], inverse.shape[0]), dtype=np.int64)
+    _gather_codes(inverse, lookup, out)
+    return out

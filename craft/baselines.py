@@ -64,19 +64,38 @@ _BLOCK = 256  # new centres handled per block in the final assignment
 # ----------------------------------------------------------------------------
 # validation
 # ----------------------------------------------------------------------------
+class _NotNumericError(CraftInputError, TypeError):
+    """A cell that is no number: bad input, and still NumPy's TypeError (scikit-learn's checks expect it)."""
+
+
 def _check_X(X, *, min_rows: int = 2) -> np.ndarray:
-    """A finite 2-D float64 array with at least ``min_rows`` rows."""
+    """A finite 2-D float64 array with at least ``min_rows`` rows.
+
+    Messages follow scikit-learn's ``check_array`` wording where its
+    estimator checks look for it ("Reshape your data", "0 feature(s)",
+    "Complex data not supported", "Sparse").
+    """
+    if sp.issparse(X):
+        raise CraftInputError("Sparse input is not supported: pass a dense array (X.toarray()).")
+    array = np.asarray(X)
+    if np.iscomplexobj(array):
+        raise CraftInputError("Complex data not supported: X must hold real numbers.")
     try:
-        array = np.asarray(X, dtype=np.float64)
-    except (TypeError, ValueError) as error:
+        array = array.astype(np.float64)
+    except TypeError as error:
+        raise _NotNumericError(f"X must be a numeric matrix: {error}") from error
+    except ValueError as error:
         raise CraftInputError(f"X must be a numeric matrix: {error}") from error
     if array.ndim != 2:
-        raise CraftInputError(f"X must be 2-D (n_samples, n_features); got shape {array.shape}.")
+        raise CraftInputError(
+            f"X must be 2-D (n_samples, n_features); got shape {array.shape}. "
+            "Reshape your data, e.g. X.reshape(-1, 1) for a single feature."
+        )
     n, d = array.shape
+    if d < 1:
+        raise CraftInputError(f"X has 0 feature(s) (shape={array.shape}) while a minimum of 1 is required.")
     if n < min_rows:
         raise CraftInputError(f"X has n_samples={n}; at least {min_rows} rows are needed.")
-    if d < 1:
-        raise CraftInputError("X has no columns; at least one feature is needed.")
     bad = int(np.size(array) - np.count_nonzero(np.isfinite(array)))
     if bad:
         raise CraftInputError(
@@ -415,7 +434,7 @@ class DPMeans(ClusterMixin, BaseEstimator):
     [0, 0, 1, 1]
     """
 
-    def __init__(self, lam=None, k=None, init="mean", max_iter=100, random_state=None):
+    def __init__(self, lam=None, *, k=None, init="mean", max_iter=100, random_state=None):
         self.lam = lam
         self.k = k
         self.init = init
@@ -475,16 +494,16 @@ class DPMeans(ClusterMixin, BaseEstimator):
         labels : ndarray of shape (n_samples,)
         """
         check_is_fitted(self, "cluster_centers_")
-        X = _check_predict_X(X, self.n_features_in_)
+        X = _check_predict_X(X, self.n_features_in_, type(self).__name__)
         x_sq = np.einsum("nd,nd->n", X, X)
         return _sq_distances(X, x_sq, self.cluster_centers_).argmin(axis=1)
 
 
-def _check_predict_X(X, n_features: int) -> np.ndarray:
+def _check_predict_X(X, n_features: int, name: str) -> np.ndarray:
     X = _check_X(X, min_rows=1)
     if X.shape[1] != n_features:
         raise CraftInputError(
-            f"X has {X.shape[1]} features but the estimator was fitted with {n_features}."
+            f"X has {X.shape[1]} features, but {name} is expecting {n_features} features as input."
         )
     return X
 
@@ -589,7 +608,7 @@ class DPRF(ClusterMixin, BaseEstimator):
     2
     """
 
-    def __init__(self, m=0.5, rho=None, lam=None, k=None, max_iter=100, random_state=None):
+    def __init__(self, m=0.5, *, rho=None, lam=None, k=None, max_iter=100, random_state=None):
         self.m = m
         self.rho = rho
         self.lam = lam
@@ -663,7 +682,7 @@ class DPRF(ClusterMixin, BaseEstimator):
         labels : ndarray of shape (n_samples,)
         """
         check_is_fitted(self, "cluster_centers_")
-        X = _check_predict_X(X, self.n_features_in_)
+        X = _check_predict_X(X, self.n_features_in_, type(self).__name__)
         terms = prior_terms(float(self.m), None if self.rho is None else float(self.rho))
         dist = _weighted_distances(
             X, X * X, self.cluster_centers_, self.feature_mask_, terms.f_delta

@@ -15,7 +15,8 @@ Examples
 
 Exit status: 0 on success, 2 for invalid input (a bad option value, a
 missing or unreadable file, a column that does not exist: the message is
-printed on stderr, without a traceback), 1 for anything unexpected.
+printed on stderr, without a traceback), 1 for a missing optional package
+(the message names the extra to install) or anything unexpected.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ import pandas as pd
 
 from . import __version__, datasets, export, metrics
 from .estimator import CRAFT
+from ._optional import missing, require
 from .exceptions import CraftInputError
 from .io import read_table
 
@@ -54,8 +56,9 @@ def main(argv: list[str] | None = None) -> int:
     Returns
     -------
     int
-        0 on success, 2 for invalid input (message on stderr), 1 for an
-        unexpected error, 130 when interrupted.
+        0 on success, 2 for invalid input (message on stderr), 1 for a
+        missing optional package (the message names the extra to install)
+        or an unexpected error, 130 when interrupted.
     """
     parser = _parser()
     try:
@@ -70,6 +73,9 @@ def main(argv: list[str] | None = None) -> int:
     except CraftInputError as error:
         print(f"craft: error: {error}", file=sys.stderr)
         return 2
+    except ImportError as error:  # a missing optional package: the message names the extra
+        print(f"craft: error: {error}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         print("craft: interrupted", file=sys.stderr)
         return 130
@@ -218,14 +224,25 @@ def _run_fit(args) -> int:
     model = result["model"]
     summary = _summary(args, parameters, model, result, messages, time.perf_counter() - started)
     if args.out is not None:
-        args.out.mkdir(parents=True, exist_ok=True)
-        labels_path = args.out / f"labels.{args.format}"
-        _write_labels(result["label_pieces"], labels_path, args.format)
-        (args.out / "masks.csv").write_bytes(export.masks_csv(model))
-        (args.out / "summary.json").write_text(summary + "\n", encoding="utf-8")
+        _write_outputs(args, result, model, summary)
     if not args.quiet:
         _report(model, result, messages, args.out)
     return 0
+
+
+def _write_outputs(args, result, model, summary: str) -> None:
+    """labels, masks and summary into ``--out``; a disk fault is an input error that names the file."""
+    target = args.out
+    try:
+        args.out.mkdir(parents=True, exist_ok=True)
+        target = args.out / f"labels.{args.format}"
+        _write_labels(result["label_pieces"], target, args.format)
+        target = args.out / "masks.csv"
+        target.write_bytes(export.masks_csv(model))
+        target = args.out / "summary.json"
+        target.write_text(summary + "\n", encoding="utf-8")
+    except OSError as error:
+        raise CraftInputError(f"cannot write {str(target)!r}: {error.strerror or error}.") from None
 
 
 def _n_init(value: str):
@@ -274,8 +291,10 @@ def _progress_bar(args):
         return contextlib.nullcontext(None)
     try:
         from tqdm import tqdm
-    except ImportError:  # pragma: no cover - tqdm comes with the dask extra
-        return contextlib.nullcontext(None)
+    except ImportError as error:
+        if args.progress:  # asked for explicitly: say which extra brings it
+            raise missing("tqdm", extra="cli", needed_for="craft fit --progress") from error
+        return contextlib.nullcontext(None)  # the automatic bar on a terminal is a nicety
     return tqdm(desc="craft fit", unit="pass", file=sys.stderr, dynamic_ncols=True)
 
 
@@ -332,10 +351,8 @@ def _fit_memory(args, parameters, categorical, ignore, callback) -> dict:
 def _dask_client(args):
     try:
         from distributed import Client, LocalCluster
-    except ImportError:
-        raise CraftInputError(
-            "--scheduler and --local-workers need Dask: pip install 'craft-explorer[dask]'."
-        ) from None
+    except ImportError as error:
+        raise missing("dask[distributed]", extra="dask", needed_for="--scheduler and --local-workers") from error
     if args.scheduler is not None:
         try:
             client = Client(args.scheduler, timeout=f"{args.connect_timeout}s")
@@ -388,6 +405,8 @@ def _read_dask(args):
             f"{source!r}: the Dask backend reads Parquet (.parquet, .pq, or a folder of them) and text tables "
             f"(.csv, .tsv, .tab, .txt); convert other formats first."
         )
+    if suffix in _PARQUET and "://" not in source:
+        _check_parquet_footers(source, path)
     try:
         if suffix in _PARQUET:
             table = dd.read_parquet(source)
@@ -398,6 +417,33 @@ def _read_dask(args):
     except Exception as error:  # noqa: BLE001 - any reading failure is a bad input file
         raise CraftInputError(f"cannot read {source!r} with Dask: {type(error).__name__}: {error}") from None
     return table, args.label, None
+
+
+def _check_parquet_footers(source: str, path: Path) -> None:
+    """Refuse, naming the file, a Parquet file whose footer cannot be read (a truncated copy, say).
+
+    Done on the driver before any worker starts: a worker would fail mid-fit with a traceback that does not
+    say which file. Reads only each file's footer.
+    """
+    import glob
+
+    import pyarrow.parquet as pq
+
+    if path.is_dir():
+        files = sorted(p for p in path.rglob("*") if p.is_file() and not p.name.startswith(("_", ".")))
+    else:
+        files = [Path(name) for name in sorted(glob.glob(source))] or [path]
+    if not files:
+        raise CraftInputError(f"{source!r} holds no Parquet files.")
+    for file in files:
+        try:
+            pq.read_metadata(file)
+        except Exception as error:  # noqa: BLE001 - pyarrow raises OSError or ArrowInvalid
+            detail = " ".join(str(error).split())[:160]
+            raise CraftInputError(
+                f"cannot read {str(file)!r}: it is not a readable Parquet file (damaged or truncated: {detail}); "
+                f"replace or remove it."
+            ) from None
 
 
 def _fit_dask(args, parameters, categorical, ignore, callback) -> dict:
@@ -428,7 +474,7 @@ def _fit_dask(args, parameters, categorical, ignore, callback) -> dict:
         if label:
             # Scores need every row's class and cluster on the driver: 16 bytes a row.
             classes = client.compute(table[label]).result().to_numpy()
-            scores = metrics.evaluate(classes, np.concatenate([p["cluster"].to_numpy() for p in pieces]))
+            scores = metrics.evaluate(pd.Series(classes, name=label), np.concatenate([p["cluster"].to_numpy() for p in pieces]))
         return {
             "model": model,
             "metrics": scores,
@@ -447,8 +493,8 @@ def _fit_dask(args, parameters, categorical, ignore, callback) -> dict:
 
 def _write_labels(pieces, path: Path, fmt: str) -> None:
     if fmt == "parquet":
-        import pyarrow as pa
-        import pyarrow.parquet as pq
+        pa = require("pyarrow", extra="readers", needed_for="--format parquet")
+        pq = require("pyarrow.parquet", package="pyarrow", extra="readers", needed_for="--format parquet")
 
         schema = pa.schema([("row", pa.int64()), ("cluster", pa.int64())])
         with pq.ParquetWriter(path, schema) as writer:
@@ -456,7 +502,7 @@ def _write_labels(pieces, path: Path, fmt: str) -> None:
                 writer.write_table(pa.Table.from_pandas(piece, schema=schema, preserve_index=False))
         return
     with open(path, "wb") as handle:
-        handle.write(b"row,cluster\n")
+        handle.write(b"row,cluster\r\n")  # the shared writer's line end (RFC 4180)
         for piece in pieces:
             # Integers only: nothing a spreadsheet could run, but the shared writer keeps it so.
             handle.write(export.to_csv_bytes(piece).split(b"\n", 1)[1])

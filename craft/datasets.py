@@ -1,10 +1,11 @@
 """Real labelled datasets bundled with CRAFT (from the UCI repository).
 
-The files live in ``<repository>/assets/datasets``; set the environment
-variable ``CRAFT_DATASETS_DIR`` to read them from another folder. Each file
-has one row per item, the features first and the true class last, in a
-column named ``class``. The class is for evaluation only: never fit on it.
-Provenance and licences: ``assets/datasets/README.md``.
+The files are package data (``craft/data/*.csv``, read with
+:mod:`importlib.resources`, so they load from an installed wheel as from the
+repository); set the environment variable ``CRAFT_DATASETS_DIR`` to read them
+from another folder. Each file has one row per item, the features first and
+the true class last, in a column named ``class``. The class is for evaluation
+only: never fit on it. Provenance and licences: ``craft/data/README.md``.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import functools
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
+from importlib import resources
 from pathlib import Path
 
 import numpy as np
@@ -160,11 +162,10 @@ _DATASETS: dict[str, _Dataset] = {
 }
 
 
-def _datasets_dir() -> Path:
+def _override_dir() -> str | None:
+    """The folder named by ``CRAFT_DATASETS_DIR``, or None for the bundled files."""
     override = os.environ.get(ENV_VAR)
-    if override:
-        return Path(override).expanduser()
-    return Path(__file__).resolve().parent.parent / "assets" / "datasets"
+    return str(Path(override).expanduser()) if override else None
 
 
 def _info(name: str) -> _Dataset:
@@ -175,17 +176,26 @@ def _info(name: str) -> _Dataset:
 
 
 @functools.lru_cache(maxsize=16)
-def _read(path: str, integer_codes: bool) -> pd.DataFrame:
-    """The file as a frame (cached: never hand it out without copying)."""
+def _read(folder: str | None, file: str, integer_codes: bool) -> pd.DataFrame:
+    """The file as a frame (cached: never hand it out without copying).
+
+    ``folder`` None reads the package's own copy through
+    :mod:`importlib.resources` (a real file for any installed wheel).
+    """
     try:
-        df = pd.read_csv(path, keep_default_na=False, na_values=[""])
+        if folder is None:
+            with resources.as_file(resources.files("craft").joinpath("data", file)) as path:
+                df = pd.read_csv(path, keep_default_na=False, na_values=[""])
+        else:
+            df = pd.read_csv(Path(folder) / file, keep_default_na=False, na_values=[""])
     except FileNotFoundError:
+        where = f"folder {folder!r}" if folder is not None else "the installed package (craft/data)"
         raise CraftInputError(
-            f"bundled dataset file {path!r} is missing; reinstall the assets or point "
-            f"{ENV_VAR} at a folder that holds it"
+            f"bundled dataset file {file!r} is missing from {where}; reinstall craft-explorer "
+            f"or point {ENV_VAR} at a folder that holds it"
         ) from None
     if TARGET not in df.columns:
-        raise CraftInputError(f"bundled dataset file {path!r} has no {TARGET!r} column")
+        raise CraftInputError(f"bundled dataset file {file!r} has no {TARGET!r} column")
     if integer_codes:
         features = [c for c in df.columns if c != TARGET]
         # Nullable integers: codes stay integers around the missing cells.
@@ -195,7 +205,7 @@ def _read(path: str, integer_codes: bool) -> pd.DataFrame:
 
 def _frame(name: str) -> pd.DataFrame:
     info = _info(name)
-    return _read(str(_datasets_dir() / info.file), info.integer_codes)
+    return _read(_override_dir(), info.file, info.integer_codes)
 
 
 def load(name: str, *, as_frame: bool = True) -> tuple[pd.DataFrame, pd.Series]:

@@ -4,9 +4,11 @@
 a ``dask.dataframe.DataFrame`` (partitioned Parquet or CSV, or anything dask
 reads) without ever holding the table in one process. It gives the same
 result as the in-memory engine for the same data, parameters and seed: the
-iterations reuse the engine's own functions (:mod:`craft._engine`) on every
-partition, and only the steps that the paper's pass makes in row order run
-on the driver.
+engine's own loop (:func:`craft._engine.run`) drives the partitions through
+its backend interface (``_Partitions`` here, ``_engine.InMemory`` for one
+table), the engine's functions run on every partition, and only the steps
+that the paper's pass makes in row order run on the driver. This module
+keeps only what is about partitions.
 
 How a run maps onto the cluster (``docs/distributed.md`` has the details):
 
@@ -65,7 +67,8 @@ import pandas as pd
 from . import _engine
 from .encoding import EncodedData, Encoder, _level_sort_key
 from ._random import as_generator
-from .estimator import CRAFT, _number, _positive, _ranking, _replace, _Rule
+from .estimator import CRAFT, _checked_lambda, _number, _ranking, _replace, _Rule
+from ._optional import missing
 from .exceptions import CraftInputError
 from .priors import PriorTerms
 
@@ -77,10 +80,7 @@ try:
     from dask.optimization import cull
     from distributed import Client, default_client
 except ImportError as error:  # pragma: no cover - depends on the installation
-    raise ImportError(
-        "craft.distributed needs dask[dataframe,distributed]; install it with "
-        "`pip install 'craft-explorer[dask]'`."
-    ) from error
+    raise missing("dask[dataframe,distributed]", extra="dask", needed_for="craft.distributed") from error
 
 __all__ = ["DaskCRAFT"]
 
@@ -164,6 +164,7 @@ class DaskCRAFT(CRAFT):
     def __init__(
         self,
         m=_DEFAULTS["m"],
+        *,
         rho=_DEFAULTS["rho"],
         lam=_DEFAULTS["lam"],
         k=_DEFAULTS["k"],
@@ -233,29 +234,24 @@ class DaskCRAFT(CRAFT):
             For invalid parameters or data (the same messages as
             ``CRAFT.fit``), or when no client is available.
         """
+        # As CRAFT.fit: locals first, every fitted attribute stored at the end.
         options = self._validated_options()
         client = _client(client)
         table = _as_dask_table(X, client)
-        self.schema_ = self._schema(_schema_sample(table, client, self.categorical))
-        numeric, categorical = list(self.schema_.numeric), list(self.schema_.categorical)
+        schema = self._schema(_schema_sample(table, client, self.categorical))
+        numeric, categorical = list(schema.numeric), list(schema.categorical)
         parts = _Partitions(client, table[numeric + categorical], chunk_rows=int(self.chunk_rows))
         encoder = parts.fit_encoder(numeric, categorical, bool(self.standardize), persist=bool(self.persist))
         if parts.n_samples < 2:
             raise CraftInputError(f"CRAFT needs at least 2 rows; the table has n_samples={parts.n_samples}.")
-        self.encoder_ = encoder
-        self.n_imputed_ = dict(encoder.n_imputed_)
-        self.feature_names_in_ = np.asarray(table.columns, dtype=object)
-        self.n_features_in_ = len(table.columns)
-        self.engine_features_ = numeric + categorical
-        self.partition_sizes_ = parts.sizes.copy()
 
         rng = as_generator(self.random_state)
         # As CRAFT.fit: "auto" is 10 restarts up to 50,000 rows, 3 above.
         n_init = self.n_init if self.n_init != "auto" else (10 if parts.n_samples <= 50_000 else 3)
         seeds = rng.integers(np.iinfo(np.int32).max, size=n_init)
-        best = self._fit_runs(parts, options, seeds)
-        self._store(best, parts.template, options)
-        self.labels_ = parts.label_series(best.labels)
+        best, lam = self._fit_runs(parts, options, seeds)
+        self._store(best, parts.template, lam, options, schema=schema, encoder=encoder, columns=table.columns,
+                    labels_=parts.label_series(best.labels), partition_sizes_=parts.sizes.copy())
         return self
 
     def fit_predict(self, X, y=None, *, client=None):
@@ -308,13 +304,13 @@ class DaskCRAFT(CRAFT):
         if self.lam is not None:
             lam = float(self.lam)
         elif target is None:
-            lam = _default_lambda(parts, options)
+            lam = _engine.default_lambda(parts, options)
         elif self.k_method == "farthest_first":
             lam = _farthest_first_lambda(parts, target, options, np.random.default_rng(seeds[0]))
         else:
             sample = parts.sample(int(self.search_rows), np.random.default_rng(seeds[0]))
             lam, _ = self._search_lambda(sample, options, target, seeds[0])
-        lam = _positive(lam)
+        lam = _checked_lambda(lam, self, target)
         options = _replace(options, lam=lam)
         best, best_key = None, None
         for restart, seed in enumerate(seeds):
@@ -324,17 +320,12 @@ class DaskCRAFT(CRAFT):
             if best is None or key < best_key:
                 best, best_key = result, key
         self._warn_about(best, target, lam)
-        self.lam_ = lam
-        return best
+        return best, lam
 
     def _run(self, data, options, seed, restart):
         if isinstance(data, EncodedData):  # the λ search on the driver's sample
             return super()._run(data, options, seed, restart)
-        return _run_partitions(data, options, np.random.default_rng(seed), restart=restart, callback=self.callback)
-
-    def _store(self, result, data, options):
-        # CRAFT._store wants labels as an array; the Dask labels are set by fit.
-        super()._store(dataclasses.replace(result, labels=np.zeros(0, dtype=np.int64)), data, options)
+        return _engine.run(data, options, np.random.default_rng(seed), restart=restart, callback=self.callback)
 
 
 # ----------------------------------------------------------------------
@@ -556,6 +547,31 @@ class _Partitions:
             divisions = tuple(int(s) for s in self.starts) + (self.n_samples - 1,)
         return dd.from_delayed(pieces, meta=meta, divisions=divisions, verify_meta=False)
 
+    # -- the engine's backend interface (see craft._engine.InMemory) ----
+    def initial_clusters(self, opts: _engine.Options, rng: np.random.Generator) -> _engine.Clusters:
+        return _initial_clusters(self, opts, rng)
+
+    def initial_labels(self) -> list:
+        return [None] * self.n_partitions  # the engine starts from all zeros
+
+    def assign(self, clusters: _engine.Clusters, opts: _engine.Options, rng: np.random.Generator, labels: list):
+        proposed, summary, clusters = _assignment_pass(self, clusters, opts, rng, labels)
+        return (*_compact(self, proposed, summary, labels), clusters.n_clusters)
+
+    def nearest(self, clusters: _engine.Clusters, opts: _engine.Options, labels: list):
+        outputs = self.map(_final_partition, labels, context=_NearestContext(clusters, opts.terms))
+        summary = self.reduce(outputs, _combine_summaries)
+        return _compact(self, self.pick(outputs, 1), summary, labels)
+
+    def kept_labels(self, labels: list) -> None:
+        return None  # the labels stay on the workers
+
+    def one_cluster_statistics(self) -> _engine.Statistics:
+        return self.reduce(self.map(_one_cluster_summary), _combine_summaries).stats
+
+    def nearest_cost_total(self, clusters: _engine.Clusters, terms: PriorTerms) -> float:
+        return float(np.sum(self.gather(self.map(_cost_sum, context=_NearestContext(clusters, terms)))))
+
 
 def _take(data: EncodedData, rows: np.ndarray) -> EncodedData:
     return data.take(rows)
@@ -567,7 +583,6 @@ def _concat(template: EncodedData, pieces: list) -> EncodedData:
     return dataclasses.replace(
         template,
         numeric=np.vstack([piece.numeric for piece in pieces]),
-        numeric_sq=np.vstack([piece.numeric_sq for piece in pieces]),
         codes=np.vstack([piece.codes for piece in pieces]),
     )
 
@@ -903,7 +918,10 @@ def _farthest_update(data: EncodedData, state, owner: bool, seed: tuple, ctx: _S
 
 
 # ----------------------------------------------------------------------
-# Driver side: the engine's run, one map at a time
+# Driver side: the partition-specific steps of the engine's run, one map at a
+# time. The run itself (passes, updates, objective, history, the last
+# assignment) is craft._engine.run, which drives _Partitions through the
+# engine's backend interface.
 
 
 def _initial_clusters(parts: _Partitions, opts: _engine.Options, rng: np.random.Generator) -> _engine.Clusters:
@@ -968,26 +986,19 @@ def _farthest_first_lambda(parts: _Partitions, k: int, opts: _engine.Options, rn
     states = [None] * n
     owner = parts.owner(start)
     seed = (start - int(parts.starts[owner]), parts.rows([start]))
-    lam = 0.0
+    lam = float("nan")  # as the in-memory twin: the last positive distance, NaN if none
     for _ in range(k):
         states = parts.map(_farthest_update, states, [p == owner for p in range(n)], [seed] * n, context=context)
         farthest = parts.gather(parts.pick(states, 1))
         values = np.array([value for value, _, _ in farthest])
         owner = int(np.argmax(values))  # the first partition holding the maximum, as np.argmax
-        lam = float(values[owner])
-        if not np.isfinite(lam) or lam <= 0:
+        distance = float(values[owner])
+        if not (np.isfinite(distance) and distance > 0):
             break
+        lam = distance
         _, local_row, seed_data = farthest[owner]
         seed = (local_row, seed_data)
     return lam
-
-
-def _default_lambda(parts: _Partitions, opts: _engine.Options) -> float:
-    """:func:`craft._engine.default_lambda`: the mean cost of a point under one global cluster."""
-    summary = parts.reduce(parts.map(_one_cluster_summary), _combine_summaries)
-    clusters = _engine.clusters_from_statistics(parts.template, summary.stats, opts)
-    sums = parts.gather(parts.map(_cost_sum, context=_NearestContext(clusters, opts.terms)))
-    return float(np.sum(sums) / parts.n_samples)
 
 
 def _assignment_pass(parts: _Partitions, clusters: _engine.Clusters, opts: _engine.Options, rng, previous):
@@ -1065,48 +1076,3 @@ def _compact(parts: _Partitions, labels: list, summary: _Summary, previous: list
     n_changed = int(sum(parts.gather(parts.pick(outputs, 1))))
     stats = _engine.Statistics(stats.counts[present], stats.sums[present], stats.sums_sq[present], stats.level_counts[present])
     return parts.pick(outputs, 0), stats, n_changed
-
-
-def _run_partitions(parts: _Partitions, opts: _engine.Options, rng, *, restart: int = 0, callback=None) -> _engine.RunResult:
-    """:func:`craft._engine.run` over the partitions; ``labels`` is a list of futures, one per partition."""
-    template = parts.template
-    clusters = _initial_clusters(parts, opts, rng)
-    labels = [None] * parts.n_partitions  # the engine starts from all zeros
-    history: list[_engine.IterationRecord] = []
-    converged = False
-    stats = None
-    for iteration in range(1, opts.max_iter + 1):
-        n_before = clusters.n_clusters
-        proposed, summary, clusters = _assignment_pass(parts, clusters, opts, rng, labels)
-        n_opened = clusters.n_clusters - n_before
-        labels, stats, n_changed = _compact(parts, proposed, summary, labels)
-        n_clusters = stats.counts.shape[0]
-        clusters = _engine.clusters_from_statistics(template, stats, opts)
-        value, _ = _engine.objective(template, clusters, stats, opts)
-        record = _engine.IterationRecord(
-            iteration=iteration,
-            objective=value,
-            n_clusters=n_clusters,
-            n_changed=n_changed,
-            n_opened=n_opened,
-            feature_mask=clusters.weights > 0.5,
-            labels=None,
-            restart=restart,
-            lam=opts.lam,
-        )
-        history.append(record)
-        if callback is not None:
-            callback(record)
-        if n_changed == 0:
-            converged = True
-            break
-    if not converged:
-        # A last assignment without opening keeps labels_ equal to predict(X).
-        outputs = parts.map(_final_partition, labels, context=_NearestContext(clusters, opts.terms))
-        summary = parts.reduce(outputs, _combine_summaries)
-        final, final_stats, n_changed = _compact(parts, parts.pick(outputs, 1), summary, labels)
-        if final_stats.counts.shape[0] != clusters.n_clusters or n_changed:
-            labels, stats = final, final_stats
-            clusters = _engine.clusters_from_statistics(template, stats, opts)
-    value, nll = _engine.objective(template, clusters, stats, opts)
-    return _engine.RunResult(labels, clusters, stats, value, nll, len(history), converged, history)

@@ -8,12 +8,14 @@ sparse-dense product. A missing categorical value is a level of its own.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 from scipy import sparse
 
+from . import _kernels
 from .exceptions import CraftInputError
 
 MISSING_LEVEL = "(missing)"
@@ -29,8 +31,6 @@ class EncodedData:
     ----------
     numeric : ndarray of shape (n_samples, n_numeric)
         Imputed (and, when asked, standardized) numeric values.
-    numeric_sq : ndarray of shape (n_samples, n_numeric)
-        ``numeric ** 2``, kept because every pass needs it.
     codes : ndarray of shape (n_samples, n_categorical)
         Level codes per categorical feature; -1 marks a level unseen in fit.
         Unseen levels add no cost, the same (zero) for every cluster.
@@ -45,13 +45,17 @@ class EncodedData:
     """
 
     numeric: np.ndarray
-    numeric_sq: np.ndarray
     codes: np.ndarray
     n_levels: np.ndarray
     offsets: np.ndarray
     eta0: np.ndarray
     log_eta0: np.ndarray
     global_var: np.ndarray
+
+    @functools.cached_property
+    def numeric_sq(self) -> np.ndarray:
+        """``numeric ** 2``, made on first use (the compiled pass does without it)."""
+        return self.numeric * self.numeric
 
     @property
     def n_samples(self) -> int:
@@ -77,7 +81,6 @@ class EncodedData:
         """The same encoding restricted to ``rows`` (global tables kept)."""
         return EncodedData(
             numeric=self.numeric[rows],
-            numeric_sq=self.numeric_sq[rows],
             codes=self.codes[rows],
             n_levels=self.n_levels,
             offsets=self.offsets,
@@ -131,13 +134,17 @@ class Encoder:
 
     def fit_transform(self, table: pd.DataFrame) -> EncodedData:
         """Learn imputation values, scales and levels from ``table``; encode it."""
-        raw = self._numeric_block(table)
-        missing = np.isnan(raw)
-        self.n_imputed_ = {name: int(n) for name, n in zip(self.numeric, missing.sum(axis=0)) if n}
-        observed = (~missing).sum(axis=0)
-        totals = np.where(missing, 0.0, raw).sum(axis=0)
-        self.impute_ = np.divide(totals, observed, out=np.zeros(raw.shape[1]), where=observed > 0)
-        filled = np.where(missing, self.impute_[None, :], raw)
+        raw, n_missing = self._scanned_block(table)
+        self.n_imputed_ = {name: int(n) for name, n in zip(self.numeric, n_missing) if n}
+        observed = len(table) - n_missing
+        filled = raw
+        if n_missing.any():
+            missing = np.isnan(raw)
+            totals = np.where(missing, 0.0, raw).sum(axis=0)
+            self.impute_ = np.divide(totals, observed, out=np.zeros(raw.shape[1]), where=observed > 0)
+            filled = np.where(missing, self.impute_[None, :], raw)
+        else:
+            self.impute_ = np.divide(raw.sum(axis=0), observed, out=np.zeros(raw.shape[1]), where=observed > 0)
         if self.standardize:
             self.center_ = filled.mean(axis=0)
             spread = filled.std(axis=0)
@@ -146,19 +153,32 @@ class Encoder:
         else:
             self.center_ = np.zeros(filled.shape[1])
             self.scale_ = np.ones(filled.shape[1])
+        del filled
+        n_rows = len(table)
         self.levels_, self.has_missing_level_ = [], []
+        factorized, counts = [], []
         for name in self.categorical:
-            column = table[name]
-            present = pd.unique(column.dropna())
-            self.levels_.append(sorted(present.tolist(), key=_level_sort_key))
-            self.has_missing_level_.append(bool(column.isna().any()))
-        return self._encode(filled, table, fit=True)
+            inverse, uniques = _factorize(table[name], name)
+            # Counts of each distinct value, the missing cells' first.
+            per_unique = np.bincount(inverse.astype(np.intp) + 1, minlength=len(uniques) + 1)
+            present = np.flatnonzero(per_unique[1:])
+            order = sorted(range(present.size), key=lambda u: _level_sort_key(uniques[present[u]]))
+            levels = [uniques[present[u]] for u in order]
+            has_missing = bool(per_unique[0])
+            self.levels_.append(levels)
+            self.has_missing_level_.append(has_missing)
+            counts.append(per_unique[1:][present[order]] if present.size else np.zeros(0, dtype=np.int64))
+            if has_missing:
+                counts.append(per_unique[:1])
+            factorized.append((inverse, uniques))
+        level_counts = np.concatenate(counts) if counts else np.zeros(0, dtype=np.int64)
+        self.fitted_eta0_ = level_counts / n_rows
+        return self._encode(raw, factorized, n_rows, fit=True)
 
     def transform(self, table: pd.DataFrame) -> EncodedData:
         """Encode a new table with the fitted imputation, scales and levels."""
-        raw = self._numeric_block(table)
-        filled = np.where(np.isnan(raw), self.impute_[None, :], raw)
-        return self._encode(filled, table, fit=False)
+        raw, _ = self._scanned_block(table)
+        return self._encode(raw, [_factorize(table[name], name) for name in self.categorical], len(table))
 
     def level_names(self) -> list[list[str]]:
         """Display names of every categorical feature's levels, in code order."""
@@ -172,52 +192,72 @@ class Encoder:
         return values * self.scale_ + self.center_
 
     def _numeric_block(self, table: pd.DataFrame) -> np.ndarray:
+        """The numeric columns as float64 (NaN where missing), checked."""
+        return self._scanned_block(table)[0]
+
+    def _scanned_block(self, table: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+        """The numeric block, and the number of missing cells of each column.
+
+        Raises :class:`CraftInputError` for infinite values and for values too
+        large to square.
+        """
         columns = table[self.numeric] if self.numeric else table.iloc[:, :0]
-        block = None
         if all(pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_bool_dtype(dtype) for dtype in columns.dtypes):
-            # One conversion for the whole block; per-column checks only name a culprit.
+            # One conversion for the whole block (column-major, as pandas stores it).
             block = columns.to_numpy(dtype=np.float64, na_value=np.nan)
-            if np.isinf(block).any():
-                block = None
-        if block is None:
-            block = np.empty((len(table), len(self.numeric)), dtype=np.float64)
+        else:
+            block = np.empty((len(table), len(self.numeric)), dtype=np.float64, order="F")
             for j, name in enumerate(self.numeric):
                 block[:, j] = _numeric_column(table[name], name)
-        with np.errstate(invalid="ignore"):
-            too_large = np.flatnonzero((np.abs(block) > MAX_MAGNITUDE).any(axis=0))
-        if too_large.size:
-            name = self.numeric[too_large[0]]
+        n_missing, n_infinite, n_too_large = _kernels.scan(block, MAX_MAGNITUDE)
+        if n_infinite.any():
+            j = int(np.flatnonzero(n_infinite)[0])
+            raise CraftInputError(
+                f"Column {self.numeric[j]!r} has {int(n_infinite[j])} infinite value(s); replace them (or mark them "
+                "missing) before fitting."
+            )
+        if n_too_large.any():
+            name = self.numeric[int(np.flatnonzero(n_too_large)[0])]
             raise CraftInputError(
                 f"Column {name!r} has values beyond ±{MAX_MAGNITUDE:.0e}, too large to square in double "
                 "precision (variances and distances would overflow); rescale it, e.g. take its logarithm."
             )
-        return block
+        return block, n_missing
 
-    def _encode(self, filled: np.ndarray, table: pd.DataFrame, *, fit: bool) -> EncodedData:
-        numeric = np.ascontiguousarray((filled - self.center_) / self.scale_)
+    def _encode(self, raw: np.ndarray, factorized: list, n_rows: int, *, fit: bool = False) -> EncodedData:
+        """Encoded data from the numeric block and each categorical column's factorization.
+
+        When fitting, also the variance of the encoded numeric columns, which
+        travels with every later encoding.
+        """
+        numeric, sums = _kernels.standardized(raw, self.impute_, self.center_, self.scale_)
+        if fit:
+            self.fitted_var_ = _kernels.column_variance(numeric, sums)
         n_levels = np.array(
             [len(levels) + has_missing for levels, has_missing in zip(self.levels_, self.has_missing_level_)],
             dtype=np.int64,
         )
         offsets = np.concatenate([[0], np.cumsum(n_levels)[:-1]]).astype(np.int64) if n_levels.size else n_levels
-        codes = np.empty((len(table), len(self.categorical)), dtype=np.int64)
-        for q, name in enumerate(self.categorical):
-            codes[:, q] = _codes(table[name], self.levels_[q], self.has_missing_level_[q])
-        if fit:
-            flat = (codes + offsets[None, :]).ravel()
-            counts = np.bincount(flat, minlength=int(n_levels.sum()))
-            eta0 = counts / len(table)
-            self.fitted_eta0_ = eta0
-            self.fitted_var_ = numeric.var(axis=0)
-        eta0 = self.fitted_eta0_
+        if factorized:
+            inverse = np.empty((len(factorized), n_rows), dtype=np.int64)
+            lookups = []
+            for q, (codes, uniques) in enumerate(factorized):
+                inverse[q] = codes
+                lookups.append(_level_lookup(uniques, self.levels_[q], self.has_missing_level_[q]))
+            width = max(lookup.size for lookup in lookups)
+            lookup = np.full((len(lookups), width), -1, dtype=np.int64)
+            for q, values in enumerate(lookups):
+                lookup[q, : values.size] = values
+            codes = _kernels.gather_codes(inverse, lookup)
+        else:
+            codes = np.empty((n_rows, 0), dtype=np.int64)
         return EncodedData(
             numeric=numeric,
-            numeric_sq=numeric * numeric,
             codes=codes,
             n_levels=n_levels,
             offsets=offsets,
-            eta0=eta0,
-            log_eta0=np.log(eta0),
+            eta0=self.fitted_eta0_,
+            log_eta0=np.log(self.fitted_eta0_),
             global_var=self.fitted_var_,
         )
 
@@ -228,6 +268,13 @@ def _level_sort_key(level):
 
 
 def _numeric_column(column: pd.Series, name: str) -> np.ndarray:
+    if pd.api.types.is_datetime64_any_dtype(column.dtype) or pd.api.types.is_timedelta64_dtype(column.dtype) \
+            or isinstance(column.dtype, pd.PeriodDtype):
+        # Their integer form (nanoseconds) would be taken for the number silently.
+        raise CraftInputError(
+            f"Column {name!r} is numeric in the schema but holds {column.dtype} values; convert them to numbers "
+            f"(e.g. days since a date) or make the column categorical."
+        )
     if isinstance(column.dtype, pd.CategoricalDtype) or column.dtype == object or pd.api.types.is_string_dtype(column):
         converted = pd.to_numeric(column, errors="coerce")
         bad = converted.isna() & column.notna()
@@ -242,23 +289,37 @@ def _numeric_column(column: pd.Series, name: str) -> np.ndarray:
         values = column.to_numpy(dtype=np.float64, na_value=np.nan)
     except (TypeError, ValueError) as error:
         raise CraftInputError(f"Column {name!r} is numeric in the schema but cannot be read as numbers: {error}.") from None
-    n_inf = int(np.isinf(values).sum())
-    if n_inf:
-        raise CraftInputError(
-            f"Column {name!r} has {n_inf} infinite value(s); replace them (or mark them missing) before fitting."
-        )
     return values
 
 
-def _codes(column: pd.Series, levels: list, has_missing_level: bool) -> np.ndarray:
-    """Level code of every value: -1 for a level not in ``levels``; a missing
-    value gets ``len(levels)`` if it is a level of its own, else -1."""
-    # Factorizing first hashes the column in native code (Arrow's for Arrow
-    # strings) and looks each distinct value up once, instead of making a
-    # Python object of every cell: 4-8x faster on a million rows.
-    inverse, uniques = pd.factorize(column, use_na_sentinel=True)
-    level_of_unique = pd.Index(levels, dtype=object).get_indexer(pd.Index(uniques).astype(object))
+def _factorize(column: pd.Series, name: str) -> tuple[np.ndarray, list]:
+    """Index of every cell into the column's distinct values (-1 if missing), and those values.
+
+    Factorizing hashes the column in native code (Arrow's for Arrow strings)
+    so that each distinct value is looked up once, instead of making a Python
+    object of every cell; a categorical column is factorized already.
+    """
+    if isinstance(column.dtype, pd.CategoricalDtype):
+        inverse = column.cat.codes.to_numpy()
+        # Its categories are distinct values whether or not they occur.
+        return inverse, column.cat.categories.tolist()
+    try:
+        inverse, uniques = pd.factorize(column, use_na_sentinel=True)
+    except TypeError:  # list/dict/array cells (nested Parquet, say) cannot be levels
+        kinds = sorted({type(v).__name__ for v in column.dropna().iloc[:1000]
+                        if not isinstance(v, (str, bytes, int, float, bool, np.generic))})
+        raise CraftInputError(
+            f"Column {name!r} holds cells of type {', '.join(kinds) or 'unhashable'}, which cannot be levels of a "
+            f"categorical feature; convert them to text (e.g. df[{name!r}].map(str)) or leave the column out."
+        ) from None
+    return inverse, uniques.tolist()
+
+
+def _level_lookup(uniques: list, levels: list, has_missing_level: bool) -> np.ndarray:
+    """Level code of a missing cell, then of each distinct value (-1 if not a level).
+
+    A missing value gets ``len(levels)`` if it is a level of its own, else -1.
+    """
+    level_of_unique = pd.Index(levels, dtype=object).get_indexer(pd.Index(uniques, dtype=object))
     missing = len(levels) if has_missing_level else -1
-    # A missing value has inverse -1, which reads the last entry.
-    lookup = np.append(level_of_unique.astype(np.int64), np.int64(missing))
-    return lookup[inverse]
+    return np.concatenate([[missing], level_of_unique]).astype(np.int64)

@@ -17,7 +17,15 @@ from ._random import as_generator
 from .encoding import Encoder, EncodedData
 from .exceptions import CraftInputError
 from .priors import prior_terms
+from .limits import check_table_shape
 from .schema import Schema, infer_schema
+
+
+#: Above this many rows the λ search and the restarts run on a uniform sample
+#: of this many rows, and only the best run is iterated on the whole table: a
+#: pass costs time in proportion to the rows, while λ and the choice among
+#: restarts settle on a sample (docs/numerics.md, docs/RESULTS.md "Speed").
+SEARCH_ROWS = 100_000
 
 
 @dataclasses.dataclass(frozen=True)
@@ -152,7 +160,9 @@ class CRAFT(ClusterMixin, BaseEstimator):
         Runs with different seeds; the one with the lowest objective is kept
         (with ``k`` given, the runs whose K is nearest k come first). "auto"
         is 10 runs up to 50,000 rows and 3 above, where each run costs more
-        and matters less.
+        and matters less. Above ``SEARCH_ROWS`` (100,000) rows the runs, and
+        the λ search, use a uniform sample of that many rows, and the kept
+        run's clusters then start the passes over every row.
     init : {"craft++", "random"}, default="craft++"
         "random" is the paper's start (one cluster at a random point);
         "craft++" opens the first pass's clusters at far points sampled in
@@ -179,9 +189,21 @@ class CRAFT(ClusterMixin, BaseEstimator):
     objective_ : float
         The paper's objective at the end of the kept run.
     history_ : list of IterationRecord
-        One record per iteration of the kept run: objective, K, points that
+        One record per iteration of the kept run (above 100,000 rows: of its
+        passes over every row, after the sample): objective, K, points that
         changed cluster, clusters opened, masks (engine order, see
         ``engine_features_``) and, for up to 200,000 rows, the labels.
+    selection_ : craft.Selection
+        What the selection rule decided and why, per cluster and used
+        feature (columns in ``engine_features_`` order): the score it ranked
+        (``score``: variance or gain ``G_d - G_kd``), ``rank``, the number
+        compared with the cut (``criterion``; for the approximate budget the
+        quantity compared with eps), the ``cut`` and ``selected``
+        (``feature_mask_`` in engine order). :meth:`selection_frame` gives it
+        as a table with names.
+    objective_terms_ : craft.ObjectiveTerms
+        ``objective_`` split into its terms (``numeric``, ``categorical``,
+        ``regularization``, ``feature_control``; ``total`` is ``objective_``).
     n_iter_ : int
     lam_ : float
         The lambda used.
@@ -210,6 +232,7 @@ class CRAFT(ClusterMixin, BaseEstimator):
     def __init__(
         self,
         m=0.5,
+        *,
         rho=None,
         lam=None,
         k=None,
@@ -260,22 +283,21 @@ class CRAFT(ClusterMixin, BaseEstimator):
         -------
         self
         """
+        # Everything is computed into locals and stored at the end, so that a
+        # refit that fails leaves the previous fit whole (labels_, encoder_
+        # and feature_names_in_ always belong to the same table).
         options = self._validated_options()
         table = _as_table(X, min_rows=2)
-        self.schema_ = self._schema(table)
-        encoder = Encoder(list(self.schema_.numeric), list(self.schema_.categorical), bool(self.standardize))
+        # Columns only, before the per-column work a very wide table pays for (its cells are already in memory).
+        check_table_shape(0, table.shape[1], "X")
+        schema = self._schema(table)
+        encoder = Encoder(list(schema.numeric), list(schema.categorical), bool(self.standardize))
         data = encoder.fit_transform(table)
-        self.encoder_ = encoder
-        self.n_imputed_ = dict(encoder.n_imputed_)
-        self.feature_names_in_ = np.asarray(table.columns, dtype=object)
-        self.n_features_in_ = table.shape[1]
-        self.engine_features_ = list(self.schema_.numeric) + list(self.schema_.categorical)
-
         rng = as_generator(self.random_state)
         n_init = self.n_init if self.n_init != "auto" else (10 if data.n_samples <= 50_000 else 3)
         seeds = rng.integers(np.iinfo(np.int32).max, size=n_init)
-        best = self._fit_runs(data, options, seeds)
-        self._store(best, data, options)
+        best, lam = self._fit_runs(data, options, seeds)
+        self._store(best, data, lam, options, schema=schema, encoder=encoder, columns=table.columns)
         return self
 
     def predict(self, X):
@@ -290,16 +312,120 @@ class CRAFT(ClusterMixin, BaseEstimator):
             raise CraftInputError(
                 f"X has {table.shape[1]} features, but CRAFT is expecting {self.n_features_in_} features as input."
             )
-        missing = [name for name in self.engine_features_ if name not in table.columns]
-        if missing:
-            raise CraftInputError(f"X lacks the fitted column(s) {missing[:5]}.")
-        data = self.encoder_.transform(table)
+        data = self._encoded(table)
         _, labels = _engine.nearest_cluster(data, self.clusters_, self.options_.terms)
         return labels
 
     def fit_predict(self, X, y=None):
         """Fit and return ``labels_``."""
         return self.fit(X).labels_
+
+    # ------------------------------------------------------------------
+    # Inspection: what the engine computed, read from the engine's own functions.
+
+    def selection_frame(self) -> pd.DataFrame:
+        """``selection_`` as a table: one row per cluster and used feature.
+
+        Returns
+        -------
+        DataFrame
+            Columns ``cluster``, ``feature``, ``kind`` ("numeric" or
+            "categorical"), ``score``, ``rank``, ``criterion``, ``cut`` and
+            ``selected`` (see :class:`craft.Selection`); features in the
+            engine's order within each cluster.
+
+        Examples
+        --------
+        >>> import pandas as pd
+        >>> X = pd.DataFrame({"a": [0.0, 0.1, 5.0, 5.1], "b": [3.0, -3.0, 2.0, -2.0]})
+        >>> model = CRAFT(m=0.5, k=2, random_state=0).fit(X)
+        >>> model.selection_frame().query("selected")[["cluster", "feature", "rank"]].to_dict("list")
+        {'cluster': [0, 1], 'feature': ['a', 'a'], 'rank': [1, 1]}
+        """
+        self._check_fitted()
+        selection = self.selection_
+        k, d = selection.score.shape
+        n_numeric = len(self.schema_.numeric)
+        kinds = np.array(["numeric"] * n_numeric + ["categorical"] * (d - n_numeric))
+        return pd.DataFrame({
+            "cluster": np.repeat(np.arange(k, dtype=np.int64), d),
+            "feature": np.tile(np.asarray(self.engine_features_, dtype=object), k),
+            "kind": np.tile(kinds, k),
+            "score": selection.score.ravel(),
+            "rank": selection.rank.ravel().astype(np.int64),
+            "criterion": selection.criterion.ravel(),
+            "cut": selection.cut.ravel(),
+            "selected": selection.selected.ravel(),
+        })
+
+    def cost_terms(self, X, *, iteration: int | None = None) -> _engine.CostTerms:
+        """The distance d_nk of every row of ``X`` to every cluster, term by term.
+
+        Parameters
+        ----------
+        X : DataFrame
+            Rows with the fitted columns.
+        iteration : int or None
+            None: the fitted clusters (``total``'s row-wise argmin is
+            ``predict(X)``). Else the clusters after that iteration of the
+            kept run (see :meth:`inspect_iteration`; ``X`` must then be the
+            fitted table).
+
+        Returns
+        -------
+        craft.CostTerms
+            Arrays of shape (n_rows, n_clusters) for that state.
+        """
+        self._check_fitted()
+        data = self._encoded(X)
+        clusters = self.clusters_ if iteration is None else self.inspect_iteration(X, iteration).clusters
+        return _engine.cost_terms(data, clusters, self.options_.terms)
+
+    def inspect_iteration(self, X, iteration: int) -> _engine.Inspection:
+        """Clusters, selection and objective terms after ``iteration`` of the kept run.
+
+        Parameters
+        ----------
+        X : DataFrame
+            The table the model was fitted on.
+        iteration : int
+            1 .. ``len(history_)``.
+
+        Returns
+        -------
+        craft.Inspection
+            ``selection`` and ``objective`` as in ``selection_`` and
+            ``objective_terms_``, for the labels of that iteration
+            (``objective.total`` equals that record's ``objective``).
+
+        Raises
+        ------
+        CraftInputError
+            If the iteration does not exist or its labels were not kept
+            (more than 200,000 rows).
+        """
+        self._check_fitted()
+        history = self.history_
+        if not 1 <= iteration <= len(history):
+            raise CraftInputError(f"iteration={iteration} must lie in 1..{len(history)}.")
+        record = history[iteration - 1]
+        if record.labels is None:
+            raise CraftInputError("This fit kept no labels per iteration (more than 200,000 rows).")
+        data = self._encoded(X)
+        if data.n_samples != record.labels.shape[0]:
+            raise CraftInputError(
+                f"X has {data.n_samples} rows; the fit had {record.labels.shape[0]}: pass the fitted table."
+            )
+        labels = record.labels.astype(np.int64)
+        clusters, stats = _engine.fit_clusters(data, labels, record.n_clusters, self.options_)
+        return _engine.inspect(data, clusters, stats, self.options_, labels)
+
+    def _encoded(self, X) -> EncodedData:
+        table = _as_table(X)
+        missing = [name for name in self.engine_features_ if name not in table.columns]
+        if missing:
+            raise CraftInputError(f"X lacks the fitted column(s) {missing[:5]}.")
+        return self.encoder_.transform(table)
 
     # ------------------------------------------------------------------
     def _validated_options(self) -> _engine.Options:
@@ -344,10 +470,15 @@ class CRAFT(ClusterMixin, BaseEstimator):
             raise CraftInputError("No usable column: every column is ignored (see the schema's reasons).")
         return schema
 
-    def _fit_runs(self, data: EncodedData, options: _engine.Options, seeds) -> _engine.RunResult:
+    def _fit_runs(self, data: EncodedData, options: _engine.Options, seeds) -> tuple[_engine.RunResult, float]:
+        """The kept run and the lambda it used (nothing is stored on ``self``)."""
         keep_labels = data.n_samples <= 200_000
         options = _replace(options, keep_labels=keep_labels)
         target = self._checked_target(data.n_samples)
+        # On a large table the λ search and the restarts run on a sample; the
+        # best of them is then iterated on every row (docs/numerics.md).
+        # Its rows come from a stream of their own (a child of the first seed's).
+        search = _search_sample(data, np.random.default_rng(np.random.SeedSequence(int(seeds[0])).spawn(1)[0]))
         if self.lam is not None:
             lam = float(self.lam)
             runs = []
@@ -358,18 +489,23 @@ class CRAFT(ClusterMixin, BaseEstimator):
             lam = _engine.farthest_first_lambda(data, target, options, np.random.default_rng(seeds[0]))
             runs = []
         else:
-            lam, runs = self._search_lambda(data, options, target, seeds[0])
-        lam = _positive(lam)
+            lam, runs = self._search_lambda(search, options, target, seeds[0])
+        lam = _checked_lambda(lam, self, target)
         options = _replace(options, lam=lam)
         runs = [run for run in runs if run[0] == lam]
         results = [runs[0][1]] if runs else []
+        # Restarts to choose among, or a search run to reuse, run on the sample;
+        # a single run at a given λ has nothing to choose and runs on every row.
+        pool = search if (results or len(seeds) > 1) else data
         for restart in range(len(results), len(seeds)):
-            results.append(self._run(data, options, seeds[restart], restart))
+            results.append(self._run(pool, options, seeds[restart], restart))
         best = min(range(len(results)), key=lambda i: _ranking(results[i], target))
         result = results[best]
+        if pool is not data:
+            # The kept run's clusters start the passes over every row.
+            result = self._run(data, options, seeds[best], best, initial=result.clusters)
         self._warn_about(result, target, lam)
-        self.lam_ = lam
-        return result
+        return result, lam
 
     def _warn_about(self, result: _engine.RunResult, target, lam: float) -> None:
         """Warn when the kept run missed the asked k or did not converge."""
@@ -391,8 +527,10 @@ class CRAFT(ClusterMixin, BaseEstimator):
             raise CraftInputError(f"k={self.k} exceeds the number of rows, n_samples={n_samples}.")
         return self.k
 
-    def _run(self, data, options, seed, restart):
-        return _engine.run(data, options, np.random.default_rng(seed), restart=restart, callback=self.callback)
+    def _run(self, data, options, seed, restart, *, initial=None):
+        return _engine.run(
+            data, options, np.random.default_rng(seed), restart=restart, callback=self.callback, initial=initial
+        )
 
     def _search_lambda(self, data, options, target, seed):
         """Lambda whose fit (first seed) has exactly ``target`` clusters, if one is found.
@@ -415,7 +553,7 @@ class CRAFT(ClusterMixin, BaseEstimator):
             tried.append((lam, result))
             return result.n_clusters
 
-        start = _positive(_engine.farthest_first_lambda(data, target, options, np.random.default_rng(seed)))
+        start = _checked_lambda(_engine.farthest_first_lambda(data, target, options, np.random.default_rng(seed)), self, target)
         found = evaluate(start)
         low = high = None
         if found == target:
@@ -455,27 +593,57 @@ class CRAFT(ClusterMixin, BaseEstimator):
         lam, _ = min(tried, key=lambda item: _ranking(item[1], target))
         return lam, tried
 
-    def _store(self, result: _engine.RunResult, data: EncodedData, options: _engine.Options) -> None:
-        self.options_ = _replace(options, lam=self.lam_)
-        self.clusters_ = result.clusters
-        self.labels_ = result.labels.astype(np.int64)
-        self.n_clusters_ = result.n_clusters
-        self.objective_ = result.objective
-        self.n_iter_ = result.n_iter
-        self.converged_ = result.converged
-        self.history_ = result.history
-        self.rho_ = options.terms.rho
-        self.cluster_sizes_ = result.stats.counts.astype(np.int64)
-        position = {name: j for j, name in enumerate(str(c) for c in self.feature_names_in_)}
-        mask = np.zeros((result.n_clusters, self.n_features_in_), dtype=bool)
-        mask[:, [position[name] for name in self.engine_features_]] = result.clusters.weights > 0.5
-        self.feature_mask_ = mask
+    def _store(self, result: _engine.RunResult, data: EncodedData, lam: float, options: _engine.Options, *,
+               schema: Schema, encoder: Encoder, columns, **extra) -> None:
+        """Set every fitted attribute at once, from a fit that has succeeded.
+
+        ``extra`` holds a subclass's own fitted attributes (and may replace
+        ``labels_``); nothing is assigned before all values are computed.
+        """
+        names = np.asarray(columns, dtype=object)
+        engine_features = list(schema.numeric) + list(schema.categorical)
+        position = {name: j for j, name in enumerate(str(c) for c in names)}
+        mask = np.zeros((result.n_clusters, names.size), dtype=bool)
+        mask[:, [position[name] for name in engine_features]] = result.clusters.weights > 0.5
+        options = _replace(options, lam=lam)
+        # The inspection surface, by the engine's one function (every backend passes here).
+        inspection = _engine.inspect(data, result.clusters, result.stats, options)
+        fitted = {
+            "schema_": schema,
+            "encoder_": encoder,
+            "n_imputed_": dict(encoder.n_imputed_),
+            "feature_names_in_": names,
+            "n_features_in_": int(names.size),
+            "engine_features_": engine_features,
+            "lam_": lam,
+            "options_": options,
+            "clusters_": result.clusters,
+            "n_clusters_": result.n_clusters,
+            "objective_": result.objective,
+            "n_iter_": result.n_iter,
+            "converged_": result.converged,
+            "history_": result.history,
+            "rho_": options.terms.rho,
+            "cluster_sizes_": result.stats.counts.astype(np.int64),
+            "feature_mask_": mask,
+            "selection_": inspection.selection,
+            "objective_terms_": inspection.objective,
+            **extra,
+        }
+        if "labels_" not in fitted:
+            fitted["labels_"] = result.labels.astype(np.int64)
+        for name, value in fitted.items():
+            setattr(self, name, value)
 
     def _check_fitted(self):
         if not hasattr(self, "clusters_"):
             from sklearn.exceptions import NotFittedError
 
             raise NotFittedError("This CRAFT instance is not fitted yet; call fit first.")
+
+    def _more_tags(self):
+        # scikit-learn < 1.6 reads tags from here (1.6+ reads __sklearn_tags__ below).
+        return {"allow_nan": True, "X_types": ["2darray", "categorical", "string"]}
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -496,14 +664,30 @@ def _ranking(result: _engine.RunResult, target):
     return distance, float(f"{result.objective:.10g}"), result.numeric_nll
 
 
+def _search_sample(data: EncodedData, rng: np.random.Generator) -> EncodedData:
+    """``data`` itself up to ``SEARCH_ROWS`` rows, else a uniform sample of that many rows in row order."""
+    if data.n_samples <= SEARCH_ROWS:
+        return data
+    return data.take(np.sort(rng.choice(data.n_samples, size=SEARCH_ROWS, replace=False)))
+
+
 def _replace(options: _engine.Options, **changes) -> _engine.Options:
     return dataclasses.replace(options, **changes)
 
 
-def _positive(lam: float) -> float:
-    # All points coincide (or k exceeds the distinct points): any positive
-    # lambda then gives the same fit, so use a tiny one rather than fail.
-    return lam if np.isfinite(lam) and lam > 0 else 1e-12
+def _checked_lambda(lam: float, model: CRAFT, target) -> float:
+    """A derived lambda, refused unless finite and > 0 (the engine never sees another)."""
+    if np.isfinite(lam) and lam > 0:
+        return float(lam)
+    if target is None:
+        raise CraftInputError(
+            f"The default lambda (the mean cost of a row under one cluster) is {lam:.6g} <= 0 for this "
+            f"table at m={model.m!r}; give lam > 0 or k."
+        )
+    raise CraftInputError(
+        f"Farthest-first found no row at a positive CRAFT distance from the first (for k={target}, m={model.m!r}): "
+        "the rows are alike under this m; give lam > 0."
+    )
 
 
 

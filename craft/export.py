@@ -1,14 +1,21 @@
 """Downloads of a CRAFT result: labels and masks as CSV, parameters as JSON.
 
 CSV files are opened in spreadsheets, which run a cell that starts with
-``=``, ``+``, ``-`` or ``@`` (or a tab or carriage return) as a formula
-("CSV injection"). Every text cell and column name that would start so is
-written with a leading single quote, which spreadsheets show as text; plain
+``=``, ``+``, ``-`` or ``@`` (or their full-width and small look-alikes
+``＝ ＋ － ＠ ﹦ ﹢ ﹣``, also behind leading spaces or zero-width characters) as a
+formula ("CSV injection"). Every text cell and column name that would start
+so is written with a leading single quote, which spreadsheets show as text;
+so is every line inside a cell that would start so after a line break. Plain
 numbers, negative ones included, are written unchanged and stay numbers.
+
+Every cell that holds a carriage return, a line feed, the delimiter or a
+quote is quoted, and lines end with CRLF (RFC 4180), so that no cell can
+start a new row in any reader.
 """
 
 from __future__ import annotations
 
+import csv
 import json
 import math
 import re
@@ -17,27 +24,50 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
-__all__ = ["neutralize", "neutralize_frame", "to_csv_bytes", "labels_csv", "masks_csv", "params_json"]
+__all__ = ["labels_csv", "masks_csv", "neutralize", "neutralize_frame", "params_json", "to_csv_bytes"]
 
 #: First characters that make a spreadsheet read a cell as a formula.
-FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
+FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r", "\n",
+                    "\uff1d", "\uff0b", "\uff0d", "\uff20",  # full-width ＝ ＋ － ＠
+                    "\ufe66", "\ufe62", "\ufe63")  # small ﹦ ﹢ ﹣
+# Characters a spreadsheet skips before it looks for a formula prefix:
+# spaces (also no-break and ideographic) and zero-width characters.
+_INVISIBLE = " \u00a0\u3000\u200b\u200c\u200d\u2060\ufeff"
 _PLAIN_NUMBER = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$")
+# A line break followed (after invisible characters) by a formula prefix.
+_PREFIX_AFTER_BREAK = re.compile(
+    "(\r\n|\r|\n)(?=[" + re.escape(_INVISIBLE) + "]*[" + re.escape("=+-@\uff1d\uff0b\uff0d\uff20\ufe66\ufe62\ufe63") + "])"
+)
+
+
+def _starts_like_formula(text: str) -> bool:
+    stripped = text.lstrip(_INVISIBLE)
+    return stripped.startswith(FORMULA_PREFIXES) and not _PLAIN_NUMBER.match(stripped)
 
 
 def neutralize(value):
-    """Escape one cell so that a spreadsheet cannot run it as a formula.
+    r"""Escape one cell so that a spreadsheet cannot run it as a formula.
 
-    Strings that start with ``=``, ``+``, ``-``, ``@``, a tab or a carriage
-    return get a leading ``'``, unless they are a plain number such as
-    ``"-1.5"``. Other values (numbers, missing values) are returned as is.
+    A string that starts with ``=``, ``+``, ``-``, ``@``, a tab, a line
+    break or a full-width/small look-alike (``＝ ＋ － ＠ ﹦ ﹢ ﹣``), also behind
+    leading spaces or zero-width characters, gets a leading ``'``, unless it
+    is a plain number such as ``"-1.5"``; every line inside the cell that
+    would start so gets one after its line break. Other values (numbers,
+    missing values) are returned as is.
 
     Examples
     --------
     >>> neutralize("=SUM(A1:A3)"), neutralize("-2.5"), neutralize(-2.5), neutralize("@cmd")
     ("'=SUM(A1:A3)", '-2.5', -2.5, "'@cmd")
+    >>> neutralize(" =1+1"), neutralize("\u200b=1"), neutralize("\uff1d1+1"), neutralize("ok\n=2+2")
+    ("' =1+1", "'\u200b=1", "'＝1+1", "ok\n'=2+2")
     """
-    if isinstance(value, str) and value.startswith(FORMULA_PREFIXES) and not _PLAIN_NUMBER.match(value):
-        return "'" + value
+    if not isinstance(value, str):
+        return value
+    if _starts_like_formula(value):
+        value = "'" + value
+    if "\n" in value or "\r" in value:
+        value = _PREFIX_AFTER_BREAK.sub(lambda m: m.group(1) + "'", value)
     return value
 
 
@@ -61,8 +91,14 @@ def neutralize_frame(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def to_csv_bytes(frame: pd.DataFrame, *, index: bool = False) -> bytes:
-    """UTF-8 CSV of ``frame`` with formula injection neutralised."""
-    return neutralize_frame(frame).to_csv(index=index, lineterminator="\n").encode("utf-8")
+    """UTF-8 CSV of ``frame`` with formula injection neutralised.
+
+    Lines end with CRLF: Python's writer then quotes every cell that holds
+    a CR or an LF (with ``"\\n"`` as line end it would leave a lone CR
+    unquoted, and a reader would start a new row there).
+    """
+    text = neutralize_frame(frame).to_csv(index=index, lineterminator="\r\n", quoting=csv.QUOTE_MINIMAL)
+    return text.encode("utf-8")
 
 
 def labels_csv(table: pd.DataFrame, labels, *, column: str = "craft_cluster") -> bytes:

@@ -5,6 +5,12 @@ DataFrame with unique, stripped string column labels and a default
 ``RangeIndex``, or raises :class:`~craft.exceptions.CraftInputError` with a
 message that names the file and says what is wrong. No other exception type
 escapes it.
+
+What the reader decided is kept with the table, in ``df.attrs["craft_read"]``
+(a :class:`ReadInfo`, see :func:`read_info`): the missing-value markers it
+used and how many cells of each column they turned missing, the markers it
+left as text, blank rows dropped, the sheet read, and per-column notes that
+:func:`craft.infer_schema` adds to the columns' reasons.
 """
 
 from __future__ import annotations
@@ -12,18 +18,23 @@ from __future__ import annotations
 import csv
 import hashlib
 import io
+import json
 import os
 import re
 import warnings
-from collections.abc import Sequence
+import zipfile
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from ._optional import MissingExtraError, missing, require
 from .exceptions import CraftInputError
+from .limits import check_table_shape, table_limits
 
-__all__ = ["read_table", "table_fingerprint"]
+__all__ = ["DEFAULT_MISSING_TOKENS", "ReadInfo", "read_info", "read_table", "table_fingerprint"]
 
 _TEXT_EXTENSIONS = frozenset({".csv", ".tsv", ".tab", ".txt"})
 _PARQUET_EXTENSIONS = frozenset({".parquet", ".pq"})
@@ -43,21 +54,109 @@ _SAMPLE_RECORDS = 200
 # A text sample with more than this share of control characters is binary.
 _MAX_CONTROL_SHARE = 0.01
 _CONTROL_RE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_ENCODINGS_READ = (
+    "UTF-8 (with or without BOM), UTF-16 (with or without BOM), UTF-32 with BOM, Windows-1252 and Latin-1"
+)
+_CONVERT_HINT = "save it as UTF-8 CSV (e.g. iconv -f <encoding> -t UTF-8 file.csv > file-utf8.csv)"
 
-# Cells read as missing everywhere: pandas' defaults plus "?" (UCI's marker).
-_NA_VALUES = sorted(
-    {
-        "", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan",
-        "1.#IND", "1.#QNAN", "<NA>", "N/A", "NA", "NULL", "NaN", "None", "n/a",
-        "nan", "null", "?",
-    }
+#: Cells that mean "no value" in a column whose other values are numbers:
+#: pandas' default markers plus ``?`` (UCI's). In text columns they are kept
+#: as text unless ``read_table(..., tokens_in_text=True)``: "None" or "NA" can
+#: be an answer ("no children", "North America").
+DEFAULT_MISSING_TOKENS = tuple(
+    sorted(
+        {
+            "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan",
+            "1.#IND", "1.#QNAN", "<NA>", "N/A", "NA", "NULL", "NaN", "None", "n/a",
+            "nan", "null", "?",
+        }
+    )
 )
 # Placeholders read as missing only in a column whose other values are all
-# numbers; elsewhere they stay text.
+# numbers (with the markers above); elsewhere they stay text.
 _NUMERIC_PLACEHOLDERS = frozenset({"-", "--", "---", ".", "\u2013", "\u2014"})
 _INT_RE = re.compile(r"[+-]?\d+", re.ASCII)
+_THOUSANDS_RE = re.compile(r"[+-]?\d{1,3}(?:,\d{3})+(?:\.\d*)?", re.ASCII)
 _FIELDS_RE = re.compile(r"Expected (\d+) fields in line (\d+), saw (\d+)")
 _UNNAMED_RE = re.compile(r"Unnamed: \d+(_level_\d+)?")
+
+
+@dataclass(frozen=True)
+class ReadInfo:
+    """What :func:`read_table` decided while reading one table.
+
+    Attributes
+    ----------
+    source : str
+        How messages name the file.
+    format : {"text", "parquet", "excel"}
+    missing_tokens : tuple of str
+        Markers read as missing in number columns (and, with
+        ``tokens_in_text``, in text columns). Empty cells are always missing.
+    tokens_in_text : bool
+        Whether the markers were also missing in text columns.
+    read_as_missing : dict of str to dict of str to int
+        Per column, each marker and how many of its cells became missing.
+    kept_as_text : dict of str to dict of str to int
+        Per text column, markers found and kept as text, with their counts.
+    column_notes : dict of str to str
+        Per column, what the reader did that the schema's reason should say.
+    nested : tuple of str
+        Parquet list/struct/map columns, read as their JSON text.
+    blank_rows : int
+        All-empty rows dropped (blank lines of a text file, blank rows of a
+        sheet).
+    sheet : str or None
+        The Excel sheet read.
+    sheets : tuple of str
+        All sheets of the workbook.
+    encoding, delimiter : str or None
+        Of a text file.
+    """
+
+    source: str
+    format: str
+    missing_tokens: tuple = ()
+    tokens_in_text: bool = False
+    read_as_missing: dict = field(default_factory=dict)
+    kept_as_text: dict = field(default_factory=dict)
+    column_notes: dict = field(default_factory=dict)
+    nested: tuple = ()
+    blank_rows: int = 0
+    sheet: str | None = None
+    sheets: tuple = ()
+    encoding: str | None = None
+    delimiter: str | None = None
+
+    def notes(self) -> list[str]:
+        """Table-level sentences for the user: blank rows dropped, the sheet read.
+
+        Examples
+        --------
+        >>> ReadInfo("'t.xlsx'", "excel", blank_rows=2, sheet="B", sheets=("A", "B")).notes()
+        ["2 blank row(s) of 't.xlsx' dropped (no cell had a value).", "Read sheet 'B' of 2 ('A', 'B')."]
+        """
+        notes = []
+        if self.blank_rows:
+            notes.append(f"{self.blank_rows:,} blank row(s) of {self.source} dropped (no cell had a value).")
+        if self.sheet is not None and len(self.sheets) > 1:
+            names = ", ".join(repr(s) for s in self.sheets[:10]) + (" …" if len(self.sheets) > 10 else "")
+            notes.append(f"Read sheet {self.sheet!r} of {len(self.sheets)} ({names}).")
+        return notes
+
+
+def read_info(df: pd.DataFrame) -> ReadInfo | None:
+    """The :class:`ReadInfo` that :func:`read_table` attached to ``df`` (None for other frames).
+
+    Examples
+    --------
+    >>> df = read_table(b"n,answer\\n1,None\\n2,yes\\nNA,None\\n", name="s.csv")
+    >>> info = read_info(df)
+    >>> info.read_as_missing, info.kept_as_text
+    ({'n': {'NA': 1}}, {'answer': {'None': 2}})
+    """
+    info = df.attrs.get("craft_read") if isinstance(df, pd.DataFrame) else None
+    return info if isinstance(info, ReadInfo) else None
 
 
 def table_fingerprint(data: bytes) -> str:
@@ -92,23 +191,56 @@ def table_fingerprint(data: bytes) -> str:
     return hashlib.sha256(view).hexdigest()
 
 
-def read_table(source, name: str | None = None) -> pd.DataFrame:
+@dataclass(frozen=True)
+class _Options:
+    tokens: frozenset
+    tokens_in_text: bool
+    sheet: str | int | None
+    as_text: bool
+
+
+def read_table(
+    source,
+    name: str | None = None,
+    *,
+    missing_tokens: Iterable[str] = DEFAULT_MISSING_TOKENS,
+    tokens_in_text: bool = False,
+    sheet: str | int | None = None,
+    as_text: bool = False,
+) -> pd.DataFrame:
     """Read a CSV/TSV/text, Parquet or Excel table.
 
-    Text tables: the encoding (UTF-8 with or without BOM, UTF-16 with BOM,
-    else cp1252 or Latin-1), the delimiter (``,`` tab ``;`` ``|``), quoted
-    fields (with newlines) and decimal commas are detected. Cells equal to
-    pandas' missing markers (``""``, ``NA``, ``n/a``, ``NaN``, ``null``, ...)
-    or ``?`` are missing. A text column whose values are all numbers apart
-    from dash placeholders (``-``, ``--``, ``.``) becomes numeric with those
-    cells missing; any other stray text leaves the column as text. With a
-    delimiter other than ``,``, numbers written with a decimal comma
-    (``2,5``) are read as numbers. Values are otherwise read as they are:
-    ``inf`` and huge numbers stay numbers, text such as ``=SUM(A1)`` or
+    Text tables: the encoding (UTF-8 with or without BOM, UTF-16 with or
+    without BOM, UTF-32 with BOM, else Windows-1252 or Latin-1), the
+    delimiter (``,`` tab ``;`` ``|``), quoted fields (with newlines) and
+    decimal commas are detected. A file with a NUL character anywhere is
+    refused as binary.
+
+    Missing values: an empty cell is missing. The ``missing_tokens``
+    (pandas' markers ``NA``, ``n/a``, ``NULL``, ``None``, ``NaN``, ... and
+    ``?``) and dash placeholders (``-``, ``--``, ``.``) are missing in a
+    column whose other values are all numbers, which then becomes numeric.
+    In a text column they stay text ("None" can mean *no children*) unless
+    ``tokens_in_text=True``. :func:`read_info` tells, per column, which
+    markers were read as missing and which were kept, with their counts.
+
+    Numbers: with a delimiter other than ``,``, numbers written with a
+    decimal comma (``2,5``) are numbers; with ``,``, numbers with thousands
+    separators (``"12,345"``) are numbers, and the column's note says so.
+    ``inf`` and huge numbers stay numbers; text such as ``=SUM(A1)`` or
     ``<b>`` stays text.
 
-    Excel: the first sheet, first row as header, same missing markers.
-    Parquet: the stored types.
+    All-empty rows (blank lines, blank rows of a sheet, lines of only
+    delimiters) are dropped and counted in :func:`read_info`.
+
+    Excel (.xlsx): the first sheet (or ``sheet``), first non-blank row as
+    header, read as a stream of the cells the file really holds. Parquet:
+    the stored types; list/struct/map columns become their JSON text and are
+    ignored by :func:`craft.infer_schema`.
+
+    Sizes are bounded before the expensive work by
+    :func:`craft.limits.table_limits` (columns, rows × columns, the
+    uncompressed size of a workbook), which follow this machine's memory.
 
     Column labels are strings with surrounding whitespace removed; an empty
     label becomes ``column_<i>`` (1-based position); duplicated labels get
@@ -126,18 +258,36 @@ def read_table(source, name: str | None = None) -> pd.DataFrame:
         ``.pq``, ``.xlsx``, ``.xlsm``, ``.xls``). Defaults to the path's or
         the file object's name. Without an extension the format is sniffed
         from the content.
+    missing_tokens : iterable of str, default DEFAULT_MISSING_TOKENS
+        Markers of a missing value (matched after stripping surrounding
+        spaces). An empty sequence keeps every non-empty cell as it is
+        written (a number column with ``NA`` in it then stays text).
+    tokens_in_text : bool, default False
+        Also read the markers as missing in text columns (pandas' way).
+    sheet : str or int, optional
+        The Excel sheet to read, by name or 0-based position; the first by
+        default. The sheet read is in :func:`read_info`.
+    as_text : bool, default False
+        Every cell as the text the file holds (no number parsing, no missing
+        markers; an empty cell is ``""``): the user's original cells, for
+        exports. Blank rows are dropped as above, so rows match the default
+        reading.
 
     Returns
     -------
     pandas.DataFrame
         At least one row and one column; ``RangeIndex``; unique ``str``
-        column labels.
+        column labels; ``attrs["craft_read"]`` holds a :class:`ReadInfo`.
 
     Raises
     ------
     CraftInputError
-        For a missing, empty, binary, malformed or unsupported file, or a
-        file with a header but no data rows. The message names the file.
+        For a missing, empty, binary, malformed, too large or unsupported
+        file, or a file with a header but no data rows. The message names
+        the file.
+    ImportError
+        For Parquet without pyarrow or .xlsx without openpyxl (the
+        ``readers`` extra); the message names the extra.
 
     Examples
     --------
@@ -149,17 +299,40 @@ def read_table(source, name: str | None = None) -> pd.DataFrame:
     """
     label = "the data"
     try:
+        options = _options(missing_tokens, tokens_in_text, sheet, as_text)
         data, file_name = _source_bytes(source, name)
         label = f"{file_name!r}" if file_name else "the data"
-        return _read_bytes(data, file_name, label)
+        return _read_bytes(data, file_name, label, options)
     except CraftInputError:
+        raise
+    except MissingExtraError:  # an installation problem, not a bad file: the message names the extra
         raise
     except MemoryError:
         raise CraftInputError(f"cannot read {label}: it is too large for memory") from None
-    except Exception as exc:  # noqa: BLE001 - the contract: only CraftInputError escapes
+    except Exception as exc:  # the contract: only CraftInputError (or a missing extra's ImportError) escapes
         raise CraftInputError(
             f"{label} is not a readable table: {type(exc).__name__}: {exc}"
         ) from exc
+
+
+def _options(missing_tokens, tokens_in_text, sheet, as_text) -> _Options:
+    if isinstance(missing_tokens, str):
+        raise CraftInputError(
+            f"missing_tokens must be a list of markers, not the string {missing_tokens!r}; "
+            f"write missing_tokens=[{missing_tokens!r}]"
+        )
+    try:
+        tokens = frozenset(missing_tokens)
+    except TypeError:
+        raise CraftInputError(
+            f"missing_tokens must be an iterable of strings, got {type(missing_tokens).__name__}"
+        ) from None
+    bad = [t for t in tokens if not isinstance(t, str)]
+    if bad:
+        raise CraftInputError(f"missing_tokens must be strings, got {bad[0]!r}")
+    if sheet is not None and (isinstance(sheet, bool) or not isinstance(sheet, (str, int))):
+        raise CraftInputError(f"sheet must be a sheet name or a 0-based position, got {sheet!r}")
+    return _Options(frozenset(t.strip() for t in tokens), bool(tokens_in_text), sheet, bool(as_text))
 
 
 def _source_bytes(source, name: str | None) -> tuple[bytes, str | None]:
@@ -212,7 +385,7 @@ def _source_bytes(source, name: str | None) -> tuple[bytes, str | None]:
     )
 
 
-def _read_bytes(data: bytes, file_name: str | None, label: str) -> pd.DataFrame:
+def _read_bytes(data: bytes, file_name: str | None, label: str, options: _Options) -> pd.DataFrame:
     if len(data) == 0:
         raise CraftInputError(f"cannot read {label}: the file is empty")
     extension = Path(file_name).suffix.lower() if file_name else ""
@@ -225,11 +398,11 @@ def _read_bytes(data: bytes, file_name: str | None, label: str) -> pd.DataFrame:
     # The content decides when it has a binary format's signature, whatever
     # the extension says (a Parquet file saved as "data.csv" is still read).
     if data.startswith(_PARQUET_MAGIC):
-        return _read_parquet(data, label)
+        return _read_parquet(data, label, options)
     if data.startswith(_ZIP_MAGIC):
-        return _read_xlsx(data, label)
+        return _read_xlsx(data, label, options)
     if data.startswith(_OLE_MAGIC):
-        return _read_xls(data, label)
+        return _read_xls(data, label, options)
     if extension in _PARQUET_EXTENSIONS:
         raise CraftInputError(
             f"{label} is not a readable Parquet file: it does not start with the "
@@ -245,7 +418,7 @@ def _read_bytes(data: bytes, file_name: str | None, label: str) -> pd.DataFrame:
             f"{label} is not a readable Excel 97-2003 (.xls) file: it lacks the "
             f"OLE2 signature"
         )
-    return _read_text(data, label, prefer_tab=extension in (".tsv", ".tab"))
+    return _read_text(data, label, options, prefer_tab=extension in (".tsv", ".tab"))
 
 
 # --------------------------------------------------------------------------
@@ -253,52 +426,107 @@ def _read_bytes(data: bytes, file_name: str | None, label: str) -> pd.DataFrame:
 # --------------------------------------------------------------------------
 
 
-def _decode(data: bytes, label: str) -> str:
+def _bom_free_encoding(data: bytes) -> str | None:
+    """UTF-16 or UTF-32 without a BOM, told by where the zero bytes of
+    ASCII characters fall (every other byte, or three bytes of four)."""
+    head = data[:4096]
+    n = len(head) // 4 * 4
+    if n < 8:
+        return None
+    quads = np.frombuffer(head[:n], dtype=np.uint8).reshape(-1, 4) == 0
+    share = quads.mean(axis=0)
+    if share[1] > 0.9 and share[2] > 0.9 and share[3] > 0.9 and share[0] < 0.5:
+        return "utf-32-le"
+    if share[0] > 0.9 and share[1] > 0.9 and share[2] > 0.9 and share[3] < 0.5:
+        return "utf-32-be"
+    pairs = np.frombuffer(head[: n], dtype=np.uint8).reshape(-1, 2) == 0
+    even, odd = pairs.mean(axis=0)
+    if odd > 0.4 and even < 0.05:
+        return "utf-16-le"
+    if even > 0.4 and odd < 0.05:
+        return "utf-16-be"
+    return None
+
+
+def _decode(data: bytes, label: str) -> tuple[str, str]:
     if data.startswith(b"\xef\xbb\xbf"):
         encodings = ("utf-8-sig",)
+    elif data.startswith((b"\xff\xfe\x00\x00", b"\x00\x00\xfe\xff")):
+        encodings = ("utf-32",)
     elif data.startswith((b"\xff\xfe", b"\xfe\xff")):
         encodings = ("utf-16",)
     else:
-        encodings = ("utf-8", "cp1252", "latin-1")
+        bom_free = _bom_free_encoding(data)
+        encodings = (bom_free,) if bom_free else ("utf-8", "cp1252", "latin-1")
     for encoding in encodings:
         try:
-            return data.decode(encoding)
+            return data.decode(encoding), encoding
         except UnicodeDecodeError:
             continue
     raise CraftInputError(
-        f"{label} is not a readable table: it is not valid {encodings[0]} text"
+        f"{label} is not a readable table: it is not valid {encodings[0]} text; the encodings read are "
+        f"{_ENCODINGS_READ}: {_CONVERT_HINT}"
     )
 
 
-def _read_text(data: bytes, label: str, *, prefer_tab: bool) -> pd.DataFrame:
-    text = _decode(data, label)
+def _strip_leading_blank_lines(text: str) -> str:
+    """Drop blank lines before the header (pandas would take one for the header)."""
+    match = re.match(r"(?:[ \t]*\r?\n)+", text)
+    return text[match.end():] if match else text
+
+
+def _read_text(data: bytes, label: str, options: _Options, *, prefer_tab: bool) -> pd.DataFrame:
+    text, encoding = _decode(data, label)
+    nul = text.find("\x00")
+    if nul >= 0:
+        # One rule wherever it is: a NUL is never part of a table's text.
+        line = text.count("\n", 0, nul) + 1
+        raise CraftInputError(
+            f"{label} is not a readable table: it looks like binary data, not text (a NUL character on "
+            f"line {line}). The encodings read are {_ENCODINGS_READ}; if it is text in another encoding, "
+            f"{_CONVERT_HINT}"
+        )
     sample = text[:_SAMPLE_CHARS]
     truncated = len(text) > _SAMPLE_CHARS
     n_control = len(_CONTROL_RE.findall(sample))
-    if "\x00" in sample or n_control > _MAX_CONTROL_SHARE * len(sample):
+    if n_control > _MAX_CONTROL_SHARE * len(sample):
         raise CraftInputError(
             f"{label} is not a readable table: it looks like binary data, not text "
-            f"({n_control} control characters in the first {len(sample)})"
+            f"({n_control} control characters in the first {len(sample)}). The encodings read are "
+            f"{_ENCODINGS_READ}; if it is text in another encoding, {_CONVERT_HINT}"
         )
     if not text.strip():
         raise CraftInputError(
             f"cannot read {label}: the file is empty (only whitespace)"
         )
+    text = _strip_leading_blank_lines(text)
+    sample = text[:_SAMPLE_CHARS]
+    truncated = len(text) > _SAMPLE_CHARS
     if truncated and "\n" in sample:
         sample = sample[: sample.rindex("\n") + 1]
     delimiter, records = _sniff_delimiter(sample, truncated=truncated, prefer_tab=prefer_tab)
+    # Bound the work before parsing: the header's fields (an upper bound when
+    # a name holds a quoted delimiter) times the lines (one when a quoted
+    # cell spans lines).
+    end = text.find("\n")
+    header_line = text if end < 0 else text[:end]
+    n_lines = text.count("\n") + (not text.endswith("\n"))
+    check_table_shape(max(1, n_lines - 1), header_line.count(delimiter) + 1, label, estimated=True)
     decimal_comma = delimiter != "," and _uses_decimal_comma(records[1:])
 
-    options = dict(
-        sep=delimiter,
-        decimal="," if decimal_comma else ".",
-        na_values=_NA_VALUES,
-        keep_default_na=False,
-        low_memory=False,
-        engine="c",
-        quotechar='"',
-        skip_blank_lines=True,
-    )
+    read_options = {
+        "sep": delimiter,
+        "decimal": "," if decimal_comma else ".",
+        "na_values": [] if options.as_text else [""],
+        "keep_default_na": False,
+        "low_memory": False,
+        "engine": "c",
+        "quotechar": '"',
+        # Blank lines become all-missing rows, dropped and counted below.
+        "skip_blank_lines": False,
+    }
+    if options.as_text:
+        read_options["dtype"] = str
     header = records[0] if records else None
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -307,7 +535,7 @@ def _read_text(data: bytes, label: str, *, prefer_tab: bool) -> pd.DataFrame:
         warnings.simplefilter("error", pd.errors.ParserWarning)
         try:
             try:
-                df = pd.read_csv(io.StringIO(text), header=0, index_col=False, **options)
+                df = pd.read_csv(io.StringIO(text), header=0, index_col=False, **read_options)
                 raw = header if header is not None and len(header) == df.shape[1] else [
                     "" if _UNNAMED_RE.fullmatch(str(c)) else str(c) for c in df.columns
                 ]
@@ -318,16 +546,21 @@ def _read_text(data: bytes, label: str, *, prefer_tab: bool) -> pd.DataFrame:
                     raise CraftInputError(_parser_message(exc, label)) from None
                 df = pd.read_csv(io.StringIO(text), header=0, index_col=False,
                                  names=[f"column_{i}" for i in range(1, width + 1)],
-                                 **options)
+                                 **read_options)
                 raw = list(header) + [""] * (width - len(header))
         except pd.errors.EmptyDataError:
             raise CraftInputError(f"cannot read {label}: the file is empty") from None
         except (pd.errors.ParserError, pd.errors.ParserWarning) as exc:
             raise CraftInputError(_parser_message(exc, label)) from None
+    df, blank_rows = _drop_blank_rows(df)
     if df.shape[0] == 0:
         raise CraftInputError(f"cannot read {label}: it has a header but no data rows")
+    check_table_shape(*df.shape, label)
     df.columns = _clean_names(raw)
-    return _finish_text_columns(df, decimal_comma=delimiter != ",")
+    info = ReadInfo(label, "text", encoding=encoding, delimiter=delimiter, blank_rows=blank_rows)
+    if options.as_text:
+        return _finish_as_text(df, info)
+    return _finish_columns(df, info, options, decimal_comma=delimiter != ",")
 
 
 def _parser_message(exc: Exception, label: str) -> str:
@@ -414,30 +647,124 @@ def _uses_decimal_comma(records: Sequence[Sequence[str]]) -> bool:
     often than a decimal point."""
     n_comma = n_dot = 0
     for record in records:
-        for field in record:
-            if _COMMA_DECIMAL_RE.fullmatch(field):
+        for field_ in record:
+            if _COMMA_DECIMAL_RE.fullmatch(field_):
                 n_comma += 1
-            elif _DOT_DECIMAL_RE.fullmatch(field):
+            elif _DOT_DECIMAL_RE.fullmatch(field_):
                 n_dot += 1
     return n_comma > 0 and n_comma >= n_dot
 
 
-def _finish_text_columns(df: pd.DataFrame, *, decimal_comma: bool) -> pd.DataFrame:
-    """Make numbers of the columns that pandas left as text or objects only
-    because of dash placeholders, decimal commas or integers too large for
-    64 bits."""
+def _is_blank(column: pd.Series) -> np.ndarray:
+    """Cells that hold nothing: missing, or text of only whitespace."""
+    blank = column.isna().to_numpy()
+    if column.dtype == object or isinstance(column.dtype, pd.StringDtype):
+        text = ~blank
+        if text.any():
+            values = column.to_numpy(dtype=object)
+            blank = blank.copy()
+            blank[text] = [isinstance(v, str) and not v.strip() for v in values[text]]
+    return blank
+
+
+def _drop_blank_rows(df: pd.DataFrame) -> tuple[pd.DataFrame, int]:
+    """The rows that have a value, renumbered, and how many were dropped."""
+    if df.shape[0] == 0:
+        return df, 0
+    candidates = np.ones(df.shape[0], dtype=bool)
+    # Numbers first: a row with any number is not blank, and no text is
+    # looked at for it.
+    order = sorted(range(df.shape[1]), key=lambda p: df.iloc[:, p].dtype == object)
+    for position in order:
+        rows = np.flatnonzero(candidates)
+        if rows.size == 0:
+            return df, 0
+        candidates[rows] = _is_blank(df.iloc[rows, position])
+    n_blank = int(candidates.sum())
+    if n_blank == 0:
+        return df, 0
+    return df.loc[~candidates].reset_index(drop=True), n_blank
+
+
+def _finish_as_text(df: pd.DataFrame, info: ReadInfo) -> pd.DataFrame:
     for position in range(df.shape[1]):
         column = df.iloc[:, position]
-        if column.dtype == object or isinstance(column.dtype, pd.StringDtype):
-            converted = _as_numbers(column, decimal_comma=decimal_comma)
-            if converted is not None:
-                df.isetitem(position, converted)
+        df.isetitem(position, column.astype(object).where(column.notna(), "").astype(object))
+    df.attrs["craft_read"] = info
     return df
 
 
-def _as_numbers(column: pd.Series, *, decimal_comma: bool) -> pd.Series | None:
-    """The column as numbers, or None if a value is neither a number nor a
-    placeholder, or no value is a number.
+def _finish_columns(df: pd.DataFrame, info: ReadInfo, options: _Options, *, decimal_comma: bool,
+                    notes: dict | None = None) -> pd.DataFrame:
+    """Numbers for the columns that pandas left as text only because of
+    missing markers, dash placeholders, decimal commas, thousands separators
+    or integers too large for 64 bits; markers counted in the ReadInfo."""
+    read_as_missing: dict[str, dict[str, int]] = {}
+    kept_as_text: dict[str, dict[str, int]] = {}
+    column_notes: dict[str, str] = dict(notes or {})
+    placeholders = options.tokens | _NUMERIC_PLACEHOLDERS if options.tokens else frozenset()
+    for position, name in enumerate(df.columns):
+        column = df.iloc[:, position]
+        if not (column.dtype == object or isinstance(column.dtype, pd.StringDtype)):
+            continue
+        converted = _as_numbers(column, decimal_comma=decimal_comma, placeholders=placeholders)
+        if converted is not None:
+            numbers, markers, thousands = converted
+            df.isetitem(position, numbers)
+            if markers:
+                read_as_missing[name] = markers
+            if thousands:
+                column_notes[name] = _join(column_notes.get(name),
+                                           f"numbers written with thousands separators (e.g. {thousands!r}) "
+                                           f"read as numbers")
+            continue
+        if not options.tokens:
+            continue
+        found = _marker_counts(column, options.tokens)
+        if not found:
+            continue
+        if options.tokens_in_text:
+            is_marker = column.astype(object).map(lambda v: isinstance(v, str) and v.strip() in options.tokens)
+            df.isetitem(position, column.mask(is_marker.astype(bool)))
+            read_as_missing[name] = found
+        else:
+            kept_as_text[name] = found
+    for name, markers in read_as_missing.items():
+        column_notes[name] = _join(column_notes.get(name), f"read as missing: {_count_text(markers)}")
+    for name, markers in kept_as_text.items():
+        column_notes[name] = _join(column_notes.get(name), f"kept as text, not missing: {_count_text(markers)}")
+    df.attrs["craft_read"] = ReadInfo(
+        info.source, info.format, missing_tokens=tuple(sorted(options.tokens)),
+        tokens_in_text=options.tokens_in_text, read_as_missing=read_as_missing, kept_as_text=kept_as_text,
+        column_notes=column_notes, nested=info.nested, blank_rows=info.blank_rows, sheet=info.sheet,
+        sheets=info.sheets, encoding=info.encoding, delimiter=info.delimiter,
+    )
+    return df
+
+
+def _join(first: str | None, second: str) -> str:
+    return second if not first else f"{first}; {second}"
+
+
+def _count_text(markers: dict[str, int]) -> str:
+    return ", ".join(f"{marker!r} ×{count:,}" for marker, count in markers.items())
+
+
+def _marker_counts(column: pd.Series, tokens: frozenset) -> dict[str, int]:
+    """Cells of a text column equal (after stripping spaces) to a marker, by marker."""
+    uniques = pd.unique(column.dropna())
+    hits = [v for v in uniques if isinstance(v, str) and v.strip() in tokens]
+    if not hits:
+        return {}
+    counts = column[column.isin(hits)].map(str.strip).value_counts()
+    return {str(k): int(v) for k, v in counts.items()}
+
+
+def _as_numbers(column: pd.Series, *, decimal_comma: bool,
+                placeholders: frozenset) -> tuple[pd.Series, dict[str, int], str | None] | None:
+    """The column as numbers, the markers read as missing with their counts,
+    and an example of a number with thousands separators (or None); None if
+    a value is neither a number nor a placeholder, or no value is a number.
 
     Bounded work: one parse per distinct value, stopping at the first value
     that is not a number.
@@ -448,40 +775,50 @@ def _as_numbers(column: pd.Series, *, decimal_comma: bool) -> pd.Series | None:
     mapping: dict[object, object] = {}
     all_int = True
     n_numbers = 0
+    thousands = None
     for value in pd.unique(present):
-        number = _parse_number(value, decimal_comma=decimal_comma)
+        number = _parse_number(value, decimal_comma=decimal_comma, placeholders=placeholders)
         if number is None:
             return None
         if number is not _PLACEHOLDER:
             n_numbers += 1
             all_int = all_int and isinstance(number, int)
+            if thousands is None and isinstance(value, str) and _THOUSANDS_RE.fullmatch(value.strip()) \
+                    and not decimal_comma:
+                thousands = value.strip()
         mapping[value] = number
     if n_numbers == 0:
         return None
+    markers_found = [v for v, n in mapping.items() if n is _PLACEHOLDER]
+    markers: dict[str, int] = {}
+    if markers_found:
+        counts = present[present.isin(markers_found)].map(lambda v: str(v).strip()).value_counts()
+        markers = {str(k): int(v) for k, v in counts.items() if str(k)}
     if all_int and len(mapping) == n_numbers and len(present) == len(column):
         ints = [mapping[v] for v in column]
         if all(-(2**63) <= v < 2**63 for v in ints):
-            return pd.Series(ints, index=column.index, name=column.name, dtype="int64")
+            return pd.Series(ints, index=column.index, name=column.name, dtype="int64"), markers, thousands
     floats = {k: (np.nan if v is _PLACEHOLDER else _to_float(v)) for k, v in mapping.items()}
-    return pd.Series(
+    numbers = pd.Series(
         [np.nan if pd.isna(v) else floats[v] for v in column],
         index=column.index, name=column.name, dtype="float64",
     )
+    return numbers, markers, thousands
 
 
 _PLACEHOLDER = object()
 
 
-def _to_float(number: int | float) -> float:
+def _to_float(number: float) -> float:
     try:
         return float(number)
     except OverflowError:  # an integer beyond the float range
         return float("inf") if number > 0 else float("-inf")
 
 
-def _parse_number(value: object, *, decimal_comma: bool) -> object:
-    """An int or float for a number, ``_PLACEHOLDER`` for a dash placeholder,
-    None for anything else."""
+def _parse_number(value: object, *, decimal_comma: bool, placeholders: frozenset) -> object:
+    """An int or float for a number, ``_PLACEHOLDER`` for a missing marker or
+    a blank cell, None for anything else."""
     if isinstance(value, (bool, np.bool_)):
         return None
     if isinstance(value, (int, np.integer)):
@@ -491,14 +828,19 @@ def _parse_number(value: object, *, decimal_comma: bool) -> object:
     if not isinstance(value, str):
         return None
     text = value.strip()
-    if text in _NUMERIC_PLACEHOLDERS:
+    if not text or text in placeholders:
         return _PLACEHOLDER
-    if not text or "_" in text or not text.isascii():
+    if "_" in text or not text.isascii():
         return None
     if _INT_RE.fullmatch(text) and len(text) <= 4000:
         return int(text)
-    if decimal_comma and text.count(",") == 1 and "." not in text:
-        text = text.replace(",", ".")
+    if decimal_comma:
+        if text.count(",") == 1 and "." not in text:
+            text = text.replace(",", ".")
+    elif _THOUSANDS_RE.fullmatch(text):
+        text = text.replace(",", "")
+        if _INT_RE.fullmatch(text):
+            return int(text)
     try:
         return float(text)
     except ValueError:
@@ -531,31 +873,250 @@ def _clean_names(raw: Sequence[object]) -> list[str]:
 # --------------------------------------------------------------------------
 
 
-def _read_parquet(data: bytes, label: str) -> pd.DataFrame:
+def _read_parquet(data: bytes, label: str, options: _Options) -> pd.DataFrame:
+    pa = require("pyarrow", extra="readers", needed_for="reading Parquet files")
+    pq = require("pyarrow.parquet", package="pyarrow", extra="readers", needed_for="reading Parquet files")
+
     try:
-        df = pd.read_parquet(io.BytesIO(data))
+        # Pages written with checksums are verified: a flipped byte is then
+        # refused here instead of decoding into wrong values.
+        parquet = pq.ParquetFile(io.BytesIO(data), page_checksum_verification=True)
+        metadata = parquet.metadata
     except Exception as exc:  # noqa: BLE001 - pyarrow raises many types
         raise CraftInputError(
-            f"{label} is not a readable Parquet file: {type(exc).__name__}: {exc}"
+            f"{label} is not a readable Parquet file: it is damaged or truncated ({_short_error(exc)})"
         ) from None
-    if not isinstance(df.index, pd.RangeIndex):
-        df = df.reset_index()
+    check_table_shape(metadata.num_rows, metadata.num_columns, label)
+    try:
+        table = parquet.read()
+    except Exception as exc:  # noqa: BLE001 - pyarrow raises many types
+        raise CraftInputError(
+            f"{label} is not a readable Parquet file: its data are damaged ({_short_error(exc)})"
+        ) from None
+    names = list(table.column_names)
+    duplicated = sorted({n for n in names if names.count(n) > 1})
+    nested = {names[i] for i, f in enumerate(table.schema) if pa.types.is_nested(f.type)}
+    nested_types = {names[i]: str(f.type).split("<", 1)[0] for i, f in enumerate(table.schema)
+                    if pa.types.is_nested(f.type)}
+    try:
+        if duplicated:
+            # Positional names: pandas cannot convert a table whose names repeat.
+            df = table.rename_columns([f"c{i}" for i in range(len(names))]).to_pandas()
+        else:
+            df = table.to_pandas()
+            if not isinstance(df.index, pd.RangeIndex):
+                df = df.reset_index()  # a stored index is data: keep it as a column
+            names = [str(c) for c in df.columns]
+    except Exception as exc:  # noqa: BLE001 - e.g. an unsupported type
+        raise CraftInputError(
+            f"{label} is not a readable Parquet file: its columns cannot be converted ({_short_error(exc)})"
+        ) from None
+    df = df.reset_index(drop=True)
     if df.shape[1] == 0:
         raise CraftInputError(f"cannot read {label}: the Parquet file has no columns")
     if df.shape[0] == 0:
         raise CraftInputError(
             f"cannot read {label}: it has column names but no data rows"
         )
-    df = df.reset_index(drop=True)
-    df.columns = _clean_names(list(df.columns))
+    clean = _clean_names(names)
+    df.columns = clean
+    notes: dict[str, str] = {}
+    nested_clean = []
+    for position, name in enumerate(names):
+        if name in nested:
+            column = df.iloc[:, position]
+            df.isetitem(position, column.map(_nested_text, na_action="ignore").astype(object))
+            notes[clean[position]] = (f"nested Parquet {nested_types[name]} column, read as its JSON text "
+                                      f"(flatten it into columns to cluster on it)")
+            nested_clean.append(clean[position])
+        if name in duplicated:
+            notes[clean[position]] = _join(notes.get(clean[position]),
+                                           f"the file names {names.count(name)} columns {name!r}: renamed "
+                                           f"{clean[position]!r}")
+    if options.as_text:
+        return _finish_as_text(df.astype(object).map(_cell_text), ReadInfo(label, "parquet", nested=tuple(nested_clean)))
+    info = ReadInfo(label, "parquet", nested=tuple(nested_clean))
+    # Stored types are kept: markers apply to nothing, but the info records
+    # the notes and the nested columns.
+    df.attrs["craft_read"] = ReadInfo(label, "parquet", column_notes=notes, nested=info.nested)
     return df
 
 
-def _read_xlsx(data: bytes, label: str) -> pd.DataFrame:
-    return _read_excel(data, label, engine="openpyxl")
+def _short_error(exc: Exception, limit: int = 160) -> str:
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _read_xls(data: bytes, label: str) -> pd.DataFrame:
+def _nested_text(value: object) -> str:
+    """A list/struct/map cell as JSON text (keys kept in order)."""
+    def plain(v):
+        if isinstance(v, np.ndarray):
+            return [plain(x) for x in v.tolist()]
+        if isinstance(v, (list, tuple)):
+            return [plain(x) for x in v]
+        if isinstance(v, dict):
+            return {str(k): plain(x) for k, x in v.items()}
+        if isinstance(v, np.generic):
+            return v.item()
+        return v
+    return json.dumps(plain(value), ensure_ascii=False, default=str)
+
+
+def _cell_text(value: object) -> str:
+    """The text of a typed cell, for ``as_text``."""
+    if value is None or (isinstance(value, float) and np.isnan(value)) or value is pd.NaT:
+        return ""
+    if isinstance(value, np.generic):
+        value = value.item()
+    return str(value)
+
+
+def _read_xlsx(data: bytes, label: str, options: _Options) -> pd.DataFrame:
+    rows, sheet, sheets = _xlsx_cells(data, label, options.sheet)
+    return _sheet_frame(rows, label, options, sheet=sheet, sheets=sheets)
+
+
+def _xlsx_cells(data: bytes, label: str, sheet) -> tuple[list[tuple[int, dict[int, object]]], str, tuple]:
+    """The non-empty cells of one sheet, row by row: ``[(row, {column: value})]``.
+
+    Bounded by what the file holds: the archive's uncompressed size is
+    checked before anything is parsed, the sheet's XML is streamed (its
+    declared dimension, which can claim 16,384 columns, is not used), and
+    the cells are counted as they come.
+    """
+    try:
+        from openpyxl import load_workbook
+        from openpyxl.worksheet._reader import WorkSheetParser
+    except ImportError as error:  # an installation problem, not a bad file
+        raise missing("openpyxl", extra="readers", needed_for="reading Excel (.xlsx) files") from error
+
+    limits = table_limits()
+    try:
+        archive = zipfile.ZipFile(io.BytesIO(data))
+        unzipped = sum(info.file_size for info in archive.infolist())
+    except (zipfile.BadZipFile, OSError, ValueError) as exc:
+        raise CraftInputError(f"{label} is not a readable Excel file: a damaged ZIP archive ({exc})") from None
+    if unzipped > limits.max_unzipped_bytes:
+        raise CraftInputError(
+            f"{label} expands to {unzipped / 2**20:,.0f} MB when unzipped ({len(data) / 2**20:,.1f} MB as "
+            f"uploaded); this machine reads at most {limits.max_unzipped_bytes / 2**20:,.0f} MB of Excel data "
+            f"({limits.describe()}). Save the sheet as CSV or Parquet, or keep only the rows you need."
+        )
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            workbook = load_workbook(io.BytesIO(data), read_only=True, data_only=True)
+    except Exception as exc:  # noqa: BLE001 - openpyxl/zipfile raise many types
+        raise CraftInputError(
+            f"{label} is not a readable Excel file: {type(exc).__name__}: {_short_error(exc)}"
+        ) from None
+    try:
+        sheets = tuple(workbook.sheetnames)
+        if not sheets:
+            raise CraftInputError(f"cannot read {label}: the workbook has no sheets")
+        if sheet is None:
+            name = sheets[0]
+        elif isinstance(sheet, int):
+            if not -len(sheets) <= sheet < len(sheets):
+                raise CraftInputError(
+                    f"{label} has {len(sheets)} sheet(s) ({_quote_names(sheets)}); there is no sheet at "
+                    f"position {sheet} (0-based)"
+                )
+            name = sheets[sheet]
+        elif sheet in sheets:
+            name = sheet
+        else:
+            raise CraftInputError(
+                f"{label} has no sheet named {sheet!r}; its sheets are {_quote_names(sheets)}"
+            )
+        worksheet = workbook[name]
+        if not hasattr(worksheet, "_get_source"):  # a chartsheet
+            raise CraftInputError(f"cannot read {label}: sheet {name!r} is a chart, not a table")
+        rows: list[tuple[int, dict[int, object]]] = []
+        n_cells = 0
+        widest = 0
+        with worksheet._get_source() as source:
+            parser = WorkSheetParser(source, worksheet._shared_strings, data_only=True, epoch=workbook.epoch,
+                                     date_formats=workbook._date_formats,
+                                     timedelta_formats=workbook._timedelta_formats)
+            try:
+                for row_number, cells in parser.parse():
+                    values = {}
+                    for cell in cells:
+                        value = cell["value"]
+                        if value is None or (isinstance(value, str) and not value.strip()):
+                            continue
+                        values[cell["column"]] = value
+                    if not values:
+                        continue
+                    rows.append((row_number, values))
+                    n_cells += len(values)
+                    widest = max(widest, max(values))
+                    # The real cells so far, and the sheet's extent so far (a
+                    # table as wide as its widest row): refuse early.
+                    if n_cells > limits.max_cells or len(values) > limits.max_columns:
+                        check_table_shape(len(rows), max(len(values), n_cells // max(1, len(rows))),
+                                          f"{label} (sheet {name!r})", estimated=True)
+            except IndexError:
+                raise CraftInputError(
+                    f"{label} is not a readable Excel file: a cell of sheet {name!r} refers to a shared string "
+                    f"that the workbook's string table does not hold ({len(worksheet._shared_strings):,} "
+                    f"strings read); the file is damaged, or a string is too long to read. Save the sheet as "
+                    f"CSV instead"
+                ) from None
+    finally:
+        workbook.close()
+    return rows, name, sheets
+
+
+def _quote_names(names: Sequence[str], limit: int = 10) -> str:
+    text = ", ".join(repr(n) for n in names[:limit])
+    return text + (f" and {len(names) - limit} more" if len(names) > limit else "")
+
+
+def _sheet_frame(rows: list[tuple[int, dict[int, object]]], label: str, options: _Options, *,
+                 sheet: str, sheets: tuple) -> pd.DataFrame:
+    """The table of a sheet's non-empty rows: first one the header; blank
+    rows between them dropped and counted; columns blank down to the header
+    left out."""
+    where = f"sheet {sheet!r} of {label}" if len(sheets) > 1 else label
+    if not rows:
+        raise CraftInputError(f"cannot read {label}: sheet {sheet!r} is empty")
+    used = sorted({column for _, values in rows for column in values})
+    header_row, header = rows[0]
+    body = rows[1:]
+    if not body:
+        raise CraftInputError(f"cannot read {label}: it has a header but no data rows (sheet {sheet!r})")
+    check_table_shape(len(body), len(used), where)
+    blank_rows = body[-1][0] - header_row - len(body)
+    position = {column: i for i, column in enumerate(used)}
+    cells = np.full((len(body), len(used)), None, dtype=object)
+    for i, (_, values) in enumerate(body):
+        for column, value in values.items():
+            cells[i, position[column]] = value
+    names = _clean_names([header.get(column) for column in used])
+    df = pd.DataFrame(cells, columns=range(len(used)))
+    df.columns = names
+    info = ReadInfo(label, "excel", blank_rows=blank_rows, sheet=sheet, sheets=sheets)
+    if options.as_text:
+        return _finish_as_text(df.map(_cell_text), info)
+    notes: dict[str, str] = {}
+    for position_, name in enumerate(names):
+        column = df.iloc[:, position_].infer_objects()
+        inferred = pd.api.types.infer_dtype(column, skipna=True)
+        if column.dtype == object and inferred not in ("boolean", "string", "empty"):
+            kinds = {type(v).__name__ for v in column.dropna()}
+            if "str" in kinds and len(kinds) > 1 and _as_numbers(
+                    column, decimal_comma=False, placeholders=options.tokens | _NUMERIC_PLACEHOLDERS) is None:
+                # Numbers and text in one column, as a CSV file would hold them.
+                notes[name] = ("numbers and text mixed in the sheet: all read as text (the number 1 and "
+                               "the text '1' are one level)")
+                column = column.map(_cell_text).where(column.notna())
+        df.isetitem(position_, column)
+    return _finish_columns(df, info, options, decimal_comma=False, notes=notes)
+
+
+def _read_xls(data: bytes, label: str, options: _Options) -> pd.DataFrame:
     try:
         import xlrd  # noqa: F401
     except ImportError:
@@ -563,44 +1124,27 @@ def _read_xls(data: bytes, label: str) -> pd.DataFrame:
             f"cannot read {label}: Excel 97-2003 (.xls) files need the optional "
             f"package xlrd; save the sheet as .xlsx or CSV instead"
         ) from None
-    return _read_excel(data, label, engine="xlrd")
-
-
-def _read_excel(data: bytes, label: str, *, engine: str) -> pd.DataFrame:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            raw = pd.read_excel(io.BytesIO(data), sheet_name=0, header=None,
-                                engine=engine, keep_default_na=False, na_values=[])
-    except Exception as exc:  # noqa: BLE001 - openpyxl/zipfile raise many types
+            book = pd.ExcelFile(io.BytesIO(data), engine="xlrd")
+            sheets = tuple(str(s) for s in book.sheet_names)
+            sheet = options.sheet if options.sheet is not None else 0
+            if isinstance(sheet, str) and sheet not in sheets:
+                raise CraftInputError(f"{label} has no sheet named {sheet!r}; its sheets are {_quote_names(sheets)}")
+            raw = book.parse(sheet_name=sheet, header=None, keep_default_na=False, na_values=[])
+    except CraftInputError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - xlrd raises many types
         raise CraftInputError(
-            f"{label} is not a readable Excel file: {type(exc).__name__}: {exc}"
+            f"{label} is not a readable Excel file: {type(exc).__name__}: {_short_error(exc)}"
         ) from None
-    # Blank rows, and columns blank down to the header, are formatting only.
-    raw = raw.dropna(how="all").dropna(axis=1, how="all")
-    if raw.shape[0] == 0 or raw.shape[1] == 0:
-        raise CraftInputError(f"cannot read {label}: the first sheet is empty")
-    header = list(raw.iloc[0])
-    df = raw.iloc[1:].reset_index(drop=True)
-    if df.shape[0] == 0:
-        raise CraftInputError(f"cannot read {label}: it has a header but no data rows")
-    df.columns = _clean_names(header)
-    na_values = set(_NA_VALUES)
-    for position in range(df.shape[1]):
-        column = df.iloc[:, position]
-        if column.dtype == object or isinstance(column.dtype, pd.StringDtype):
-            column = column.astype(object).map(
-                lambda v: np.nan if isinstance(v, str) and v in na_values else v
-            )
-            column = column.infer_objects()
-        if column.dtype == object or isinstance(column.dtype, pd.StringDtype):
-            inferred = pd.api.types.infer_dtype(column, skipna=True)
-            numbers = None if inferred == "boolean" else _as_numbers(
-                column, decimal_comma=False)
-            if numbers is not None:
-                column = numbers
-            elif inferred != "boolean":
-                # Text, or numbers mixed with text: all text, as in a CSV file.
-                column = column.map(lambda v: v if pd.isna(v) else str(v)).astype("str")
-        df.isetitem(position, column)
-    return df
+    check_table_shape(*raw.shape, label)
+    rows = []
+    for number, record in enumerate(raw.itertuples(index=False), start=1):
+        values = {c: v for c, v in enumerate(record, start=1)
+                  if not (v is None or (isinstance(v, float) and np.isnan(v)) or (isinstance(v, str) and not v.strip()))}
+        if values:
+            rows.append((number, values))
+    name = sheet if isinstance(sheet, str) else sheets[sheet]
+    return _sheet_frame(rows, label, options, sheet=name, sheets=sheets)

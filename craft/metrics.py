@@ -70,7 +70,10 @@ def _prepare(y_true, labels) -> tuple[np.ndarray, np.ndarray, pd.Index, pd.Index
         )
     if n_true == 0:
         raise CraftInputError("y_true and labels are empty; at least one point is needed.")
-    class_codes, classes = _codes(true_series, "y_true")
+    # A named Series is a table's label column: messages name it.
+    name = getattr(y_true, "name", None)
+    true_name = f"y_true (the label column {name!r})" if isinstance(name, str) and name else "y_true"
+    class_codes, classes = _codes(true_series, true_name)
     cluster_codes, clusters = _codes(label_series, "labels")
     return class_codes, cluster_codes, classes, clusters
 

@@ -21,9 +21,15 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-import plotly.graph_objects as go
-from plotly.colors import qualitative
-from plotly.subplots import make_subplots
+
+from ._optional import missing
+
+try:
+    import plotly.graph_objects as go
+    from plotly.colors import qualitative
+    from plotly.subplots import make_subplots
+except ImportError as error:  # pragma: no cover - depends on the installation
+    raise missing("plotly", extra="plots", needed_for="craft.plots") from error
 
 __all__ = [
     "cluster_colors",

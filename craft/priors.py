@@ -106,6 +106,13 @@ def prior_terms(m: float, rho: float | None = None) -> PriorTerms:
     upper = m * (1.0 - m)
     if rho is None:
         rho = default_rho(m)
+        if not (0.0 < rho < upper):
+            # m so close to 0 or 1 that m(1-m) leaves no room for any rho in
+            # double precision: the fault is m's, and the message says so.
+            raise CraftInputError(
+                f"m={m!r} is too close to {0 if m < 0.5 else 1} for the Beta prior: m(1-m)={upper:.6g} leaves no "
+                f"room for the prior variance rho in double precision; use m between 1e-6 and 1 - 1e-6."
+            )
     if not (0.0 < rho < upper):
         # The one check of rho's range (the estimator validates through here):
         # the message says what the bound means, for the app as for a notebook.
@@ -116,6 +123,11 @@ def prior_terms(m: float, rho: float | None = None) -> PriorTerms:
         )
     a0 = m * m * (1.0 - m) / rho - m
     b0 = m * (1.0 - m) ** 2 / rho + m
+    if not (0.0 < a0 < math.inf and 0.0 < b0 < math.inf):
+        raise CraftInputError(
+            f"m={m!r} with rho={rho:.6g} gives Beta shapes a={a0:.6g}, b={b0:.6g} that are not positive and finite "
+            f"in double precision (m*m underflows); use m between 1e-6 and 1 - 1e-6."
+        )
     a1, b1 = a0 + 1.0, b0 - 1.0
     f0 = _xlogx(a0 + b0) - _xlogx(a0) - _xlogx(b0)
     f1 = _xlogx(a1 + b1) - _xlogx(a1) - _xlogx(b1)

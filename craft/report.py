@@ -14,6 +14,13 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
+from ._optional import missing
+
+try:
+    import plotly  # noqa: F401 - checked here: every report embeds Plotly figures
+except ImportError as error:  # pragma: no cover - depends on the installation
+    raise missing("plotly", extra="plots", needed_for="craft.report") from error
+
 __all__ = ["Section", "render_report", "craft_report"]
 
 _STYLE = """

@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from .exceptions import CraftInputError
+from .limits import check_table_shape
 
 __all__ = ["Schema", "infer_schema"]
 
@@ -362,10 +363,22 @@ def infer_schema(df: pd.DataFrame, *, max_categorical_levels: int = 20) -> Schem
             f"a unique name"
         )
 
+    # Before the per-column work, which is what a very wide table pays for
+    # (the cells are already in memory: only the columns are bounded here).
+    check_table_shape(0, df.shape[1])
+    read = df.attrs.get("craft_read")
+    notes = dict(getattr(read, "column_notes", {}) or {})
+    nested = set(getattr(read, "nested", ()) or ())
+
     roles = {role: [] for role in ROLES}
     reasons = {}
     for position, column in enumerate(df.columns):
-        role, reason = _infer_column(df.iloc[:, position], int(max_categorical_levels))
+        if column in nested:
+            role, reason = "ignored", "nested values (lists or structs) → ignored (not supported)"
+        else:
+            role, reason = _infer_column(df.iloc[:, position], int(max_categorical_levels))
+        if notes.get(column):
+            reason = f"{reason} ({notes[column]})"
         roles[role].append(column)
         reasons[column] = reason
     return Schema(
@@ -447,6 +460,8 @@ def _infer_column(s: pd.Series, max_levels: int) -> tuple[str, str]:
         )
     # Text, bytes and mixed values.
     what = "text" if kind == "text" else "mixed values"
+    if kind == "mixed":
+        what += _merged_note(values)
     if n_levels > max_levels:
         share, stray = _numeric_looking(values)
         if share >= _NUMERIC_LOOKING_SHARE:
@@ -518,6 +533,25 @@ def _count_levels(values: pd.Series, kind: str) -> int:
         array = np.asarray(values, dtype=float)
         return 1 if array.min() == array.max() else 2
     return int(values.nunique(dropna=True))
+
+
+def _merged_note(values: pd.Series) -> str:
+    """A note when values of different types count as one level (``1``,
+    ``1.0`` and ``True`` are equal in Python); empty otherwise."""
+    types = values.map(type)
+    groups = {t: pd.unique(values[types == t]) for t in pd.unique(types)}
+    seen: dict[object, list[str]] = {}
+    for value_type, uniques in groups.items():
+        for value in uniques[:_NUMERIC_LOOKING_SAMPLE]:
+            try:
+                seen.setdefault(value, []).append(f"{value!r} ({value_type.__name__})")
+            except TypeError:  # unhashable: reported elsewhere
+                return ""
+    merged = [group for group in seen.values() if len(group) > 1]
+    if not merged:
+        return ""
+    return (f" ({' and '.join(sorted(merged[0]))} are equal in Python and form one level: convert the "
+            f"column to text, df[col].astype(str), to keep them apart)")
 
 
 def _has_infinite(values: pd.Series) -> bool:

@@ -30,6 +30,7 @@ import numpy as np
 import pandas as pd
 
 from craft import _engine, baselines, datasets, metrics, synthetic
+from craft._optional import missing
 from craft.encoding import Encoder
 from craft.estimator import CRAFT
 from craft.exceptions import CraftInputError
@@ -711,8 +712,8 @@ def _kprototypes(X: pd.DataFrame, schema: Schema, k: int, seed: int) -> tuple[np
     try:
         from kmodes.kmodes import KModes
         from kmodes.kprototypes import KPrototypes
-    except ImportError:
-        raise CraftInputError("k-prototypes needs the kmodes package: pip install kmodes.") from None
+    except ImportError as error:  # an installation problem, not bad input
+        raise missing("kmodes", extra="baselines", needed_for="k-prototypes") from error
     encoder = Encoder(list(schema.numeric), list(schema.categorical), True)
     data = encoder.fit_transform(X)
     codes = np.where(data.codes < 0, data.n_levels[None, :], data.codes) if data.n_categorical else data.codes
@@ -777,7 +778,7 @@ def compare_methods(
         start = time.perf_counter()
         try:
             labels, note = _run_method(method, X, used, params, int(k), int(seed))
-        except CraftInputError as error:
+        except (CraftInputError, ImportError) as error:  # bad input, or an extra not installed: say so in the row
             rows.append(dict(method=method, K=np.nan, purity=np.nan, nmi=np.nan, ari=np.nan,
                              seconds=time.perf_counter() - start, note=str(error)))
             continue

@@ -395,7 +395,7 @@ def test_other_errors(rng):
     with pytest.raises(CraftInputError, match="k=3 is too large"):
         DPMeans(k=3).fit(duplicates)
     model = DPMeans(lam=1.0).fit(X)
-    with pytest.raises(CraftInputError, match="X has 3 features but the estimator was fitted with 2"):
+    with pytest.raises(CraftInputError, match="X has 3 features, but DPMeans is expecting 2 features as input"):
         model.predict(rng.normal(size=(4, 3)))
     with pytest.raises(NotFittedError):
         DPRF(lam=1.0).predict(X)

@@ -212,3 +212,35 @@ def test_console_script_with_local_workers_on_a_parquet_folder(tmp_path):
                             capture_output=True, text=True, timeout=300)
     assert failed.returncode == 2
     assert failed.stderr == f"craft: error: {str(tmp_path / 'missing.parquet')!r} is neither a file, a folder, a glob nor a bundled dataset.\n"
+
+
+def test_parquet_folder_with_a_truncated_file_exits_2_naming_it(tmp_path, capsys):
+    """A folder of Parquet parts where one copy was cut short: exit 2 and the file's name, before any worker starts."""
+    dd = pytest.importorskip("dask.dataframe")
+    X, y = datasets.load("wine")
+    dd.from_pandas(X.assign(cultivar=y), npartitions=3).to_parquet(tmp_path / "wine")
+    part = sorted((tmp_path / "wine").glob("*.parquet"))[1]
+    part.write_bytes(part.read_bytes()[: part.stat().st_size // 2])
+    code, out, err = run(["fit", tmp_path / "wine", "--local-workers", 1, "--lam", 20], capsys)
+    assert code == 2 and out == ""
+    assert err.startswith(f"craft: error: cannot read {str(part)!r}: it is not a readable Parquet file (damaged or "
+                          f"truncated")
+    assert "Traceback" not in err
+
+
+def test_label_column_with_missing_values_is_named(tmp_path, capsys):
+    path = tmp_path / "t.csv"
+    rows = [f"{i % 2 * 5 + i / 100},{'a' if i % 2 else 'b'},{'' if i % 4 == 0 else i % 2}" for i in range(40)]
+    path.write_text("x,c,species\n" + "\n".join(rows) + "\n")
+    code, _, err = run(["fit", path, "--lam", 5, "--label", "species", "--no-progress"], capsys)
+    assert code == 2
+    assert "y_true (the label column 'species') has 10 missing values out of 40" in err
+
+
+def test_unwritable_output_exits_2_naming_the_file(tmp_path, capsys):
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "masks.csv").mkdir()  # a folder where the file should go
+    code, _, err = run(["fit", "wine", "--lam", 20, "--n-init", 1, "--no-progress", "--out", out], capsys)
+    assert code == 2
+    assert f"cannot write {str(out / 'masks.csv')!r}: Is a directory." in err

@@ -127,16 +127,22 @@ def test_unknown_name_lists_the_valid_ones(bad):
         dataset_schema(bad)
 
 
-def test_assets_are_inside_the_repository():
-    folder = datasets._datasets_dir()
-    assert folder == Path(datasets.__file__).resolve().parent.parent / "assets" / "datasets"
+def test_datasets_are_package_data():
+    """The files ship inside the package (a wheel carries them); assets/datasets points there."""
+    folder = Path(datasets.__file__).resolve().parent / "data"
     for name in DOCUMENTED:
         assert (folder / f"{name}.csv").is_file()
     assert (folder / "README.md").is_file()
+    repository = Path(datasets.__file__).resolve().parent.parent
+    assert (repository / "assets" / "datasets").resolve() == folder
+    # pyproject ships exactly these as package data (the wheel check in .ci/run loads one).
+    pyproject = (repository / "pyproject.toml").read_text()
+    assert '"data/*.csv"' in pyproject and '"py.typed"' in pyproject
+    assert (Path(datasets.__file__).resolve().parent / "py.typed").is_file()
 
 
 def test_environment_override(tmp_path, monkeypatch):
-    shutil.copy(datasets._datasets_dir() / "zoo.csv", tmp_path / "zoo.csv")
+    shutil.copy(Path(datasets.__file__).resolve().parent / "data" / "zoo.csv", tmp_path / "zoo.csv")
     monkeypatch.setenv("CRAFT_DATASETS_DIR", str(tmp_path))
     X, _ = load("zoo")
     assert X.shape == (101, 16)

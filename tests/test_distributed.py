@@ -97,6 +97,16 @@ def assert_same_fit(memory, dask_model):
     for ours, theirs in zip(dask_model.history_, memory.history_):
         assert ours.objective == pytest.approx(theirs.objective, rel=1e-9)
         np.testing.assert_array_equal(ours.feature_mask, theirs.feature_mask)
+    # The inspection surface comes from the same engine function on both backends.
+    ours, theirs = dask_model.selection_, memory.selection_
+    np.testing.assert_array_equal(ours.selected, theirs.selected)
+    np.testing.assert_array_equal(ours.rank, theirs.rank)
+    np.testing.assert_allclose(ours.score, theirs.score, rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(ours.cut, theirs.cut, rtol=1e-9, atol=1e-9)
+    assert ours.n_keep == theirs.n_keep
+    for term in ("numeric", "categorical", "regularization", "feature_control"):
+        assert getattr(dask_model.objective_terms_, term) == pytest.approx(getattr(memory.objective_terms_, term), rel=1e-9)
+    assert dask_model.objective_terms_.total == dask_model.objective_
 
 
 # ----------------------------------------------------------------------

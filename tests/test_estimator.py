@@ -104,14 +104,83 @@ def test_sklearn_conventions(mixed_table):
     assert not hasattr(model, "labels_")
 
 
-def test_sklearn_estimator_checks():
-    from sklearn.utils.estimator_checks import check_estimator
+def _fitted_state(model):
+    return {name: value for name, value in vars(model).items() if name.endswith("_") and not name.startswith("_")}
 
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        results = check_estimator(CRAFT(lam=1.0, random_state=0, n_init=1), on_fail=None)
-    failed = [r for r in results if r["status"] == "failed"]
-    assert not failed, [(r["check_name"], str(r["exception"])[:200]) for r in failed]
+
+def _assert_same_state(before, after):
+    assert before.keys() == after.keys()
+    for name, value in before.items():
+        assert after[name] is value, f"{name} changed although the refit failed"
+
+
+@pytest.mark.parametrize(
+    ("change", "bad_table", "message"),
+    [
+        ({"k": 5}, pd.DataFrame({"a": [1.0, 2.0, 3.0], "b": ["x", "y", "x"]}), "k=5 exceeds the number of rows"),
+        ({}, pd.DataFrame({"a": [1.0]}), "at least 2 rows"),
+        ({"categorical": ["nope"]}, pd.DataFrame({"a": [1.0, 2.0]}), "which the table does not have"),
+        ({"m": 2.0}, pd.DataFrame({"a": [1.0, 2.0]}), "m=2.0 is invalid"),
+    ],
+)
+def test_failed_refit_leaves_the_previous_fit_intact(change, bad_table, message):
+    """The issue's case: after a failing refit, every fitted attribute still belongs to the first table."""
+    table = pd.DataFrame({"size": [1.0, 1.1, 0.9, 8.0, 8.2, 7.9], "colour": list("rrrbbb")})
+    model = CRAFT(k=2, random_state=0, n_init=1).fit(table)
+    before = _fitted_state(model)
+    expected = model.predict(table)
+    with pytest.raises(CraftInputError, match=message):
+        model.set_params(**change).fit(bad_table)
+    _assert_same_state(before, _fitted_state(model))
+    np.testing.assert_array_equal(model.predict(table), expected)
+
+
+@pytest.mark.parametrize("Estimator", ["DPMeans", "DPRF"])
+def test_baselines_failed_refit_leaves_the_previous_fit_intact(Estimator):
+    from craft import baselines
+
+    X = np.array([[0.0, 0.0], [0.1, 0.0], [5.0, 5.0], [5.1, 5.0]])
+    model = getattr(baselines, Estimator)(lam=1.0).fit(X)
+    before = _fitted_state(model)
+    with pytest.raises(CraftInputError, match="non-finite"):
+        model.fit(np.array([[0.0, np.nan], [1.0, 1.0]]))
+    with pytest.raises(CraftInputError, match="exactly one of lam and k"):
+        model.set_params(k=2).fit(X)
+    _assert_same_state(before, _fitted_state(model))
+
+
+def test_parameters_after_m_are_keyword_only():
+    from craft.baselines import DPRF, DPMeans
+
+    with pytest.raises(TypeError, match="positional"):
+        CRAFT(0.5, None)
+    with pytest.raises(TypeError, match="positional"):
+        DPRF(0.5, None)
+    with pytest.raises(TypeError, match="positional"):
+        DPMeans(1.0, 2)
+    assert CRAFT(0.4).m == 0.4 and DPRF(0.4).m == 0.4 and DPMeans(2.0).lam == 2.0
+
+
+def test_derived_lambda_is_never_below_or_at_zero():
+    """k above the distinct rows once gave lambda 1e-12 silently; now the last positive distance."""
+    table = pd.DataFrame({"a": [1.0, 1, 1, 2, 2, 2], "c": list("xxxyyy")})
+    for params in ({"k": 6}, {"k": 3, "m": 0.9}):
+        params = {**params, "k_method": "farthest_first"}
+        with pytest.warns(UserWarning, match="not reachable"):
+            model = CRAFT(random_state=0, n_init=1, **params).fit(table)
+        assert model.lam_ > 1e-3, (params, model.lam_)
+        assert model.n_clusters_ == 2
+
+
+@pytest.mark.parametrize("lam", [0.0, -1.0, float("nan"), float("-inf")])
+def test_a_non_positive_derived_lambda_is_an_error(lam):
+    from craft.estimator import _checked_lambda
+
+    with pytest.raises(CraftInputError, match="Farthest-first found no row at a positive"):
+        _checked_lambda(lam, CRAFT(), 3)
+    with pytest.raises(CraftInputError, match=r"default lambda .* <= 0"):
+        _checked_lambda(lam, CRAFT(), None)
+    assert _checked_lambda(0.5, CRAFT(), None) == 0.5
 
 
 # ---------------------------------------------------------------------------
@@ -336,3 +405,49 @@ def test_quality_on_bundled_data(name, purity, nmi):
     ]
     assert np.mean([s["purity"] for s in scores]) >= purity
     assert np.mean([s["nmi"] for s in scores]) >= nmi
+
+
+# ---------------------------------------------------------------------------
+# Large tables: λ search and restarts on a sample, the kept run then over every row
+
+
+@pytest.fixture
+def small_search_sample(monkeypatch):
+    """Make a 1,500-row table "large" by shrinking the sample to 400 rows."""
+    from craft import estimator
+
+    monkeypatch.setattr(estimator, "SEARCH_ROWS", 400)
+
+
+def test_large_table_searches_on_a_sample_and_finishes_on_every_row(small_search_sample):
+    X, y, _ = synthetic.mixed_planted(n_samples=1500, n_clusters=4, random_state=3)
+    records = []
+    model = CRAFT(k=4, random_state=0, callback=records.append).fit(X)
+    assert model.n_clusters_ == 4
+    assert adjusted_rand_score(y, model.labels_) == 1.0
+    # The search and the restarts saw the 400-row sample; the kept run's passes every row.
+    n_kept = len(model.history_)
+    assert {record.labels.size for record in records[:-n_kept]} == {400}
+    assert {record.labels.size for record in model.history_} == {1500}
+    assert model.history_[-1].n_changed == 0 and model.converged_
+    np.testing.assert_array_equal(model.predict(X), model.labels_)
+    assert int(model.cluster_sizes_.sum()) == 1500
+    again = CRAFT(k=4, random_state=0).fit(X)
+    np.testing.assert_array_equal(again.labels_, model.labels_)
+    assert again.lam_ == model.lam_ and again.objective_ == model.objective_
+
+
+def test_one_run_at_a_given_lambda_runs_on_every_row(small_search_sample):
+    from craft import _engine
+
+    X, _, _ = synthetic.mixed_planted(n_samples=1500, n_clusters=4, random_state=3)
+    records = []
+    single = CRAFT(lam=60.0, n_init=1, random_state=0, callback=records.append).fit(X)
+    assert {record.labels.size for record in records} == {1500}
+    # Nothing to choose, so exactly the engine's run on the whole table.
+    seed = np.random.default_rng(0).integers(np.iinfo(np.int32).max, size=1)[0]
+    direct = _engine.run(single.encoder_.transform(X), single.options_, np.random.default_rng(seed))
+    np.testing.assert_array_equal(single.labels_, direct.labels)
+    records.clear()
+    restarts = CRAFT(lam=60.0, n_init=3, random_state=0, callback=records.append).fit(X)
+    assert [record.labels.size for record in records].count(400) == len(records) - restarts.n_iter_

@@ -8,7 +8,14 @@ import pandas as pd
 import pytest
 
 from craft import CRAFT, Schema
-from craft.export import labels_csv, masks_csv, neutralize, neutralize_frame, params_json, to_csv_bytes
+from craft.export import (
+    labels_csv,
+    masks_csv,
+    neutralize,
+    neutralize_frame,
+    params_json,
+    to_csv_bytes,
+)
 
 
 @pytest.mark.parametrize(
@@ -19,7 +26,19 @@ from craft.export import labels_csv, masks_csv, neutralize, neutralize_frame, pa
         ("-2+3", "'-2+3"),
         ("@SUM(1)", "'@SUM(1)"),
         ("\t=1", "'\t=1"),
-        ("\r=1", "'\r=1"),
+        ("\r=1", "'\r'=1"),  # and the line after the break
+        (" =1+1", "' =1+1"),  # behind a leading space
+        ("\u200b=1+1", "'\u200b=1+1"),  # behind a zero-width space
+        ("\ufeff@x", "'\ufeff@x"),
+        ("\uff1d1+1", "'\uff1d1+1"),  # full-width ＝
+        ("\uff0bcmd", "'\uff0bcmd"),
+        ("\uff0d1", "'\uff0d1"),
+        ("\uff20SUM(1)", "'\uff20SUM(1)"),
+        ("\ufe661+1", "'\ufe661+1"),  # small ﹦
+        ("abc\r=2+2", "abc\r'=2+2"),  # after a line break inside the cell
+        ("abc\n =2+2", "abc\n' =2+2"),
+        ("abc\r\n@x", "abc\r\n'@x"),
+        (" -1.5", " -1.5"),
         ("-1.5", "-1.5"),  # a plain negative number stays a number
         ("+7", "+7"),
         ("-3e5", "-3e5"),
@@ -118,3 +137,71 @@ def test_params_json_round_trip(fitted):
     assert document["result"]["sizes"] == model.cluster_sizes_.tolist()
     assert document["dataset"]["name"] == "t.csv"
     assert "craft_version" in document
+
+
+# Cells that try to break out of their cell or run as a formula, generated here.
+INJECTION_CELLS = [
+    "\r=1+1", "abc\r=2+2", "\n=3+3", "x\r\n=4+4", " =5+5", "\u200b=6+6", "\ufeff+cmd", "\uff1d8+8", "\ufe66",
+    "\uff0b1", "\uff0d1", "\uff20x", "a,b", 'say "hi"', '"', ",", "\r", "\n", "\r\n", "tab\there", "=HYPERLINK(\"x\")",
+    "-1.5", "plain", "",
+]
+
+
+def _escaped(cell: str) -> str:
+    """What a reader must get back for ``cell``: the cell, neutralised."""
+    return neutralize(cell)
+
+
+def _records(data: bytes) -> list[list[str]]:
+    import csv
+
+    return list(csv.reader(io.StringIO(data.decode("utf-8"), newline="")))
+
+
+def test_labels_csv_injection_corpus_reads_back_cell_for_cell():
+    cells = INJECTION_CELLS
+    table = pd.DataFrame({"t": cells, "n": np.arange(len(cells), dtype=float)})
+    data = labels_csv(table, np.arange(len(cells)) % 3)
+    # Python's csv module: one record per row, every cell intact.
+    records = _records(data)
+    assert len(records) == len(cells) + 1
+    assert [r[0] for r in records[1:]] == [_escaped(c) for c in cells]
+    assert [r[2] for r in records[1:]] == [str(i % 3) for i in range(len(cells))]
+    # pandas' C and Python parsers agree.
+    for engine in ("c", "python"):
+        back = pd.read_csv(io.BytesIO(data), dtype=str, keep_default_na=False, engine=engine)
+        assert back.shape == (len(cells), 3)
+        assert back["t"].tolist() == [_escaped(c) for c in cells]
+    # No line of the file starts with a formula prefix: a line break inside a
+    # cell is never followed by a runnable formula.
+    for line in data.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n").split("\n"):
+        assert not line.lstrip(" \u200b\ufeff").startswith(("=", "+", "@", "\uff1d", "\uff0b", "\uff20", "\ufe66")), line
+    # Every cell with a CR, LF, delimiter or quote is quoted.
+    text = data.decode("utf-8")
+    for cell in cells:
+        if any(ch in cell for ch in "\r\n,\""):
+            quoted = '"' + _escaped(cell).replace('"', '""') + '"'
+            assert quoted in text, cell
+
+
+def test_masks_csv_with_injection_feature_names():
+    names = [c for c in INJECTION_CELLS if c.strip() and c not in ("-1.5",)]
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame(rng.normal(size=(40, len(names))), columns=names)
+    X.iloc[:20] += 5.0
+    model = CRAFT(m=0.5, k=2, n_init=1, random_state=0, categorical=[]).fit(X)
+    data = masks_csv(model)
+    records = _records(data)
+    assert records[0][3:] == [_escaped(n) for n in names]
+    assert len(records) == 1 + model.n_clusters_
+    back = pd.read_csv(io.BytesIO(data))
+    assert back.shape == (model.n_clusters_, 3 + len(names))
+
+
+def test_report_escapes_injection_cells():
+    from craft.report import Section, render_report
+
+    table = pd.DataFrame({"</script><script>alert(1)</script>": INJECTION_CELLS})
+    page = render_report("=1+1\r<b>", [Section("\r=2", ["\n@x <i>"], [table])])
+    assert "<script>alert(1)" not in page and "<b>" not in page and "<i>" not in page
+    assert "&lt;/script&gt;&lt;script&gt;alert(1)&lt;/script&gt;" in page

@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from craft.exceptions import CraftInputError
-from craft.io import read_table, table_fingerprint
+from craft.io import read_info, read_table, table_fingerprint
 
 CORPUS = Path(__file__).parent / "corpus"
 
@@ -408,7 +408,10 @@ def test_xlsx(tmp_path):
     assert df["size"].tolist()[:2] == [1.5, 2.5] and pd.isna(df.loc[2, "size"])
     assert df["count"].dtype == np.float64 and df["count"].isna().tolist() == [False, True, False]
     assert df["flag"].tolist() == [True, False, True]
-    assert df["status"].tolist()[::2] == ["ok", "bad"] and pd.isna(df.loc[1, "status"])
+    # "?" is missing in a number column, but an answer in a text column.
+    assert df["status"].tolist() == ["ok", "?", "bad"]
+    assert read_info(df).kept_as_text == {"status": {"?": 1}}
+    assert read_table(path, tokens_in_text=True)["status"].isna().tolist() == [False, True, False]
     # Same bytes from a BytesIO without a name: sniffed from the ZIP signature.
     assert read_table(io.BytesIO(path.read_bytes())).shape == (3, 5)
 
@@ -483,3 +486,274 @@ def test_table_fingerprint():
     assert len(table_fingerprint(b"")) == 64
     with pytest.raises(CraftInputError, match="needs bytes"):
         table_fingerprint("a,b")
+
+
+# --------------------------------------------------------------------------
+# Issues 14 and 15: values kept as written, bounded work, honest messages.
+# Every input is generated here.
+# --------------------------------------------------------------------------
+
+
+def test_text_markers_stay_text_and_are_counted():
+    # "None" = no children: an answer, not a missing value.
+    rows = ["id,children,age"] + [f"{i},{'None' if i % 3 else 'two'},{'NA' if i == 4 else i}" for i in range(12)]
+    df = read_table("\n".join(rows).encode(), name="survey.csv")
+    assert df["children"].isna().sum() == 0 and (df["children"] == "None").sum() == 8
+    assert df["age"].dtype == np.float64 and df["age"].isna().sum() == 1
+    info = read_info(df)
+    assert info.kept_as_text == {"children": {"None": 8}}
+    assert info.read_as_missing == {"age": {"NA": 1}}
+    assert "NA" in info.missing_tokens and "None" in info.missing_tokens
+    # pandas' way, on request; and no markers at all.
+    assert read_table("\n".join(rows).encode(), name="s.csv", tokens_in_text=True)["children"].isna().sum() == 8
+    plain = read_table("\n".join(rows).encode(), name="s.csv", missing_tokens=())
+    assert not pd.api.types.is_numeric_dtype(plain["age"]) and plain["children"].isna().sum() == 0
+    with pytest.raises(CraftInputError, match="missing_tokens must be a list"):
+        read_table(b"a\n1\n", missing_tokens="NA")
+
+
+def test_schema_reason_names_the_markers():
+    from craft import infer_schema
+
+    df = read_table(b"answer,n\nNone,1\nyes,NA\nNone,3\nno,4\n", name="s.csv")
+    reasons = infer_schema(df).reasons
+    assert "kept as text, not missing: 'None' ×2" in reasons["answer"]
+    assert "read as missing: 'NA' ×1" in reasons["n"]
+
+
+def test_as_text_gives_the_original_cells():
+    data = b'a;b;c\n1,50;None;"x;y"\n\n2,0;;  007\n;;\n'
+    df = read_table(data, name="t.csv", as_text=True)
+    assert df.to_dict("list") == {"a": ["1,50", "2,0"], "b": ["None", ""], "c": ["x;y", "  007"]}
+    assert read_info(df).blank_rows == 2
+    assert read_table(data, name="t.csv").shape == (2, 3)
+
+
+def test_nul_byte_refused_wherever_it_is():
+    head = b"a,b\n" + b"1,x\n" * 20_000  # well past the first 64 KiB
+    with pytest.raises(CraftInputError, match=r"NUL character on line 20002"):
+        read_table(head + b"2,y\x00z\n", name="late.csv")
+    with pytest.raises(CraftInputError, match="NUL character on line 2"):
+        read_table(b"a,b\n1,\x00\n", name="early.csv")
+
+
+@pytest.mark.parametrize("encoding", ["utf-16-le", "utf-16-be", "utf-32", "utf-16"])
+def test_utf16_without_bom_and_utf32_are_read(encoding):
+    text = "name,size\nZoë,1.5\nÅsa,2.5\n"
+    df = read_table(text.encode(encoding), name="wide.csv")
+    assert df.to_dict("list") == {"name": ["Zoë", "Åsa"], "size": [1.5, 2.5]}
+
+
+def test_binary_message_lists_the_encodings():
+    with pytest.raises(CraftInputError, match=r"encodings read are UTF-8 .*UTF-32 .*iconv"):
+        read_table(bytes(range(256)) * 8, name="blob.csv")
+
+
+def test_thousands_separators_are_numbers_and_say_so():
+    from craft import infer_schema
+
+    rows = ["city,population"] + [f'c{i},"{1000 + 997 * i:,}"' for i in range(30)]
+    df = read_table("\n".join(rows).encode(), name="cities.csv")
+    assert df["population"].dtype == np.int64
+    assert df["population"].tolist()[:3] == [1000, 1997, 2994]
+    assert "thousands separators" in infer_schema(df).reasons["population"]
+    # A decimal comma in a ";" file is still a decimal comma.
+    assert read_table(b"a;b\n1,5;x\n2,5;y\n", name="d.csv")["a"].tolist() == [1.5, 2.5]
+
+
+def test_csv_blank_and_delimiter_only_lines_are_dropped_and_counted():
+    df = read_table(b"\n\na,b\n1,x\n\n,\n2,y\n  \n", name="gaps.csv")
+    assert df.to_dict("list") == {"a": [1, 2], "b": ["x", "y"]}
+    assert read_info(df).blank_rows == 3
+    assert read_info(df).notes() == ["3 blank row(s) of 'gaps.csv' dropped (no cell had a value)."]
+
+
+def test_too_many_columns_refused_before_parsing(monkeypatch):
+    # The red team's table: a header of 1,000,000 columns and two data rows
+    # (12 MB), refused from its header alone, before any parsing.
+    header = ",".join(f"c{i}" for i in range(1_000_000))
+    data = (header + "\n" + "1," * 999_999 + "1\n" + "2," * 999_999 + "2\n").encode()
+    with pytest.raises(CraftInputError, match=r"'wide\.csv' has about 1,000,000 columns; this machine takes at "
+                                              r"most [\d,]+ columns \(and [\d,]+ cells"):
+        read_table(data, name="wide.csv")
+    monkeypatch.setenv("CRAFT_MAX_COLUMNS", "50")
+    with pytest.raises(CraftInputError, match=r"has about 51 columns; this machine takes at most 50 columns"):
+        read_table((",".join(f"c{i}" for i in range(51)) + "\n" + "1," * 50 + "1\n").encode(), name="w.csv")
+    monkeypatch.setenv("CRAFT_MAX_CELLS", "1000")
+    rows = "\n".join("1,2,3,4" for _ in range(400))
+    with pytest.raises(CraftInputError, match=r"about 400 rows × 4 columns = 1,600 cells; this machine takes at "
+                                              r"most 1,000 cells"):
+        read_table(("a,b,c,d\n" + rows).encode(), name="long.csv")
+
+
+def test_infer_schema_refuses_a_too_wide_frame(monkeypatch):
+    from craft import infer_schema
+
+    monkeypatch.setenv("CRAFT_MAX_COLUMNS", "50")
+    with pytest.raises(CraftInputError, match="has 60 columns; this machine takes at most 50 columns"):
+        infer_schema(pd.DataFrame(np.zeros((3, 60)), columns=[f"c{i}" for i in range(60)]))
+
+
+def _xlsx(path, rows, *, extra_sheets=()):
+    import openpyxl
+
+    book = openpyxl.Workbook()
+    sheet = book.active
+    sheet.title = "Data"
+    for row in rows:
+        sheet.append(row)
+    for title, sheet_rows in extra_sheets:
+        other = book.create_sheet(title)
+        for row in sheet_rows:
+            other.append(row)
+    book.save(path)
+    return book
+
+
+def test_xlsx_bomb_cell_far_away_is_bounded(tmp_path):
+    import openpyxl
+
+    book = openpyxl.Workbook()
+    sheet = book.active
+    for row in (["a", "b"], [1, "x"], [2, "y"], [3, "z"]):
+        sheet.append(row)
+    sheet.cell(row=10_000, column=16_384, value=7)  # column XFD
+    path = tmp_path / "bomb.xlsx"
+    book.save(path)
+    df = read_table(path)
+    # Three real rows, a fourth with the far cell; 9,995 blank rows dropped, and
+    # only the columns that hold a value.
+    assert df.shape == (4, 3)
+    assert df.columns.tolist() == ["a", "b", "column_3"]
+    assert read_info(df).blank_rows == 10_000 - 1 - 4
+
+
+def test_xlsx_refused_beyond_the_caps(tmp_path, monkeypatch):
+    path = tmp_path / "long.xlsx"
+    _xlsx(path, [["a", "b"]] + [[i, i * 2] for i in range(3000)])
+    monkeypatch.setenv("CRAFT_MAX_CELLS", "2000")
+    with pytest.raises(CraftInputError, match=r"'long\.xlsx' \(sheet 'Data'\) has about .* cells; this machine "
+                                              r"takes at most 2,000 cells"):
+        read_table(path)
+    monkeypatch.delenv("CRAFT_MAX_CELLS")
+    monkeypatch.setenv("CRAFT_MAX_UNZIPPED_MB", "0.01")
+    with pytest.raises(CraftInputError, match=r"'long\.xlsx' expands to .* MB when unzipped .* reads at most 0 MB"):
+        read_table(path)
+
+
+def test_xlsx_blank_rows_dropped_and_counted(tmp_path):
+    path = tmp_path / "gaps.xlsx"
+    _xlsx(path, [["a", "b"], [1, "x"], [None, None], [None, " "], [2, "y"]])
+    df = read_table(path)
+    assert df.to_dict("list") == {"a": [1, 2], "b": ["x", "y"]}
+    assert read_info(df).blank_rows == 2
+
+
+def test_xlsx_sheets_named_and_chosen(tmp_path):
+    path = tmp_path / "book.xlsx"
+    _xlsx(path, [["a"], [1], [2]], extra_sheets=[("Other", [["z", "w"], ["p", 1.5], ["q", 2.5]])])
+    first = read_table(path)
+    assert first.columns.tolist() == ["a"]
+    assert read_info(first).sheet == "Data" and read_info(first).sheets == ("Data", "Other")
+    assert read_info(first).notes() == ["Read sheet 'Data' of 2 ('Data', 'Other')."]
+    assert read_table(path, sheet="Other").to_dict("list") == {"z": ["p", "q"], "w": [1.5, 2.5]}
+    assert read_table(path, sheet=1).shape == (2, 2)
+    with pytest.raises(CraftInputError, match=r"has no sheet named 'Nope'; its sheets are 'Data', 'Other'"):
+        read_table(path, sheet="Nope")
+    with pytest.raises(CraftInputError, match=r"has 2 sheet\(s\) .* no sheet at position 5"):
+        read_table(path, sheet=5)
+
+
+def test_xlsx_missing_shared_string_is_a_clear_error(tmp_path):
+    import zipfile
+
+    path = tmp_path / "strings.xlsx"
+    _xlsx(path, [["name", "n"], ["alpha", 1], ["beta", 2]])
+    broken = tmp_path / "broken.xlsx"
+    with zipfile.ZipFile(path) as source, zipfile.ZipFile(broken, "w") as target:
+        for item in source.infolist():
+            content = source.read(item.filename)
+            if item.filename == "xl/worksheets/sheet1.xml":
+                # A cell that refers to shared string 5 of a workbook that has none
+                # (what a string too long to load leaves behind).
+                content = content.replace(b't="inlineStr"><is><t>alpha</t></is>', b't="s"><v>5</v>')
+            target.writestr(item, content)
+    with pytest.raises(CraftInputError, match=r"refers to a shared string that the workbook's string table does "
+                                              r"not hold \(0 strings read\)"):
+        read_table(broken)
+
+
+def test_xlsx_mixed_numbers_and_text_say_so(tmp_path):
+    from craft import infer_schema
+
+    path = tmp_path / "mixed.xlsx"
+    _xlsx(path, [["v", "w"]] + [[1, i] for i in range(5)] + [["1", 9], ["x", 8]])
+    df = read_table(path)
+    assert df["v"].tolist() == ["1"] * 6 + ["x"]
+    assert "the number 1 and the text '1' are one level" in infer_schema(df).reasons["v"]
+
+
+def test_parquet_nested_columns(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from craft import infer_schema
+
+    table = pa.table({"x": [1.0, 2.0, 3.0, 4.0], "class": [[1, 2], [3], [], None],
+                      "s": [{"a": 1}, {"a": 2}, {"a": 1}, {"a": 2}]})
+    path = tmp_path / "nested.parquet"
+    pq.write_table(table, path)
+    df = read_table(path)
+    assert df["class"].tolist()[:3] == ["[1, 2]", "[3]", "[]"] and pd.isna(df["class"].iloc[3])
+    assert df["s"].tolist()[0] == '{"a": 1}'
+    schema = infer_schema(df)
+    assert set(schema.ignored) == {"class", "s"}
+    assert "nested Parquet list column" in schema.reasons["class"]
+    assert df["class"].nunique() == 3  # hashable: the app's column report and label choice work
+
+
+def test_parquet_duplicated_field_names(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from craft import infer_schema
+
+    table = pa.Table.from_arrays([pa.array([1, 2]), pa.array([3.5, 4.5])], names=["a", "a"])
+    path = tmp_path / "dups.parquet"
+    pq.write_table(table, path)
+    df = read_table(path)
+    assert df.to_dict("list") == {"a": [1, 2], "a.1": [3.5, 4.5]}
+    assert "the file names 2 columns 'a': renamed 'a.1'" in infer_schema(df).reasons["a.1"]
+
+
+@pytest.mark.parametrize("cut", ["truncated", "footer", "flipped"])
+def test_damaged_parquet_is_named_not_arrow_internal(tmp_path, cut):
+    path = tmp_path / "t.parquet"
+    pd.DataFrame({"x": np.arange(200, dtype=float), "y": ["a", "b"] * 100}).to_parquet(path)
+    data = bytearray(path.read_bytes())
+    if cut == "truncated":
+        data = data[: len(data) // 2]
+    elif cut == "footer":
+        data[-12:-8] = b"\xff\xff\xff\x7f"  # a footer length beyond the file
+    else:
+        data[len(data) // 2: len(data) // 2 + 64] = bytes(64)
+    try:
+        df = read_table(bytes(data), name="t.parquet")
+    except CraftInputError as error:
+        assert str(error).startswith("'t.parquet' is not a readable Parquet file: ")
+        assert "damaged" in str(error) or "cannot be converted" in str(error)
+    else:  # zeroed bytes inside a page can decode; the table is still a table
+        assert df.shape[1] == 2
+
+
+def test_parquet_with_checksums_flipped_byte_is_refused(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    buffer = io.BytesIO()
+    pq.write_table(pa.table({"x": np.arange(2000, dtype=float)}), buffer, write_page_checksum=True)
+    data = bytearray(buffer.getvalue())
+    data[300:310] = b"\xff" * 10
+    with pytest.raises(CraftInputError, match=r"'c\.parquet' is not a readable Parquet file: its data are damaged "
+                                              r"\(.*CRC checksum verification failed"):
+        read_table(bytes(data), name="c.parquet")

@@ -1,0 +1,36 @@
+"""scikit-learn's estimator checks for every estimator the library exposes.
+
+``.ci/run`` also runs this file in a small venv at the lowest scikit-learn
+that ``pyproject.toml`` declares, so it must import nothing beyond pytest,
+scikit-learn and craft's core (``parametrize_with_checks`` exists in every
+version we support; ``check_estimator(..., on_fail=None)`` does not).
+"""
+
+import warnings
+
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from craft import CRAFT
+from craft.baselines import DPRF, DPMeans
+
+ESTIMATORS = [
+    CRAFT(lam=1.0, random_state=0, n_init=1),
+    DPMeans(lam=1.0),
+    DPMeans(k=2, init="random", random_state=0),
+    DPRF(lam=1.0, random_state=0),
+]
+
+
+@parametrize_with_checks(ESTIMATORS)
+def test_sklearn_estimator_checks(estimator, check):
+    with warnings.catch_warnings():
+        # Convergence and the k-not-reached warning are expected on the checks' random data.
+        warnings.simplefilter("ignore")
+        check(estimator)
+
+
+def test_every_estimator_is_checked():
+    """A new estimator in the library must be added above."""
+    import craft.baselines
+
+    assert {type(e) for e in ESTIMATORS} == {CRAFT, *(getattr(craft.baselines, name) for name in craft.baselines.__all__)}

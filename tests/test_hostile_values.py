@@ -1,0 +1,71 @@
+"""Issue 14/15: values and parameters that used to be misread or misreported, generated here."""
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from craft import CRAFT, infer_schema, metrics
+from craft.exceptions import CraftInputError
+
+
+@pytest.fixture
+def fitted():
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"x": np.r_[np.zeros(20), np.full(20, 5.0)] + rng.normal(size=40), "c": ["a", "b"] * 20})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return X, CRAFT(k=2, n_init=1, random_state=0).fit(X)
+
+
+@pytest.mark.parametrize("values", [pd.date_range("2020-01-01", periods=40),
+                                    pd.to_timedelta(np.arange(40), unit="D")])
+def test_predict_refuses_dates_in_a_numeric_column(fitted, values):
+    X, model = fitted
+    with pytest.raises(CraftInputError, match=r"Column 'x' is numeric in the schema but holds (datetime|timedelta)"):
+        model.predict(X.assign(x=values))
+
+
+def test_predict_with_a_list_cell_is_an_input_error(fitted):
+    X, model = fitted
+    cells = X["c"].astype(object).copy()
+    cells.iloc[3] = ["a", "b"]
+    with pytest.raises(CraftInputError, match=r"Column 'c' holds cells of type list"):
+        model.predict(X.assign(c=cells))
+
+
+@pytest.mark.parametrize("cell", [[1, 2], np.array([1, 2]), {"a": 1}])
+def test_fit_on_a_nested_categorical_column_is_an_input_error(cell):
+    X = pd.DataFrame({"x": np.arange(10.0), "tags": [cell, "p"] * 5})
+    with pytest.raises(CraftInputError, match=r"Column 'tags' holds cells of type (list|ndarray|dict)"):
+        CRAFT(k=2, categorical=["tags"]).fit(X)
+
+
+def test_mixed_one_true_and_text_one_are_reported():
+    X = pd.DataFrame({"v": [1, True, "1", "x"] * 10, "n": np.arange(40.0)})
+    reason = infer_schema(X).reasons["v"]
+    assert "1 (int) and True (bool) are equal in Python and form one level" in reason
+
+
+@pytest.mark.parametrize(("m", "message"), [
+    (5e-324, r"m=5e-324 is too close to 0 for the Beta prior"),
+    (1e-300, r"m=1e-300 with rho=.* gives Beta shapes"),
+])
+def test_tiny_m_is_blamed_on_m_not_rho(m, message):
+    X = pd.DataFrame({"x": np.arange(10.0)})
+    with pytest.raises(CraftInputError, match=message):
+        CRAFT(m=m, k=2).fit(X)
+
+
+def test_missing_labels_name_the_column():
+    y = pd.Series(["a", None] * 5, name="species")
+    with pytest.raises(CraftInputError, match=r"y_true \(the label column 'species'\) has 5 missing values out of 10"):
+        metrics.evaluate(y, np.zeros(10, dtype=int))
+
+
+def test_fit_refuses_too_many_columns_before_the_work(monkeypatch):
+    monkeypatch.setenv("CRAFT_MAX_COLUMNS", "30")
+    X = pd.DataFrame(np.zeros((4, 31)), columns=[f"c{i}" for i in range(31)])
+    with pytest.raises(CraftInputError, match="X has 31 columns; this machine takes at most 30 columns"):
+        CRAFT(k=2, categorical=[]).fit(X)

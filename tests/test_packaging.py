@@ -1,0 +1,141 @@
+"""Packaging: a core install runs the engine, every optional package is an extra named when missing.
+
+Missing packages are simulated by ``sys.modules[name] = None`` (which makes
+``import name`` raise ImportError), in a subprocess where a module is
+imported afresh. ``.ci/run`` also installs the built wheel into a clean
+venv with the core dependencies only (``.ci/wheel_smoke.py``).
+"""
+
+import io
+import re
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from craft import CraftInputError, infer_schema
+
+ROOT = Path(__file__).resolve().parent.parent
+PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
+EXTRAS = PYPROJECT["project"]["optional-dependencies"]
+
+
+def _name(requirement: str) -> str:
+    return re.match(r"[A-Za-z0-9_.\-]+", requirement)[0].lower()
+
+
+def _python(code: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=False)
+
+
+def test_core_dependencies_are_the_engine_only():
+    assert {_name(r) for r in PYPROJECT["project"]["dependencies"]} == {"numpy", "pandas", "scipy", "scikit-learn", "numba"}
+
+
+def test_every_extra_named_in_an_error_exists_and_make_installs_them_all():
+    named = set()
+    for path in (ROOT / "craft").rglob("*.py"):
+        named |= set(re.findall(r'extra="([a-z]+)"', path.read_text()))
+    assert named and named <= set(EXTRAS), named - set(EXTRAS)
+    assert "'.[dev]'" in (ROOT / "Makefile").read_text()
+
+    def closure(extra, seen):
+        for requirement in EXTRAS[extra]:
+            inner = re.fullmatch(r"craft-explorer\[([a-z,]+)\]", requirement)
+            for name in inner[1].split(",") if inner else ():
+                if name not in seen:
+                    seen.add(name)
+                    closure(name, seen)
+        return seen
+
+    assert closure("dev", {"dev"}) == set(EXTRAS)  # make run / make test set up every extra
+
+
+def test_importing_and_fitting_pulls_in_no_extra():
+    # pyarrow is left out: pandas 3 imports it itself when it is installed.
+    result = _python(
+        "import sys, craft\n"
+        "X, y = craft.datasets.load('zoo')\n"
+        "craft.CRAFT(k=7, n_init=1, random_state=0).fit(X)\n"
+        "print(sorted(m for m in ('streamlit', 'plotly', 'openpyxl', 'kmodes', 'tqdm', 'dask') if m in sys.modules))"
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize(
+    ("blocked", "module", "extra"),
+    [("plotly", "craft.plots", "plots"), ("plotly", "craft.report", "plots"), ("dask", "craft.distributed", "dask")],
+)
+def test_a_module_without_its_extra_names_the_extra(blocked, module, extra):
+    result = _python(f"import sys; sys.modules[{blocked!r}] = None\nimport craft\nimport {module}")
+    assert result.returncode != 0
+    assert f"MissingExtraError: {module} needs the optional package" in result.stderr
+    assert f"pip install 'craft-explorer[{extra}]'" in result.stderr
+
+
+@pytest.fixture
+def without(monkeypatch):
+    def block(*names):
+        for name in names:
+            monkeypatch.setitem(sys.modules, name, None)
+
+    return block
+
+
+def test_kprototypes_without_kmodes_is_an_import_error_naming_baselines(without):
+    from explorer import services
+
+    without("kmodes", "kmodes.kmodes", "kmodes.kprototypes")
+    table = pd.DataFrame({"a": [0.0, 0.1, 5.0, 5.1], "c": list("xxyy")})
+    schema = infer_schema(table)
+    with pytest.raises(ImportError, match=r"k-prototypes needs the optional package kmodes: pip install 'craft-explorer\[baselines\]'") as caught:
+        services._kprototypes(table, schema, 2, 0)
+    assert not isinstance(caught.value, CraftInputError)
+
+
+def test_progress_without_tqdm_names_the_cli_extra(without, capsys):
+    from craft import cli
+
+    without("tqdm")
+    assert cli.main(["fit", "zoo", "--k", "7", "--n-init", "1", "--progress"]) == 1
+    assert "craft fit --progress needs the optional package tqdm: pip install 'craft-explorer[cli]'" in capsys.readouterr().err
+    # Without --progress the bar is a nicety: the fit runs.
+    assert cli.main(["fit", "zoo", "--k", "7", "--n-init", "1", "--quiet"]) == 0
+
+
+def test_readers_without_their_engines_name_the_readers_extra(without):
+    from craft.io import read_table
+
+    table = pd.DataFrame({"a": [1.0, 2.0], "b": ["x", "y"]})
+    parquet, excel = io.BytesIO(), io.BytesIO()
+    table.to_parquet(parquet)
+    table.to_excel(excel, index=False)
+    without("pyarrow", "openpyxl")
+    with pytest.raises(ImportError, match=r"reading Parquet files needs the optional package pyarrow: pip install 'craft-explorer\[readers\]'"):
+        read_table(parquet.getvalue(), name="t.parquet")
+    with pytest.raises(ImportError, match=r"\.xlsx\) files needs the optional package openpyxl: pip install 'craft-explorer\[readers\]'"):
+        read_table(excel.getvalue(), name="t.xlsx")
+
+
+def test_datasets_load_through_importlib_resources(monkeypatch):
+    """No path arithmetic outside the package: the loader asks importlib.resources for craft/data."""
+    from importlib import resources
+
+    from craft import datasets
+
+    asked = []
+    original = resources.files
+
+    def files(package):
+        asked.append(package)
+        return original(package)
+
+    monkeypatch.setattr(resources, "files", files)
+    datasets._read.cache_clear()
+    X, y = datasets.load("wine")
+    assert asked == ["craft"] and X.shape == (178, 13) and np.isfinite(X.to_numpy()).all()
