@@ -298,6 +298,31 @@ def fig_feature_masks(
     return fig
 
 
+def fig_mask_panels(masks, titles, *, features, title: str) -> go.Figure:
+    """Masks of several fits side by side, one panel each (e.g. the same data at several ρ).
+
+    Parameters
+    ----------
+    masks : list of array-like of bool, each (n_clusters, n_features)
+        Rows already in the order to show (e.g. matched to a reference fit).
+    titles : list of str
+        One per panel.
+    features : list of str
+        Column names, shared by every panel.
+    title : str
+    """
+    fig = make_subplots(rows=1, cols=len(masks), subplot_titles=list(titles), horizontal_spacing=0.03)
+    for column, mask in enumerate(masks, start=1):
+        mask = np.asarray(mask, dtype=bool)
+        rows = [f"cluster {k}" for k in range(mask.shape[0])]
+        frame = pd.DataFrame(mask, columns=list(features))
+        fig.add_trace(_binary_heatmap(frame, rows, f"panel {column}"), row=1, col=column)
+        fig.update_yaxes(showticklabels=column == 1, autorange="reversed", row=1, col=column)
+    fig.update_xaxes(showticklabels=False, title=None)
+    tallest = max(np.asarray(mask).shape[0] for mask in masks)
+    return _finish(fig, title, height=_mask_height(tallest))
+
+
 def _matched_rows(n_found: int, cluster_match, sizes) -> np.ndarray:
     if cluster_match is None:
         return np.arange(n_found)

@@ -191,8 +191,8 @@ def _synthetic_names() -> set:
     return {name for name, (group, _) in _examples().items() if group == "synthetic"}
 
 
-def fit_summary(ctx) -> None:
-    """One line of metrics on the current fit, and its notes."""
+def fit_summary(ctx, *, truth: bool = True) -> None:
+    """One line of metrics on the current fit, its agreement with a planted truth (``truth``), and its notes."""
     model = ctx.model
     if model is None:
         return
@@ -207,7 +207,8 @@ def fit_summary(ctx) -> None:
         "" if model.converged_ else " Did not converge."))
     columns[5].metric("Fit time", f"{ctx.outcome.seconds:.2f} s", help="Time of the fit when it was computed; "
                       "a cached setting is shown at once.")
-    truth_line(ctx)
+    if truth:
+        truth_line(ctx)
     for message in ctx.outcome.notes + list(ctx.notes):
         note(message)
 

@@ -6,7 +6,7 @@ from craft import plots
 from craft.profiles import cluster_summary
 from explorer import cache, context
 from explorer.figure_export import chart
-from explorer.ui import esc, fit_summary
+from explorer.ui import esc, fit_summary, truth_line
 
 ORDERS = {"subspace": "subspaces as blocks", "natural": "table order", "count": "most selected first"}
 TABS = ["Feature masks", "Data heatmap", "Sizes & profiles", "Projection", "Iterations"]
@@ -14,7 +14,8 @@ TABS = ["Feature masks", "Data heatmap", "Sizes & profiles", "Projection", "Iter
 ctx = context.current()
 st.title("Tune & see")
 model = context.require_model(ctx)
-fit_summary(ctx)
+# The agreement with the planted truth sits under the figures it judges, so the heatmap stays above the fold.
+fit_summary(ctx, truth=False)
 X = ctx.X
 has_truth = ctx.data.true_mask is not None
 
@@ -30,6 +31,7 @@ def masks_view() -> None:
                          help="Synthetic sets know their planted clusters and subspaces.")
     figure = cache.masks_figure(ctx.key, order, bool(truth and has_truth), model, ctx.data)
     chart(figure, key="fig_masks", name="craft_feature_masks")
+    truth_line(ctx)
     st.caption("Each row is a cluster, each column a feature; blue = selected. Subspaces show as blocks "
                "when features are ordered by the first cluster that selects them.")
 
@@ -46,6 +48,7 @@ def heatmap_view() -> None:
                          help="Draw the data with its planted clusters and subspaces on the left.")
     figure = cache.data_heatmap(ctx.key, order, int(max_rows), bool(truth and has_truth), model, X, ctx.data)
     chart(figure, key="fig_heatmap", name="craft_data_heatmap")
+    truth_line(ctx)
     n = len(X)
     if n > max_rows:
         st.caption(f"Showing {max_rows:,} of {n:,} rows, sampled in proportion to the cluster sizes, for display "

@@ -4,6 +4,7 @@ import numpy as np
 import streamlit as st
 
 from craft import CraftInputError, plots
+from craft.metrics import align_clusters
 from explorer.services import distance_breakdown, rho_from_share
 from explorer import cache, context
 from explorer.figure_export import chart
@@ -166,31 +167,36 @@ rho_view()
 def rho_masks_view() -> None:
     """The masks of this data and parameters refitted at a few ρ, under both selection rules."""
     st.subheader("The masks at a few values of ρ, under both rules")
-    st.caption("The same data and parameters as the fit above, refitted at each ρ (shares of m(1−m)). Rows: "
-               "clusters, columns: features in table order; blue: selected. Under the paper's rule the masks "
-               "stay cluster-specific at every ρ; under shrink they merge into one common set as ρ → 0.")
+    st.caption("The same data and parameters as the fit above, refitted at each ρ (shares of m(1−m)); each "
+               "fit's clusters are matched to this fit's, columns are the features in table order, blue = "
+               "selected. Under the paper's rule the masks stay cluster-specific at every ρ; under shrink they "
+               "merge into one common set as ρ → 0.")
     upper = terms.m * (1 - terms.m)
     for mode in ("paper", "shrink"):
-        st.markdown(f"**ρ acts on: {mode}**")
-        columns = st.columns(len(RHO_DEMO_SHARES))
-        for column, share in zip(columns, RHO_DEMO_SHARES):
+        masks, titles, differing = [], [], []
+        for share in RHO_DEMO_SHARES:
             params = ctx.params.replace(rho=rho_from_share(terms.m, share), rho_selection=mode)
             outcome = cache.fit(ctx.data.key, tuple(ctx.schema.numeric), tuple(ctx.schema.categorical), params,
                                 ctx.data.table, ctx.schema)
-            with column:
-                if outcome.model is None:
-                    note(outcome.error or "No fit.")
-                    continue
-                fitted = outcome.model
-                figure = cache.masks_figure(cache.fit_key(ctx.data.key, ctx.schema, params), "natural", False, fitted, ctx.data)
-                figure.update_layout(title_text=f"ρ = {share:g}·m(1−m) = {share * upper:.3g}", height=220,
-                                     showlegend=False)
-                figure.update_xaxes(showticklabels=False)
-                chart(figure, key=f"rho_demo_{mode}_{share}", name=f"rho_demo_{mode}_{share:g}")
-                mask = fitted.feature_mask_
-                differ = int((mask != mask[0]).any(axis=0).sum())
-                st.caption(f"K = {fitted.n_clusters_}; clusters disagree on {differ} feature(s)"
-                           + (" — one common set" if differ == 0 else ""))
+            if outcome.model is None:
+                note(f"ρ = {share:g}·m(1−m): {outcome.error or 'no fit.'}")
+                continue
+            fitted = outcome.model
+            # Rows in the order of the clusters of this page's fit they match (unmatched ones last).
+            match = align_clusters(model.labels_, fitted.labels_)
+            order = np.argsort(np.where(match >= 0, match, match.size + np.arange(match.size)), kind="stable")
+            masks.append(fitted.feature_mask_[order])
+            titles.append(f"ρ = {share:g}·m(1−m)")
+            differing.append((share, int((fitted.feature_mask_ != fitted.feature_mask_[0]).any(axis=0).sum()),
+                              fitted.n_clusters_))
+        if not masks:
+            continue
+        figure = plots.fig_mask_panels(masks, titles, features=list(model.feature_names_in_),
+                                       title=f"ρ acts on: {mode}")
+        chart(figure, key=f"rho_demo_{mode}", name=f"rho_demo_{mode}")
+        st.caption(f"{mode}: clusters disagree on " + "; ".join(
+            f"{d} feature(s) at ρ = {share:g}·m(1−m) = {share * upper:.3g} (K = {k})" for share, d, k in differing
+        ) + ".")
 
 
 rho_masks_view()

@@ -163,17 +163,27 @@ def test_rho_rule_in_the_sidebar_reaches_the_engine():
     assert ctx(at).model.rho_selection == "shrink" and (mask == mask[0]).all()
 
 
+def disagreements(captions: list[str], mode: str) -> list[int]:
+    """Features on which the clusters disagree, per ρ of the demonstration, from its caption for ``mode``."""
+    line = next(c for c in captions if c.startswith(f"{mode}: clusters disagree on"))
+    return [int(n) for n in re.findall(r"(\d+) feature\(s\) at ρ = ", line)]
+
+
 def test_teach_rho_demonstration_changes_the_masks_under_shrink_only():
     at = open_app(dataset="fig2_numeric", n_init="1")
     visit(at, "teach")
-    captions = [c.value for c in at.caption if "clusters disagree on" in c.value]
-    assert len(captions) == 8  # 4 values of rho x 2 rules
-    differing = [int(re.search(r"disagree on (\d+)", c).group(1)) for c in captions]
-    paper, shrink = differing[:4], differing[4:]
+    shown = [c.value for c in at.caption]
+    paper, shrink = disagreements(shown, "paper"), disagreements(shown, "shrink")
+    assert len(paper) == len(shrink) == 4  # 4 values of rho x 2 rules
     assert all(d > 0 for d in paper)  # the paper's rule stays cluster-specific at every rho
     assert shrink[0] == 0 and shrink[-1] > 0  # shrink: one common set near 0, cluster-specific near m(1-m)
-    titles = [spec["layout"]["title"]["text"] for spec in charts(at) if spec["layout"]["title"]["text"].startswith("ρ = ")]
-    assert len(titles) == 8
+    panels = {spec["layout"]["title"]["text"]: spec for spec in charts(at)}
+    for mode in ("paper", "shrink"):
+        figure = panels[f"ρ acts on: {mode}"]
+        assert len([trace for trace in figure["data"] if trace["type"] == "heatmap"]) == 4
+    # The panels show the masks the captions count: the first shrink panel has identical rows.
+    first = array(panels["ρ acts on: shrink"]["data"][0]["z"])
+    assert (first == first[0]).all()
 
 
 def test_teach_iteration_one_rings_only_the_points_the_counter_counts():
