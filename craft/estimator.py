@@ -24,8 +24,9 @@ from .schema import Schema, infer_schema
 #: Above this many rows the λ search and the restarts run on a uniform sample
 #: of this many rows, and only the best run is iterated on the whole table: a
 #: pass costs time in proportion to the rows, while λ and the choice among
-#: restarts settle on a sample (docs/numerics.md, docs/RESULTS.md "Speed").
-SEARCH_ROWS = 100_000
+#: restarts settle on a sample (docs/numerics.md, docs/RESULTS.md "Whole fits
+#: at scale"). It is also where n_init="auto" used to drop from 10 runs to 3.
+SEARCH_ROWS = 50_000
 
 
 @dataclasses.dataclass(frozen=True)
@@ -159,10 +160,10 @@ class CRAFT(ClusterMixin, BaseEstimator):
     n_init : "auto" or int, default="auto"
         Runs with different seeds; the one with the lowest objective is kept
         (with ``k`` given, the runs whose K is nearest k come first). "auto"
-        is 10 runs up to 50,000 rows and 3 above, where each run costs more
-        and matters less. Above ``SEARCH_ROWS`` (100,000) rows the runs, and
-        the λ search, use a uniform sample of that many rows, and the kept
-        run's clusters then start the passes over every row.
+        is 10 runs. Above ``SEARCH_ROWS`` (50,000) rows the runs, and the λ
+        search, use a uniform sample of that many rows, so that they cost
+        no more than on 50,000 rows, and the kept run's clusters then start
+        the passes over every row.
     init : {"craft++", "random"}, default="craft++"
         "random" is the paper's start (one cluster at a random point);
         "craft++" opens the first pass's clusters at far points sampled in
@@ -189,7 +190,7 @@ class CRAFT(ClusterMixin, BaseEstimator):
     objective_ : float
         The paper's objective at the end of the kept run.
     history_ : list of IterationRecord
-        One record per iteration of the kept run (above 100,000 rows: of its
+        One record per iteration of the kept run (above 50,000 rows: of its
         passes over every row, after the sample): objective, K, points that
         changed cluster, clusters opened, masks (engine order, see
         ``engine_features_``) and, for up to 200,000 rows, the labels.
@@ -201,6 +202,10 @@ class CRAFT(ClusterMixin, BaseEstimator):
         quantity compared with eps), the ``cut`` and ``selected``
         (``feature_mask_`` in engine order). :meth:`selection_frame` gives it
         as a table with names.
+    statistics_ : Statistics
+        The kept run's sufficient statistics per cluster, in encoded units
+        and engine order: ``counts``, ``sums``, ``sums_sq`` (numeric) and
+        ``level_counts`` (categorical levels, ``encoder_``'s order).
     objective_terms_ : craft.ObjectiveTerms
         ``objective_`` split into its terms (``numeric``, ``categorical``,
         ``regularization``, ``feature_control``; ``total`` is ``objective_``).
@@ -294,7 +299,7 @@ class CRAFT(ClusterMixin, BaseEstimator):
         encoder = Encoder(list(schema.numeric), list(schema.categorical), bool(self.standardize))
         data = encoder.fit_transform(table)
         rng = as_generator(self.random_state)
-        n_init = self.n_init if self.n_init != "auto" else (10 if data.n_samples <= 50_000 else 3)
+        n_init = 10 if self.n_init == "auto" else self.n_init
         seeds = rng.integers(np.iinfo(np.int32).max, size=n_init)
         best, lam = self._fit_runs(data, options, seeds)
         self._store(best, data, lam, options, schema=schema, encoder=encoder, columns=table.columns)
@@ -358,27 +363,34 @@ class CRAFT(ClusterMixin, BaseEstimator):
             "selected": selection.selected.ravel(),
         })
 
-    def cost_terms(self, X, *, iteration: int | None = None) -> _engine.CostTerms:
+    def cost_terms(self, X, *, state: _engine.Inspection | None = None) -> _engine.CostTerms:
         """The distance d_nk of every row of ``X`` to every cluster, term by term.
 
         Parameters
         ----------
         X : DataFrame
             Rows with the fitted columns.
-        iteration : int or None
+        state : craft.Inspection or None
             None: the fitted clusters (``total``'s row-wise argmin is
-            ``predict(X)``). Else the clusters after that iteration of the
-            kept run (see :meth:`inspect_iteration`; ``X`` must then be the
-            fitted table).
+            ``predict(X)``). Else the clusters of that state, e.g. after one
+            iteration (:meth:`inspect_iteration`).
 
         Returns
         -------
         craft.CostTerms
-            Arrays of shape (n_rows, n_clusters) for that state.
+            Arrays of shape (n_rows, n_clusters).
+
+        Examples
+        --------
+        >>> import pandas as pd
+        >>> X = pd.DataFrame({"a": [0.0, 0.1, 5.0, 5.1], "b": [3.0, -3.0, 2.0, -2.0]})
+        >>> model = CRAFT(m=0.5, k=2, random_state=0).fit(X)
+        >>> bool((model.cost_terms(X).total.argmin(axis=1) == model.labels_).all())
+        True
         """
         self._check_fitted()
         data = self._encoded(X)
-        clusters = self.clusters_ if iteration is None else self.inspect_iteration(X, iteration).clusters
+        clusters = self.clusters_ if state is None else state.clusters
         return _engine.cost_terms(data, clusters, self.options_.terms)
 
     def inspect_iteration(self, X, iteration: int) -> _engine.Inspection:
@@ -626,6 +638,7 @@ class CRAFT(ClusterMixin, BaseEstimator):
             "rho_": options.terms.rho,
             "cluster_sizes_": result.stats.counts.astype(np.int64),
             "feature_mask_": mask,
+            "statistics_": result.stats,
             "selection_": inspection.selection,
             "objective_terms_": inspection.objective,
             **extra,

@@ -8,6 +8,11 @@ bytes or the name, rows and seed of an example), the column roles and the
 parameters. Tables and models are passed as ``_``-prefixed arguments, which
 Streamlit does not hash: they are determined by the key. ``st.cache_data``
 hands every caller its own copy, so sessions never share a mutable object.
+Figures are the exception: they are kept with ``st.cache_resource`` (one
+object shared by every session, never mutated: ``st.plotly_chart`` only
+reads it), because the copy ``st.cache_data`` makes is an unpickled Plotly
+figure, which re-validates every property (70 ms for the mask heatmap, most
+of a view-only rerun).
 
 Long computations show a progress bar that appears only after a short
 delay. It is created inside the cached function, so a cache hit replays it
@@ -86,9 +91,16 @@ def load_example(name: str, n_samples: int, seed: int) -> services.LoadedData:
 
 
 @st.cache_data(max_entries=4, show_spinner="Reading the file…")
-def load_upload(sha: str, file_name: str, _data: bytes) -> services.LoadedData:
-    """An uploaded table, keyed by the SHA-256 of its bytes."""
-    return services.load_upload(_data, file_name)
+def load_upload(sha: str, file_name: str, _data: bytes, tokens_in_text: bool = False,
+                sheet: str | None = None) -> services.LoadedData:
+    """An uploaded table, keyed by the SHA-256 of its bytes and the reading options."""
+    return services.load_upload(_data, file_name, tokens_in_text=tokens_in_text, sheet=sheet)
+
+
+@st.cache_data(max_entries=4, show_spinner="Reading the original cells…")
+def original_cells(key: str, _data: services.LoadedData, _content: bytes | None):
+    """The cells of an upload as the file holds them (for the labels CSV), keyed by the data key."""
+    return services.original_cells(_data, _content)
 
 
 @st.cache_data(max_entries=_FIT_ENTRIES, show_spinner=False)
@@ -102,16 +114,16 @@ def fit(data_key: str, numeric: tuple, categorical: tuple, params: FitParams, _t
 
 
 @st.cache_data(max_entries=_DERIVED_ENTRIES, show_spinner=False)
-def cluster_profiles(key: str, _model, _X):
-    """Per-cluster profiles of the fit named ``key``."""
-    return profiles.cluster_profiles(_model, _X)
+def cluster_profiles(key: str, _model):
+    """Per-cluster profiles of the fit named ``key`` (read from its inspection surface)."""
+    return profiles.cluster_profiles(_model)
 
 
-@st.cache_data(max_entries=_DERIVED_ENTRIES, show_spinner=False)
+@st.cache_resource(max_entries=_DERIVED_ENTRIES, show_spinner=False)
 def profile_figures(key: str, cluster: int, feature: str | None, _model, _X, _profiles):
     """Sizes, profile overview and one feature's detail for the fit named ``key``."""
     sizes = plots.fig_cluster_sizes(_model)
-    overview = plots.fig_profile_overview(_profiles, cluster)
+    overview = plots.fig_profile_overview(_profiles, cluster, budget=_model.budget)
     detail = None if feature is None else plots.fig_feature_detail(_model, _X, cluster, feature)
     return sizes, overview, detail
 
@@ -122,7 +134,7 @@ def projection(key: str, max_points: int, _model, _X):
     return plots.projection_frame(_model, _X, max_points=max_points)
 
 
-@st.cache_data(max_entries=_DERIVED_ENTRIES, show_spinner=False)
+@st.cache_resource(max_entries=_DERIVED_ENTRIES, show_spinner=False)
 def masks_figure(key: str, order: str, with_truth: bool, _model, _data):
     """The mask heatmap of the fit named ``key`` (beside the planted mask when asked)."""
     if with_truth and _data.true_mask is not None:
@@ -132,7 +144,7 @@ def masks_figure(key: str, order: str, with_truth: bool, _model, _data):
     return plots.fig_feature_masks(_model, order=order)
 
 
-@st.cache_data(max_entries=_DERIVED_ENTRIES, show_spinner=False)
+@st.cache_resource(max_entries=_DERIVED_ENTRIES, show_spinner=False)
 def data_heatmap(key: str, order: str, max_rows: int, with_truth: bool, _model, _X, _data):
     """The data heatmap of the fit named ``key``."""
     if with_truth and _data.true_mask is not None:
@@ -183,6 +195,6 @@ def html_report(key: str, label, dataset_name: str, _model, _X, _params: dict, _
 
 
 @st.cache_data(max_entries=_DERIVED_ENTRIES, show_spinner=False)
-def iteration_state(key: str, iteration: int, _model, _X):
-    """The clusters and objective terms after one iteration of the fit named ``key``."""
-    return services.iteration_state(_model, _X, iteration)
+def iteration_inspection(key: str, iteration: int, _model, _X):
+    """Clusters, selection and objective terms after one iteration of the fit named ``key``."""
+    return _model.inspect_iteration(_X, iteration)

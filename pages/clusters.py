@@ -32,8 +32,9 @@ def masks_view() -> None:
     figure = cache.masks_figure(ctx.key, order, bool(truth and has_truth), model, ctx.data)
     chart(figure, key="fig_masks", name="craft_feature_masks")
     truth_line(ctx)
-    st.caption("Each row is a cluster, each column a feature; blue = selected. Subspaces show as blocks "
-               "when features are ordered by the first cluster that selects them.")
+    st.caption("Each row is a cluster, each column a feature; blue = selected, grey = not selected "
+               "(`feature_mask_`). Subspaces show as blocks when features are ordered by the first cluster that "
+               "selects them.")
 
 
 @st.fragment
@@ -51,18 +52,17 @@ def heatmap_view() -> None:
     truth_line(ctx)
     n = len(X)
     if n > max_rows:
-        st.caption(f"Showing {max_rows:,} of {n:,} rows, sampled in proportion to the cluster sizes, for display "
-                   f"only: the fit used all {n:,} rows. Blue cells: features the row's cluster selects (darker = "
-                   "higher value or later level); grey: not selected.")
+        shown = (f"Showing {max_rows:,} of {n:,} rows, sampled in proportion to the cluster sizes, for display "
+                 f"only: the fit used all {n:,} rows, sorted by cluster (red lines).")
     else:
-        st.caption(f"All {n:,} rows, sorted by cluster (red lines). Blue cells: features the row's cluster "
-                   "selects (darker = higher value or later level); grey: not selected.")
+        shown = f"All {n:,} rows, sorted by cluster (red lines)."
+    st.caption(f"{shown} {plots.HEATMAP_CAPTION}")
 
 
 @st.fragment
 def profiles_view() -> None:
     """Cluster sizes and why each feature was selected."""
-    table = cache.cluster_profiles(ctx.key, model, X)
+    table = cache.cluster_profiles(ctx.key, model)
     sizes_slot = st.container()
     left, right = st.columns([1, 2])
     cluster = left.selectbox("Cluster", list(range(model.n_clusters_)), key="profile_cluster",
@@ -80,6 +80,9 @@ def profiles_view() -> None:
         right.markdown(esc(rows.loc[rows["feature"] == feature, "reason"].iloc[0]))
         chart(detail, key="fig_detail", name=f"craft_cluster_{cluster}_feature", container=right)
     chart(overview, key="fig_profile", name=f"craft_cluster_{cluster}_profile")
+    st.caption("Each bar is the number the selection rule compared with its cut (dashed red line): the "
+               "within-cluster variance of a numeric feature, and for a categorical feature the gain G_d − G_kd "
+               "(fixed budget) or its share of G_d (approximate budget). Blue: selected; grey: not selected.")
     with st.expander("Every selected feature of this cluster, in words"):
         st.dataframe(chosen[["feature", "kind", "rank", "reason"]], hide_index=True)
 
