@@ -22,7 +22,7 @@ Choices the paper leaves open are made here and documented in
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -926,7 +926,19 @@ def default_lambda(data, opts: Options) -> float:
     A point then opens a cluster when it costs more than about twice what a
     typical point costs in the one-cluster model (plus D F0). ``data`` is an
     :class:`EncodedData` or a backend (see :class:`InMemory`).
+
+    That mean can be <= 0: above m = 0.5 the feature-control term
+    ``|v| F_Delta`` is negative, and under the approximate budget one cluster
+    may select nothing (a discrepancy of 0). Lambda must be > 0, so it is then
+    the mean discrepancy of the one cluster with every feature selected and
+    no feature-control term, which is > 0 unless every used column is
+    constant (``docs/numerics.md``).
     """
     backend = as_backend(data)
     clusters = clusters_from_statistics(backend.template, backend.one_cluster_statistics(), opts)
-    return backend.nearest_cost_total(clusters, opts.terms) / backend.n_samples
+    mean_cost = backend.nearest_cost_total(clusters, opts.terms) / backend.n_samples
+    if mean_cost > 0:
+        return mean_cost
+    every = replace(clusters, weights=np.ones_like(clusters.weights))
+    total = backend.nearest_cost_total(every, opts.terms) - backend.n_samples * every.weights.sum() * opts.terms.f_delta
+    return total / backend.n_samples

@@ -334,8 +334,10 @@ def load_upload(data: bytes, file_name: str | None) -> LoadedData:
     Examples
     --------
     >>> data = load_upload(b"a,b,kind\\n1,2.5,x\\n3,4.5,y\\n5,1.5,x\\n", "t.csv")
-    >>> data.schema.numeric, data.label
-    (('a', 'b'), None)
+    >>> data.schema.numeric, data.schema.categorical, data.label
+    (('b',), ('a', 'kind'), None)
+    >>> data.schema.reasons["a"]
+    'integer with 3 distinct values (≤ 20) → categorical'
     """
     shown = file_name or "the uploaded file"
     try:
