@@ -524,10 +524,11 @@ def objective(data: EncodedData, clusters: Clusters, stats: Statistics, opts: Op
     """The paper's objective, and the numeric Gaussian normaliser used to break its ties.
 
     The second value, ``sum_k sum_{d in Num, v_kd = 1} n_k log sigma_kd``, is
-    the part of the numeric likelihood that the asymptotics drop. Under the
-    fixed budget the paper's numeric discrepancy equals ``n_k / 2`` per
-    selected feature whatever the partition, so restarts on numeric data tie
-    on the objective; this term then decides between them.
+    the part of the numeric likelihood that the asymptotics drop. A selected
+    numeric feature adds ``n_k var_kd / (2 sigma_kd^2)``: ``n_k / 2`` whatever
+    the partition while the cluster's variance is above the floor (sigma^2
+    is then that variance), ``n_k var_kd / (2 floor)`` below it. Restarts on
+    numeric data so often tie on the objective; this term then decides.
     """
     terms = objective_terms(data, clusters, stats, opts)
     return terms.total, terms.numeric_nll

@@ -663,8 +663,9 @@ class CRAFT(ClusterMixin, BaseEstimator):
 def _ranking(result: _engine.RunResult, target):
     """Sort key for runs: K nearest the target, then objective, then numeric normaliser."""
     distance = abs(result.n_clusters - target) if target is not None else 0
-    # Objectives equal up to rounding are ties (the numeric part is constant
-    # under the fixed budget), so they are compared at 10 significant digits.
+    # Objectives equal up to rounding are ties (a selected numeric feature adds
+    # n_k/2 whatever the partition while above the variance floor), so they
+    # are compared at 10 significant digits.
     return distance, float(f"{result.objective:.10g}"), result.numeric_nll
 
 

@@ -63,9 +63,6 @@ __all__ = [
     "distance_breakdown",
 ]
 
-#: Role names a user can give a column; "label" marks the evaluation-only column.
-ROLE_CHOICES = ("numeric", "categorical", "ignored", "label")
-
 #: Name of the label column added to synthetic tables (the planted cluster).
 SYNTHETIC_LABEL = "true_cluster"
 

@@ -35,7 +35,7 @@ def test_prior_terms_match_hand_computed_values(m, f0, f_delta):
     assert terms.rho == pytest.approx(rho)
     assert terms.f0 == pytest.approx(_f(a0, b0), rel=1e-12)
     assert terms.f_delta == pytest.approx(_f(a0 + 1, b0 - 1) - _f(a0, b0), abs=1e-12)
-    # The values PAPER_NOTES quotes, to four decimals.
+    # Hand-computed from Eq. ComputeF (see _f), to four decimals.
     assert terms.f0 == pytest.approx(f0, abs=1e-4)
     assert terms.f_delta == pytest.approx(f_delta, abs=1e-4)
 
@@ -244,6 +244,31 @@ def test_craft_plus_plus_passes_equal_literal_passes(seed):
     )
     _assert_same_iterations(fast, literal)
     assert len(initial) > 1  # the seeding opened clusters: this is not the random start
+
+
+def test_stopping_rule_compares_labels_after_renumbering():
+    """docs/numerics.md, "Stopping rule": four rows, each farther than lambda + D F0 even from its own singleton.
+
+    Every pass re-opens the same four singletons. Read literally (clusters by
+    identity) every point changes cluster at every pass and the Algorithm
+    never stops; after renumbering the labels are the same, and the engine
+    stops at the second pass with the same partition and objective.
+    """
+    table, numeric, categorical = _random_mixed(6920, 4, 3, 2)
+    data = _encode(table, numeric, categorical, standardize=True)
+    opts = _engine.Options(terms=prior_terms(0.2), lam=0.389, budget="approximate", smoothing=0.1, min_variance=0.3,
+                           init="random", max_iter=25)
+    fast = _engine.run(data, opts, np.random.default_rng(6920))
+    literal = literal_craft(table, numeric, categorical, m=0.2, rho=opts.terms.rho, lam=0.389, budget="approximate",
+                            smoothing=0.1, min_variance=0.3, max_iter=25, rng=np.random.default_rng(6920))
+    assert fast.converged and len(fast.history) == 2 and fast.n_clusters == 4
+    assert [record.n_opened for record in fast.history] == [4, 4]
+    assert not literal.converged and len(literal.history) == 25
+    assert all(it.n_opened == it.reassigned == 4 for it in literal.history)
+    for it in literal.history:
+        np.testing.assert_array_equal(it.labels, fast.labels)
+        assert it.objective == pytest.approx(fast.objective, rel=1e-9)
+    _assert_same_iterations(fast, literal)
 
 
 def test_some_seeds_open_clusters_during_the_passes():
