@@ -201,6 +201,10 @@ class CRAFT(ClusterMixin, BaseEstimator):
         quantity compared with eps), the ``cut`` and ``selected``
         (``feature_mask_`` in engine order). :meth:`selection_frame` gives it
         as a table with names.
+    statistics_ : Statistics
+        The kept run's sufficient statistics per cluster, in encoded units
+        and engine order: ``counts``, ``sums``, ``sums_sq`` (numeric) and
+        ``level_counts`` (categorical levels, ``encoder_``'s order).
     objective_terms_ : craft.ObjectiveTerms
         ``objective_`` split into its terms (``numeric``, ``categorical``,
         ``regularization``, ``feature_control``; ``total`` is ``objective_``).
@@ -358,27 +362,34 @@ class CRAFT(ClusterMixin, BaseEstimator):
             "selected": selection.selected.ravel(),
         })
 
-    def cost_terms(self, X, *, iteration: int | None = None) -> _engine.CostTerms:
+    def cost_terms(self, X, *, state: _engine.Inspection | None = None) -> _engine.CostTerms:
         """The distance d_nk of every row of ``X`` to every cluster, term by term.
 
         Parameters
         ----------
         X : DataFrame
             Rows with the fitted columns.
-        iteration : int or None
+        state : craft.Inspection or None
             None: the fitted clusters (``total``'s row-wise argmin is
-            ``predict(X)``). Else the clusters after that iteration of the
-            kept run (see :meth:`inspect_iteration`; ``X`` must then be the
-            fitted table).
+            ``predict(X)``). Else the clusters of that state, e.g. after one
+            iteration (:meth:`inspect_iteration`).
 
         Returns
         -------
         craft.CostTerms
-            Arrays of shape (n_rows, n_clusters) for that state.
+            Arrays of shape (n_rows, n_clusters).
+
+        Examples
+        --------
+        >>> import pandas as pd
+        >>> X = pd.DataFrame({"a": [0.0, 0.1, 5.0, 5.1], "b": [3.0, -3.0, 2.0, -2.0]})
+        >>> model = CRAFT(m=0.5, k=2, random_state=0).fit(X)
+        >>> bool((model.cost_terms(X).total.argmin(axis=1) == model.labels_).all())
+        True
         """
         self._check_fitted()
         data = self._encoded(X)
-        clusters = self.clusters_ if iteration is None else self.inspect_iteration(X, iteration).clusters
+        clusters = self.clusters_ if state is None else state.clusters
         return _engine.cost_terms(data, clusters, self.options_.terms)
 
     def inspect_iteration(self, X, iteration: int) -> _engine.Inspection:
@@ -630,6 +641,7 @@ class CRAFT(ClusterMixin, BaseEstimator):
             "rho_": options.terms.rho,
             "cluster_sizes_": result.stats.counts.astype(np.int64),
             "feature_mask_": mask,
+            "statistics_": result.stats,
             "selection_": inspection.selection,
             "objective_terms_": inspection.objective,
             **extra,

@@ -55,19 +55,29 @@ __all__ = [
     "fig_compare",
 ]
 
-#: Colours of selected (blue) and unselected (grey) cells.
+#: Colours of selected (blue) and unselected (grey) cells and bars.
 SELECTED_COLOR = "#1f4e9c"
-UNSELECTED_COLOR = "#e4e4e4"
-#: Colour scale of the data heatmap: [0, 0.5) greys for cells of unselected
-#: features, [0.5, 1] blues for cells of selected features.
-EMPHASIS_SCALE = [
-    [0.0, "#fafafa"],
-    [0.4999, "#a8a8a8"],
-    [0.5, "#dbe9f6"],
-    [0.75, "#6baed6"],
-    [1.0, "#08306b"],
-]
+UNSELECTED_COLOR = "#d9d9d9"
+#: The data heatmap draws selected and unselected cells as two traces with
+#: scales of two hue classes, so no value of one can look like the other:
+#: blues (every colour clearly blue) and neutral greys. Within a class the
+#: intensity shows the cell's value.
+SELECTED_SCALE = [[0.0, "#9ecae1"], [0.5, "#4292c6"], [1.0, "#08306b"]]
+UNSELECTED_SCALE = [[0.0, "#f2f2f2"], [1.0, "#7a7a7a"]]
+#: Display value of a categorical cell: the row's level is its group's most
+#: frequent level (dark), or another level (light). Level codes are not
+#: shaded: their order means nothing for nominal data.
+MODAL_VALUE, OTHER_LEVEL_VALUE = 1.0, 0.3
 _FONT = dict(size=12)
+#: Width of one character of tick text at the 12 px font, generous, for margins.
+_CHAR_PX = 7.5
+#: The legend of every selection figure.
+SELECTED_NAME, UNSELECTED_NAME = "selected", "not selected"
+#: The selection rule's cut in the profile charts.
+CUT_COLOR = "#d62728"
+#: The legend sits in the title's row, right-aligned, clear of subplot titles and ticks.
+_LEGEND = dict(orientation="h", x=1.0, xanchor="right", y=1.0, yanchor="top", yref="container", xref="container",
+               bgcolor="rgba(255,255,255,0.8)")
 
 
 def _esc(value) -> str:
@@ -77,6 +87,36 @@ def _esc(value) -> str:
 
 def _esc_all(values) -> list[str]:
     return [_esc(v) for v in values]
+
+
+def _label_px(labels) -> float:
+    """Width in pixels of the longest label (escaped entities count as one character)."""
+    texts = [html.unescape(str(label)) for label in labels]
+    return _CHAR_PX * max((len(text) for text in texts), default=0)
+
+
+def _x_room(labels, angle: float) -> float:
+    """Pixels that x tick labels rotated by ``angle`` degrees take below the axis."""
+    radians = np.deg2rad(abs(angle))
+    return _label_px(labels) * np.sin(radians) + _FONT["size"] * np.cos(radians) + 10
+
+
+def _y_room(labels) -> float:
+    """Pixels that (horizontal) y tick labels take beside the axis."""
+    return _label_px(labels) + 10
+
+
+def _all_ticks(axis, labels) -> dict:
+    """Axis settings that show every category's label (Plotly would thin crowded ones)."""
+    return dict(tickmode="array", tickvals=list(labels), ticktext=list(labels), automargin=False)
+
+
+def _selection_legend(fig: go.Figure, selected_color: str, unselected_color: str, *, what: str = "feature") -> None:
+    """Legend entries for the two classes of cells or bars (heatmaps have no legend of their own)."""
+    for name, color in ((f"{SELECTED_NAME} {what}", selected_color), (f"{UNSELECTED_NAME}", unselected_color)):
+        fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name=name, showlegend=True, hoverinfo="skip",
+                                 marker=dict(symbol="square", size=13, color=color, line=dict(color="#555", width=1))))
+    fig.update_layout(legend=_LEGEND)
 
 
 def cluster_colors(n: int) -> list[str]:
@@ -258,10 +298,13 @@ def fig_feature_masks(
         frame = mask_frame(mask, features=names, order=order, sizes=sizes)
         labels = [_cluster_label(k, sizes) for k in frame.index]
         fig = go.Figure(_binary_heatmap(frame, labels, "CRAFT"))
-        fig.update_yaxes(autorange="reversed", title="cluster")
-        fig.update_xaxes(title="feature", tickangle=-60 if frame.shape[1] > 12 else 0)
+        x_names, angle = _esc_all(frame.columns), _angle(frame.shape[1])
+        fig.update_yaxes(autorange="reversed", **_all_ticks("y", labels))
+        fig.update_xaxes(tickangle=angle, **_all_ticks("x", x_names))
+        _selection_legend(fig, SELECTED_COLOR, UNSELECTED_COLOR)
         _finish(fig, title or f"Selected features per cluster ({frame.shape[0]} clusters × {frame.shape[1]} features)",
-                height=_mask_height(frame.shape[0]))
+                height=_mask_height(frame.shape[0]) + int(_x_room(x_names, angle)),
+                left=_y_room(labels), bottom=_x_room(x_names, angle))
         return fig
 
     true_mask = np.asarray(true_mask, dtype=bool)
@@ -280,18 +323,23 @@ def fig_feature_masks(
     truth_frame = pd.DataFrame(truth[:, columns], columns=ordered_names).reindex(columns=all_names, fill_value=False)
     rows = _matched_rows(mask.shape[0], cluster_match, sizes)
     found_frame = pd.DataFrame(mask[np.ix_(rows, positions)], index=rows, columns=all_names)
+    truth_labels = [f"planted {t + 1}" for t in range(truth_frame.shape[0])]
+    found_labels = [_cluster_label(k, sizes) for k in rows]
     # Room between the panels for the right panel's cluster labels ("cluster 12 (1,234)").
     fig = make_subplots(
-        rows=1, cols=2, horizontal_spacing=0.14,
+        rows=1, cols=2, horizontal_spacing=_spacing(found_labels),
         subplot_titles=("Dataset: planted subspaces", "CRAFT: selected features"),
     )
-    truth_labels = [f"planted {t + 1}" for t in range(truth_frame.shape[0])]
     fig.add_trace(_binary_heatmap(truth_frame, truth_labels, "planted"), row=1, col=1)
-    fig.add_trace(_binary_heatmap(found_frame, [_cluster_label(k, sizes) for k in rows], "CRAFT"), row=1, col=2)
-    fig.update_yaxes(autorange="reversed")
-    fig.update_xaxes(tickangle=-60 if len(all_names) > 12 else 0)
-    height = _mask_height(max(truth_frame.shape[0], found_frame.shape[0]))
-    _finish(fig, title or "Planted subspaces | CRAFT's selected features", height=height)
+    fig.add_trace(_binary_heatmap(found_frame, found_labels, "CRAFT"), row=1, col=2)
+    x_names, angle = _esc_all(all_names), _angle(len(all_names))
+    fig.update_yaxes(autorange="reversed", **_all_ticks("y", truth_labels), row=1, col=1)
+    fig.update_yaxes(autorange="reversed", **_all_ticks("y", found_labels), row=1, col=2)
+    fig.update_xaxes(tickangle=angle, **_all_ticks("x", x_names))
+    _selection_legend(fig, SELECTED_COLOR, UNSELECTED_COLOR)
+    height = _mask_height(max(truth_frame.shape[0], found_frame.shape[0])) + int(_x_room(x_names, angle))
+    _finish(fig, title or "Planted subspaces | CRAFT's selected features", height=height,
+            left=_y_room(truth_labels), bottom=_x_room(x_names, angle))
     return fig
 
 
@@ -314,10 +362,25 @@ def _mask_height(n_rows: int) -> int:
     return int(min(900, 170 + 26 * n_rows))
 
 
-def _finish(fig: go.Figure, title: str, *, height: int | None = None) -> go.Figure:
+def _angle(n_labels: int) -> int:
+    """Tick angle of a categorical x axis: upright for a few labels, steep for many."""
+    return -60 if n_labels > 12 else 0
+
+
+def _spacing(labels, *, width: float = 1100.0) -> float:
+    """Horizontal spacing of two panels (a share of the width) that holds the right panel's y labels."""
+    return float(min(0.35, max(0.08, (_y_room(labels) + 24) / width)))
+
+
+def _finish(fig: go.Figure, title: str, *, height: int | None = None, left: float = 0.0, bottom: float = 0.0) -> go.Figure:
+    """Title, font and margins; ``left`` and ``bottom`` are the pixels the tick labels need there.
+
+    Margins are computed from the labels (not a fixed 10 px, which clips
+    long names); the figure grows by what the labels take.
+    """
     fig.update_layout(
         title=dict(text=title, x=0, xanchor="left", font=dict(size=15)),
-        margin=dict(l=10, r=10, t=60, b=10),
+        margin=dict(l=int(12 + left), r=12, t=80, b=int(12 + bottom)),
         font=_FONT,
     )
     if height is not None:
@@ -377,16 +440,19 @@ class HeatmapPanel:
 
     Attributes
     ----------
-    z : ndarray (n_shown, n_features)
-        Display value in [0, 1]: ``0.5 * value`` for cells of features the
-        row's cluster does not select, ``0.5 + 0.5 * value`` for selected
-        ones (``value`` is a column-wise scaled number or level code in
-        [0, 1]); NaN for missing cells.
+    values : ndarray (n_shown, n_features)
+        Display value of every cell in [0, 1]: numbers by their column's
+        z-score clipped to ±2.5 (0 = 2.5 sd below the mean); levels
+        :data:`MODAL_VALUE` where the row's level is its group's most
+        frequent level, :data:`OTHER_LEVEL_VALUE` elsewhere; 0 for missing
+        numbers (the hover text says "missing") and unused columns.
     selected : ndarray of bool (n_shown, n_features)
+        Whether the row's group selects the cell's feature: which of the
+        two traces (hue classes) draws the cell.
     rows : ndarray of int
         Table rows shown, in display order (sorted by group).
     groups : ndarray
-        Cluster of every shown row.
+        Group (cluster) of every shown row.
     features : list of str
     text : ndarray of str (n_shown, n_features)
         Original cell values, for hovering.
@@ -394,7 +460,7 @@ class HeatmapPanel:
         Rows in the table (all of them were used to fit).
     """
 
-    z: np.ndarray
+    values: np.ndarray
     selected: np.ndarray
     rows: np.ndarray
     groups: np.ndarray
@@ -414,56 +480,58 @@ class HeatmapPanel:
         return f"Showing all {self.n_total:,} rows."
 
 
-def _scaled_values(X: pd.DataFrame, features: list[str], categorical: set, levels: dict) -> np.ndarray:
-    """Every column scaled to [0, 1]: numbers by clipped z-score, levels by code."""
-    out = np.full((len(X), len(features)), np.nan)
-    for j, name in enumerate(features):
-        column = X[name]
-        if name in categorical:
-            known = levels.get(name)
-            codes = pd.Categorical(column, categories=known).codes.astype(np.float64) if known else \
-                pd.Categorical(column).codes.astype(np.float64)
-            n_levels = len(known) if known else max(1, int(codes.max()) + 1)
-            codes[codes < 0] = np.nan
-            out[:, j] = codes / (n_levels - 1) if n_levels > 1 else 0.5
-        else:
-            values = pd.to_numeric(column, errors="coerce").to_numpy(dtype=np.float64)
-            finite = np.isfinite(values)
-            if finite.any():
-                mean, sd = values[finite].mean(), values[finite].std()
-                z = (values - mean) / sd if sd > 0 else np.zeros_like(values)
-                out[:, j] = np.clip(z, -2.5, 2.5) / 5.0 + 0.5
-            out[~finite, j] = np.nan
-    return out
+#: What the colours of the data heatmap mean (figure captions repeat it).
+HEATMAP_CAPTION = (
+    "Blue cells: features the row's cluster selects; grey cells: features it does not select (two separate "
+    "colour scales, so no shade of one looks like the other). Within each colour, numbers are darker the higher "
+    "they lie in their column (z-score, clipped at ±2.5 sd); for a categorical feature the cell is dark when the "
+    "row's level is its cluster's most frequent level and light otherwise."
+)
 
 
-def heatmap_panel(
-    X: pd.DataFrame,
-    labels,
-    mask,
-    *,
-    features=None,
-    categorical=(),
-    levels=None,
-    rows=None,
-    group_order=None,
-) -> HeatmapPanel:
-    """Prepare one panel of the data heatmap: rows sorted by group, selected cells emphasised.
+def modal_codes(level_counts: np.ndarray, n_levels) -> np.ndarray:
+    """Most frequent level of every categorical feature in every group, as level codes (G, Q).
 
     Parameters
     ----------
+    level_counts : ndarray (G, T)
+        Rows of each level per group (the engine's ``Statistics.level_counts``).
+    n_levels : array-like of int (Q,)
+        Levels per feature, in code order.
+
+    Examples
+    --------
+    >>> modal_codes(np.array([[1, 3, 2, 0], [5, 0, 0, 1]]), [3, 1]).tolist()
+    [[1, 0], [0, 0]]
+    """
+    n_levels = np.asarray(n_levels, dtype=np.int64)
+    offsets = np.concatenate([[0], np.cumsum(n_levels)[:-1]]).astype(np.int64)
+    out = np.zeros((level_counts.shape[0], n_levels.size), dtype=np.int64)
+    for q, (start, width) in enumerate(zip(offsets, n_levels)):
+        out[:, q] = np.argmax(level_counts[:, start : start + width], axis=1)
+    return out
+
+
+def heatmap_panel(model, X: pd.DataFrame, labels, mask, *, modal=None, features=None, rows=None,
+                  group_order=None) -> HeatmapPanel:
+    """Prepare one panel of the data heatmap: rows sorted by group, each cell's class and value.
+
+    Parameters
+    ----------
+    model : craft.CRAFT
+        Fitted; its encoder reads ``X``'s used columns.
     X : DataFrame
-        The table (only ``features`` are drawn).
+        The fitted columns (every row).
     labels : array-like of int, shape (n_samples,)
         Group (cluster) of every row: 0..G-1.
     mask : array-like of bool, shape (G, len(features))
         Selected features of each group.
+    modal : ndarray of int (G, n_categorical), optional
+        Most frequent level code of each categorical feature per group
+        (:func:`modal_codes`); by default the model's clusters', read from
+        ``model.statistics_``.
     features : list of str, optional
-        Columns in display order (default: all of ``X``).
-    categorical : collection of str
-        Columns drawn as level codes (others as numbers).
-    levels : dict, optional
-        Level order per categorical column.
+        Columns in display order (default: ``model.feature_names_in_``).
     rows : array-like of int, optional
         Rows to show (default: all); they are re-sorted by group.
     group_order : array-like of int, optional
@@ -473,7 +541,7 @@ def heatmap_panel(
     -------
     HeatmapPanel
     """
-    features = list(X.columns) if features is None else list(features)
+    features = [str(c) for c in model.feature_names_in_] if features is None else list(features)
     labels = np.asarray(labels)
     mask = np.asarray(mask, dtype=bool)
     rows = np.arange(len(X)) if rows is None else np.asarray(rows)
@@ -483,55 +551,74 @@ def heatmap_panel(
     rank[:] = rank.size
     rank[order] = np.arange(order.size)
     rows = rows[np.lexsort((rows, rank[labels[rows]]))]
-    shown = X.iloc[rows]
-    values = _scaled_values(shown, features, set(categorical), levels or {})
     groups = labels[rows]
-    selected = mask[groups]
-    z = np.where(selected, 0.5 + 0.5 * values, 0.5 * values)
+    data = model.encoder_.transform(X)
+    if modal is None:
+        modal = modal_codes(model.statistics_.level_counts, data.n_levels)
+    values = np.zeros((rows.size, len(features)))
+    numeric, categorical = list(model.schema_.numeric), list(model.schema_.categorical)
+    for j, name in enumerate(features):
+        if name in numeric:
+            column = data.numeric[:, numeric.index(name)]
+            spread = column.std()
+            z = (column[rows] - column.mean()) / spread if spread > 0 else np.zeros(rows.size)
+            missing = X[name].iloc[rows].isna().to_numpy()
+            values[:, j] = np.where(missing, 0.0, np.clip(z, -2.5, 2.5) / 5.0 + 0.5)
+        elif name in categorical:
+            q = categorical.index(name)
+            values[:, j] = np.where(data.codes[rows, q] == modal[groups, q], MODAL_VALUE, OTHER_LEVEL_VALUE)
+    shown = X.iloc[rows]
     text = shown[features].astype("string").fillna("missing").to_numpy(dtype=object)
-    return HeatmapPanel(z=z, selected=selected, rows=rows, groups=groups, features=features, text=text, n_total=len(X))
+    return HeatmapPanel(values=values, selected=mask[groups], rows=rows, groups=groups, features=features, text=text,
+                        n_total=len(X))
 
 
-def _panel_trace(panel: HeatmapPanel, group_name: str, offset: int = 0) -> go.Heatmap:
-    """One heatmap trace; hover text says row, group, value and whether the cell is selected."""
+def _panel_traces(panel: HeatmapPanel, group_name: str, offset: int = 0) -> list[go.Heatmap]:
+    """Two heatmap traces, selected cells (blues) and the others (greys); hover says row, group, value, class."""
     n_shown = len(panel.rows)
-    state = np.where(panel.selected, "selected", "not selected")
+    state = np.where(panel.selected, SELECTED_NAME, UNSELECTED_NAME)
     names = _esc_all(panel.features)
     heads = [f"row {r} · {group_name} {g + offset}" for r, g in zip(panel.rows.tolist(), panel.groups.tolist())]
-    text = np.empty(panel.z.shape, dtype=object)
+    text = np.empty(panel.values.shape, dtype=object)
     for i, head in enumerate(heads):
         values, states = panel.text[i], state[i]
         text[i] = [f"{head}<br>{name} = {_esc(value)} ({chosen})" for name, value, chosen in zip(names, values, states)]
-    return go.Heatmap(
-        z=panel.z,
-        x=names,
-        y=np.arange(n_shown),
-        zmin=0,
-        zmax=1,
-        colorscale=EMPHASIS_SCALE,
-        showscale=False,
-        text=text,
-        hovertemplate="%{text}<extra></extra>",
-    )
+    traces = []
+    for chosen, scale in ((True, SELECTED_SCALE), (False, UNSELECTED_SCALE)):
+        traces.append(go.Heatmap(
+            z=np.where(panel.selected == chosen, panel.values, np.nan),
+            x=names,
+            y=np.arange(n_shown),
+            zmin=0,
+            zmax=1,
+            colorscale=scale,
+            showscale=False,
+            text=text,
+            hovertemplate="%{text}<extra></extra>",
+            hoverongaps=False,
+            name=SELECTED_NAME if chosen else UNSELECTED_NAME,
+        ))
+    return traces
 
 
-def _group_axis(fig: go.Figure, panel: HeatmapPanel, prefix: str, col: int, offset: int = 0) -> None:
-    """Tick labels at group centres and lines between groups."""
+def _group_axis(fig: go.Figure, panel: HeatmapPanel, prefix: str, col: int, offset: int = 0) -> list[str]:
+    """Tick labels at group centres and lines between groups; returns the labels."""
     groups = panel.groups
     if groups.size == 0:
-        return
+        return []
     starts = np.flatnonzero(np.r_[True, groups[1:] != groups[:-1]])
     ends = np.r_[starts[1:], groups.size]
     ticks = (starts + ends - 1) / 2.0
+    labels = [f"{prefix} {groups[s] + offset}" for s in starts]
     fig.layout["yaxis" if col == 1 else f"yaxis{col}"].update(
-        tickmode="array", tickvals=ticks.tolist(), ticktext=[f"{prefix} {groups[s] + offset}" for s in starts],
-        autorange="reversed",
+        tickmode="array", tickvals=ticks.tolist(), ticktext=labels, autorange="reversed",
     )
     axis = "x" if col == 1 else f"x{col}"
     yaxis = "y" if col == 1 else f"y{col}"
     for s in starts[1:]:
         fig.add_shape(type="line", xref=f"{axis} domain", yref=yaxis, x0=0, x1=1, y0=s - 0.5, y1=s - 0.5,
                       line=dict(color="#d62728", width=1.5))
+    return labels
 
 
 def fig_data_heatmap(
@@ -545,7 +632,11 @@ def fig_data_heatmap(
     true_features=None,
     random_state=0,
 ) -> go.Figure:
-    """The data, rows sorted by cluster, selected cells emphasised: the paper's figures, live.
+    """The data, rows sorted by cluster, selected cells in blue: the paper's figures, live.
+
+    Every cell is drawn by one of two traces: blues where the row's cluster
+    selects the feature (``feature_mask_``), greys where it does not, with a
+    legend; see :data:`HEATMAP_CAPTION` for what the shades mean.
 
     Parameters
     ----------
@@ -574,12 +665,11 @@ def fig_data_heatmap(
     features = [str(c) for c in model.feature_names_in_]
     mask = np.asarray(model.feature_mask_, dtype=bool)
     labels = np.asarray(model.labels_)
-    categorical = set(model.schema_.categorical)
-    levels = {name: model.encoder_.levels_[q] for q, name in enumerate(model.schema_.categorical)}
     rows = sample_rows(labels, max_rows, random_state=random_state)
     two = y_true is not None and true_mask is not None
     match = None
     if two:
+        from . import _engine
         from .metrics import align_clusters
 
         y_codes = np.asarray(pd.Categorical(np.asarray(y_true)).codes, dtype=np.int64)
@@ -596,6 +686,10 @@ def fig_data_heatmap(
             columns = np.arange(len(features))
         match = align_clusters(y_codes, labels)
         group_order = _matched_rows(mask.shape[0], match, model.cluster_sizes_)
+        # The planted groups' most frequent levels, by the engine's own statistics of that labelling.
+        data = model.encoder_.transform(X)
+        planted_counts = _engine.statistics(data, y_codes, int(y_codes.max()) + 1).level_counts
+        planted_modal = modal_codes(planted_counts, data.n_levels)
     else:
         if order == "subspace":
             group_order, columns = subspace_order(mask, model.cluster_sizes_)
@@ -604,25 +698,32 @@ def fig_data_heatmap(
             columns = mask_frame(mask, features=features, order=order).columns
             columns = np.array([features.index(c) for c in columns])
     ordered = [features[j] for j in columns]
-    found = heatmap_panel(X, labels, mask[:, columns], features=ordered, categorical=categorical, levels=levels,
-                          rows=rows, group_order=group_order)
+    found = heatmap_panel(model, X, labels, mask[:, columns], features=ordered, rows=rows, group_order=group_order)
     sampled = f" — {len(found.rows):,} of {found.n_total:,} rows shown (stratified sample)" if found.sampled else ""
-    height = int(min(900, max(380, 1.4 * len(found.rows) + 160)))
+    x_names, angle = _esc_all(ordered), _angle(len(ordered))
+    height = int(min(900, max(380, 1.4 * len(found.rows) + 160)) + _x_room(x_names, angle))
     if not two:
-        fig = go.Figure(_panel_trace(found, "cluster"))
-        _group_axis(fig, found, "cluster", 1)
-        fig.update_xaxes(tickangle=-60 if len(ordered) > 12 else 0)
-        return _finish(fig, f"Data sorted by CRAFT cluster; blue = selected features{sampled}", height=height)
-    planted = heatmap_panel(X, y_codes, truth_full[:, columns], features=ordered, categorical=categorical,
-                            levels=levels, rows=rows)
-    fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.08,
+        fig = go.Figure(_panel_traces(found, "cluster"))
+        y_labels = _group_axis(fig, found, "cluster", 1)
+        fig.update_xaxes(tickangle=angle, **_all_ticks("x", x_names))
+        _selection_legend(fig, SELECTED_SCALE[1][1], UNSELECTED_SCALE[1][1], what="feature (blue)")
+        return _finish(fig, f"Data sorted by CRAFT cluster{sampled}", height=height, left=_y_room(y_labels),
+                       bottom=_x_room(x_names, angle))
+    planted = heatmap_panel(model, X, y_codes, truth_full[:, columns], modal=planted_modal, features=ordered,
+                            rows=rows)
+    found_ticks = [f"cluster {k}" for k in range(mask.shape[0])]
+    fig = make_subplots(rows=1, cols=2, horizontal_spacing=_spacing(found_ticks),
                         subplot_titles=("Dataset: planted clusters and subspaces", "CRAFT: clusters and selected features"))
-    fig.add_trace(_panel_trace(planted, "planted", 1), row=1, col=1)
-    fig.add_trace(_panel_trace(found, "cluster"), row=1, col=2)
-    _group_axis(fig, planted, "planted", 1, 1)
+    for trace in _panel_traces(planted, "planted", 1):
+        fig.add_trace(trace, row=1, col=1)
+    for trace in _panel_traces(found, "cluster"):
+        fig.add_trace(trace, row=1, col=2)
+    left_labels = _group_axis(fig, planted, "planted", 1, 1)
     _group_axis(fig, found, "cluster", 2)
-    fig.update_xaxes(tickangle=-60 if len(ordered) > 12 else 0)
-    return _finish(fig, f"Dataset | CRAFT; blue = selected (planted) features{sampled}", height=height)
+    fig.update_xaxes(tickangle=angle, **_all_ticks("x", x_names))
+    _selection_legend(fig, SELECTED_SCALE[1][1], UNSELECTED_SCALE[1][1], what="(planted) feature (blue)")
+    return _finish(fig, f"Dataset | CRAFT{sampled}", height=height, left=_y_room(left_labels),
+                   bottom=_x_room(x_names, angle))
 
 
 # ---------------------------------------------------------------------------
@@ -650,53 +751,86 @@ def fig_cluster_sizes(sizes, *, title: str | None = None) -> go.Figure:
             hovertemplate="%{x}: %{y:,} rows<extra></extra>",
         )
     )
+    names = [f"cluster {k}" for k in range(sizes.size)]
+    angle = _angle(sizes.size)
     fig.update_yaxes(title="rows")
-    return _finish(fig, title or f"Cluster sizes ({sizes.size} clusters, {total:,} rows)", height=340)
+    fig.update_xaxes(tickangle=angle, **_all_ticks("x", names))
+    return _finish(fig, title or f"Cluster sizes ({sizes.size} clusters, {total:,} rows)",
+                   height=int(340 + _x_room(names, angle)), left=_y_room([f"{int(sizes.max()):,}"]) + 24,
+                   bottom=_x_room(names, angle))
 
 
-def fig_profile_overview(profiles: pd.DataFrame, cluster: int) -> go.Figure:
-    """Why features are selected in one cluster: numeric spread and categorical gain.
+def profile_axis_title(kind: str, budget: str) -> str:
+    """What a profile chart's bars measure, for one kind of feature and budget."""
+    if kind == "numeric":
+        return ("within-cluster variance (selected: the lowest, left of the cut)" if budget != "approximate"
+                else "within-cluster variance (selected: below ε_v)")
+    if budget == "approximate":
+        return "gain share (G_d − G_kd) / G_d (selected: above ε_c)"
+    return "gain G_d − G_kd, nats (selected: the highest, right of the cut)"
 
-    Numeric features: the within-cluster standard deviation as a share of
-    the overall one (small = concentrated = selectable). Categorical
-    features: the gain share ``(G_d - G_kd) / G_d``. Selected features are
-    blue, others grey; bars are sorted by the engine's ranking.
+
+def fig_profile_overview(profiles: pd.DataFrame, cluster: int, *, budget: str = "fixed") -> go.Figure:
+    """Why features are selected in one cluster: the rule's own numbers, with its cut.
+
+    Bars are the quantity the selection rule compared with its cut
+    (``criterion`` of :func:`craft.profiles.cluster_profiles`, read from the
+    model's ``selection_``): the within-cluster variance of numeric features
+    (lowest selected) and, for categorical features, the gain
+    ``G_d - G_kd`` (fixed budget: highest selected) or its share of ``G_d``
+    (approximate budget, compared with eps_c). Selected bars are blue, the
+    others grey (a legend says which); a dashed line marks the cut. Bars are
+    sorted by the engine's rank, first chosen on top.
 
     Parameters
     ----------
     profiles : DataFrame
         From :func:`craft.profiles.cluster_profiles`.
     cluster : int
+    budget : {"fixed", "approximate"}
+        The model's budget (``model.budget``): it names the axes.
     """
     rows = profiles[profiles["cluster"] == cluster]
     kinds = [kind for kind in ("numeric", "categorical") if (rows["kind"] == kind).any()]
-    titles = {
-        "numeric": "numeric: σ in cluster / σ overall (lower = tighter)",
-        "categorical": "categorical: entropy gain (G_d − G_kd) / G_d (higher = purer)",
-    }
+    titles = {"numeric": "numeric features", "categorical": "categorical features"}
+    longest = _label_px(_esc_all(rows["feature"]))
     fig = make_subplots(rows=1, cols=max(1, len(kinds)), subplot_titles=[titles[k] for k in kinds],
-                        horizontal_spacing=0.18)
+                        horizontal_spacing=float(min(0.4, max(0.12, (longest + 40) / 1100))))
     tallest = 1
     for col, kind in enumerate(kinds, start=1):
         part = rows[rows["kind"] == kind].sort_values("rank", ascending=False)
-        value = part["sd_ratio"] if kind == "numeric" else part["gain_share"]
         tallest = max(tallest, len(part))
-        fig.add_trace(
-            go.Bar(
-                x=value,
-                y=_esc_all(part["feature"]),
-                orientation="h",
-                marker_color=np.where(part["selected"], SELECTED_COLOR, "#b0b0b0"),
-                customdata=_esc_all(part["reason"]),
-                hovertemplate="%{y}: %{x:.3f}<br>%{customdata}<extra></extra>",
-                showlegend=False,
-            ),
-            row=1,
-            col=col,
-        )
-        fig.update_xaxes(tickformat=".0%", row=1, col=col)
+        names = _esc_all(part["feature"])
+        for chosen, color in ((True, SELECTED_COLOR), (False, UNSELECTED_COLOR)):
+            keep = (part["selected"] == chosen).to_numpy()
+            fig.add_trace(
+                go.Bar(
+                    x=part["criterion"].to_numpy()[keep],
+                    y=[name for name, k in zip(names, keep) if k],
+                    orientation="h",
+                    marker=dict(color=color, line=dict(color="#555", width=0.5)),
+                    customdata=_esc_all(part["reason"].to_numpy()[keep]),
+                    hovertemplate="%{y}: %{x:.4g}<br>%{customdata}<extra></extra>",
+                    name=f"{SELECTED_NAME} feature" if chosen else UNSELECTED_NAME,
+                    legendgroup="selected" if chosen else "other",
+                    showlegend=col == 1,
+                ),
+                row=1,
+                col=col,
+            )
+        fig.update_yaxes(categoryorder="array", categoryarray=names, **_all_ticks("y", names), row=1, col=col)
+        title = profile_axis_title(kind, budget)
+        if len(part):
+            cut = float(part["cut"].iloc[0])
+            fig.add_vline(x=cut, line=dict(color=CUT_COLOR, width=2, dash="dash"), row=1, col=col)
+            title += f"; cut {cut:.3g}"
+        fig.update_xaxes(title=title, row=1, col=col)
+    fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines", name="cut", line=dict(color=CUT_COLOR, width=2, dash="dash"),
+                             hoverinfo="skip"))
+    fig.update_layout(barmode="overlay", legend=_LEGEND)
     size = int(rows["size"].iloc[0]) if len(rows) else 0
-    return _finish(fig, f"Cluster {cluster} ({size:,} rows): blue = selected", height=int(min(1400, 140 + 18 * tallest)))
+    return _finish(fig, f"Cluster {cluster} ({size:,} rows): what the selection rule compared, and its cut",
+                   height=int(min(1400, 200 + 20 * tallest)), left=longest + 8, bottom=40)
 
 
 def fig_feature_detail(model, X: pd.DataFrame, cluster: int, feature: str) -> go.Figure:
@@ -877,9 +1011,12 @@ def fig_confusion(table: pd.DataFrame, *, title: str | None = None) -> go.Figure
         hovertemplate="%{y} · class %{x}<br>%{customdata} rows (%{z:.0%} of the cluster)<extra></extra>",
         colorbar=dict(title="share", tickformat=".0%"),
     ))
-    fig.update_yaxes(autorange="reversed", title="cluster")
-    fig.update_xaxes(title="class")
-    return _finish(fig, title or "Confusion matrix (clusters × classes)", height=int(min(900, 200 + 28 * len(rows))))
+    angle = _angle(len(cols)) if _label_px(cols) < 80 else -60
+    fig.update_yaxes(autorange="reversed", **_all_ticks("y", rows))
+    fig.update_xaxes(tickangle=angle, **_all_ticks("x", cols))
+    return _finish(fig, title or "Confusion matrix (clusters × classes)",
+                   height=int(min(900, 200 + 28 * len(rows)) + _x_room(cols, angle)),
+                   left=_y_room(rows), bottom=_x_room(cols, angle))
 
 
 def fig_compare(frame: pd.DataFrame) -> go.Figure:

@@ -5,28 +5,29 @@ variance is small (the fixed budget keeps the ``round(m |Num|)`` smallest,
 the approximate budget those below ``eps_v``), and a categorical feature when
 the cluster's own level distribution encodes its values much more cheaply
 than the global one: the gain ``G_d - G_kd`` (the budget keeps the largest
-gains, the approximate budget those above ``eps_c G_d``).
+gains, the approximate budget those whose gain exceeds ``eps_c G_d``).
 
-:func:`cluster_profiles` computes these quantities for every cluster and
-feature of a fitted model, in the table's units, with a sentence per row.
-Pure pandas/NumPy: no plotting, no user interface.
+:func:`cluster_profiles` reads those decisions from the fitted model's
+inspection surface (``selection_``, ``statistics_``): the score the rule
+ranked, its rank, the quantity compared with the cut and the cut, and adds
+descriptions in the table's units (means, spreads, most frequent levels)
+from the same statistics, with a sentence per row. Nothing of the selection
+rule is computed here. Pure pandas/NumPy: no plotting, no user interface.
 """
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from scipy import sparse
 
 from . import _engine
 
 __all__ = ["cluster_profiles", "level_distribution", "numeric_values", "cluster_summary"]
 
 PROFILE_COLUMNS = [
-    "cluster", "feature", "kind", "selected", "size", "rank",
-    "mean", "overall_mean", "sd", "overall_sd", "sd_ratio", "variance_used",
-    "top_level", "top_share", "overall_share", "entropy", "overall_entropy",
-    "g_d", "g_kd", "gain", "gain_share", "reason",
+    "cluster", "feature", "kind", "selected", "size", "rank", "score", "criterion", "cut",
+    "mean", "overall_mean", "sd", "overall_sd",
+    "top_level", "top_share", "overall_share", "entropy", "overall_entropy", "reason",
 ]
 
 
@@ -38,34 +39,26 @@ def _nth(n: int, word: str) -> str:
     return f"the {n}{suffix} {word}"
 
 
-def _membership(labels: np.ndarray, n_clusters: int) -> sparse.csr_matrix:
-    n = labels.shape[0]
-    return sparse.csr_matrix((np.ones(n), (labels, np.arange(n))), shape=(n_clusters, n))
-
-
-def _ranks(values: np.ndarray, *, descending: bool) -> np.ndarray:
-    """1-based rank of every entry within its row, ties to the lower index."""
-    keyed = _engine.significant(-values if descending else values)
-    order = np.argsort(keyed, axis=1, kind="stable")
-    ranks = np.empty_like(order)
-    np.put_along_axis(ranks, order, np.arange(1, values.shape[1] + 1)[None, :].repeat(values.shape[0], 0), axis=1)
-    return ranks
-
-
-def _entropy(p: np.ndarray, axis=-1) -> np.ndarray:
+def _entropy(p: np.ndarray) -> float:
     with np.errstate(divide="ignore", invalid="ignore"):
-        return -np.where(p > 0, p * np.log(p), 0.0).sum(axis=axis)
+        return float(-np.where(p > 0, p * np.log(p), 0.0).sum()) + 0.0  # no "-0.00"
 
 
-def cluster_profiles(model, X: pd.DataFrame) -> pd.DataFrame:
+def _pooled(stats: _engine.Statistics) -> _engine.Statistics:
+    """The statistics of all rows as one cluster."""
+    return _engine.Statistics(
+        stats.counts.sum(keepdims=True), stats.sums.sum(axis=0, keepdims=True),
+        stats.sums_sq.sum(axis=0, keepdims=True), stats.level_counts.sum(axis=0, keepdims=True),
+    )
+
+
+def cluster_profiles(model) -> pd.DataFrame:
     """Why each feature was selected in each cluster, in numbers and words.
 
     Parameters
     ----------
     model : craft.CRAFT
-        A fitted model.
-    X : DataFrame
-        The table it was fitted on (at least its used columns).
+        A fitted model (any backend).
 
     Returns
     -------
@@ -74,18 +67,19 @@ def cluster_profiles(model, X: pd.DataFrame) -> pd.DataFrame:
         (numeric, then categorical). Columns:
 
         * ``cluster``, ``feature``, ``kind`` ("numeric"/"categorical"),
-          ``selected`` (bool), ``size`` (rows in the cluster), ``rank``
-          (1 = most selectable: lowest variance or highest gain among
-          features of that kind);
-        * numeric: ``mean``, ``overall_mean``, ``sd``, ``overall_sd`` (table
-          units), ``sd_ratio`` (sigma_kd / sigma_d), ``variance_used`` (the
-          within-cluster variance the engine ranks, encoded units);
-        * categorical: ``top_level``, ``top_share`` (in the cluster),
-          ``overall_share`` (of that level), ``entropy``,
-          ``overall_entropy`` (nats), ``g_d`` and ``g_kd`` (cost in nats per
-          row of coding the feature with the global and with the cluster's
-          distribution), ``gain`` (``g_d - g_kd``), ``gain_share``
-          (``gain / g_d``, the approximate budget's criterion);
+          ``selected`` (bool), ``size`` (rows in the cluster);
+        * from ``model.selection_``: ``score`` (what the rule ranks: the
+          within-cluster variance in encoded units, or the gain
+          ``G_d - G_kd`` in nats summed over the cluster's rows), ``rank``
+          (1 = chosen first among features of that kind), ``criterion``
+          (the number compared with the cut: the score under the fixed
+          budget; the variance or the gain's share of ``G_d`` under the
+          approximate budget) and ``cut``;
+        * numeric: ``mean``, ``overall_mean``, ``sd``, ``overall_sd``
+          (table units);
+        * categorical: ``top_level`` (the cluster's most frequent level),
+          ``top_share`` (in the cluster), ``overall_share`` (of that level),
+          ``entropy``, ``overall_entropy`` (nats);
         * ``reason``: a sentence that says why.
 
     Examples
@@ -93,100 +87,83 @@ def cluster_profiles(model, X: pd.DataFrame) -> pd.DataFrame:
     >>> from craft import CRAFT
     >>> X = pd.DataFrame({"a": [0.0, 0.1, 5.0, 5.1], "b": [3.0, -3.0, 2.0, -2.0]})
     >>> model = CRAFT(m=0.5, k=2, random_state=0).fit(X)
-    >>> cluster_profiles(model, X).query("selected").feature.unique().tolist()
+    >>> cluster_profiles(model).query("selected").feature.unique().tolist()
     ['a']
     """
-    data = model.encoder_.transform(X[[str(c) for c in model.engine_features_]])
-    labels = np.asarray(model.labels_, dtype=np.int64)
-    n_clusters = int(model.n_clusters_)
-    member = _membership(labels, n_clusters)
-    counts = np.asarray(member.sum(axis=1)).ravel()
-    clusters = model.clusters_
-    opts = model.options_
-    p, q = data.n_numeric, data.n_categorical
-    numeric_names = list(model.schema_.numeric)
-    categorical_names = list(model.schema_.categorical)
-    keep_num, keep_cat = _engine.budget_counts(opts.terms.m, p, q)
-    approximate = opts.budget == "approximate"
-    weights = clusters.weights > 0.5
-    rows: list[dict] = []
-
+    frame = model.selection_frame()
+    stats = model.statistics_
+    counts = stats.counts
+    frame["size"] = counts[frame["cluster"].to_numpy()].astype(np.int64)
+    p = len(model.schema_.numeric)
+    approximate = model.options_.budget == "approximate"
+    n_keep = model.selection_.n_keep
+    shrink = getattr(model.options_, "rho_selection", "paper") == "shrink"
+    scored = " (shrunk towards the pooled score)" if shrink else ""
+    numeric = frame["kind"].to_numpy() == "numeric"
+    cluster = frame["cluster"].to_numpy()
+    column = np.where(numeric, np.arange(len(frame)) % len(model.engine_features_), 0)
+    for name in PROFILE_COLUMNS:
+        if name not in frame:
+            frame[name] = np.nan if name not in ("top_level", "reason") else None
     if p:
-        sums = member @ data.numeric
-        sums_sq = member @ data.numeric_sq
-        mean_enc = sums / counts[:, None]
-        var_enc = np.maximum(sums_sq / counts[:, None] - mean_enc**2, 0.0)
-        scale, center = model.encoder_.scale_, model.encoder_.center_
-        mean = mean_enc * scale + center
-        sd = np.sqrt(var_enc) * scale
-        overall_mean = data.numeric.mean(axis=0) * scale + center
-        overall_sd = data.numeric.std(axis=0) * scale
-        global_var = np.where(data.global_var > 0, data.global_var, 1.0)
-        ratio = np.sqrt(var_enc / global_var)
-        # The engine ranks (and thresholds) the within-cluster variances before
-        # the variance floor, in encoded units.
-        used_var = var_enc
-        ranks = _ranks(used_var, descending=False)
-        units = "a share of the overall variance" if model.standardize else "the table's units squared"
-        for k in range(n_clusters):
-            for j, name in enumerate(numeric_names):
-                chosen = bool(weights[k, j])
-                spread = f"σ = {sd[k, j]:.3g} in the cluster vs {overall_sd[j]:.3g} overall ({ratio[k, j]:.0%})"
-                where = f"mean {mean[k, j]:.3g} vs {overall_mean[j]:.3g} overall"
-                if approximate:
-                    rule = (f"its variance {used_var[k, j]:.3g} ({units}) is "
-                            f"{'below' if chosen else 'not below'} ε_v = {opts.eps_v:g}")
-                else:
-                    rule = (f"{_nth(int(ranks[k, j]), 'smallest')} variance of {p} numeric features, "
-                            f"{'within' if chosen else 'outside'} the budget of {keep_num}")
-                verdict = "Selected" if chosen else "Not selected"
-                rows.append(dict(
-                    cluster=k, feature=name, kind="numeric", selected=chosen, size=int(counts[k]),
-                    rank=int(ranks[k, j]), mean=mean[k, j], overall_mean=overall_mean[j], sd=sd[k, j],
-                    overall_sd=overall_sd[j], sd_ratio=ratio[k, j], variance_used=used_var[k, j],
-                    reason=f"{verdict}: {spread}, {rule}; {where}.",
-                ))
-
-    if q:
-        onehot = data.onehot()
-        level_counts = np.asarray((member @ onehot).todense())
-        shares = level_counts / counts[:, None]
-        eta0 = data.eta0
-        names = model.encoder_.level_names()
-        cost0 = -data.log_eta0
-        cost_k = -clusters.log_eta
-        g_d = np.add.reduceat(shares * cost0[None, :], data.offsets, axis=1)
-        g_kd = np.add.reduceat(shares * cost_k, data.offsets, axis=1)
-        gain = g_d - g_kd
-        gain_share = np.divide(gain, g_d, out=np.zeros_like(gain), where=g_d > 0)
-        ranks = _ranks(gain, descending=True)
-        for k in range(n_clusters):
-            for j, name in enumerate(categorical_names):
-                start, width = int(data.offsets[j]), int(data.n_levels[j])
-                local = shares[k, start : start + width]
-                overall = eta0[start : start + width]
-                top = int(np.argmax(local))
-                chosen = bool(weights[k, p + j])
-                entropy = float(_entropy(local)) + 0.0  # no "-0.00"
-                overall_entropy = float(_entropy(overall)) + 0.0
-                describe = (f"{names[j][top]!r} is {local[top]:.0%} of the cluster vs {overall[top]:.0%} overall; "
-                            f"entropy {entropy:.2f} vs {overall_entropy:.2f} nats")
-                if approximate:
-                    rule = (f"the gain G_d − G_kd = {gain[k, j]:.3g} nats per row is {gain_share[k, j]:.0%} of G_d, "
-                            f"{'above' if chosen else 'not above'} ε_c = {opts.eps_c:g}")
-                else:
-                    rule = (f"the gain G_d − G_kd = {gain[k, j]:.3g} nats per row is "
-                            f"{_nth(int(ranks[k, j]), 'largest')} of {q} categorical features, "
-                            f"{'within' if chosen else 'outside'} the budget of {keep_cat}")
-                verdict = "Selected" if chosen else "Not selected"
-                rows.append(dict(
-                    cluster=k, feature=name, kind="categorical", selected=chosen, size=int(counts[k]),
-                    rank=int(ranks[k, j]), top_level=names[j][top], top_share=float(local[top]),
-                    overall_share=float(overall[top]), entropy=entropy, overall_entropy=overall_entropy,
-                    g_d=float(g_d[k, j]), g_kd=float(g_kd[k, j]), gain=float(gain[k, j]),
-                    gain_share=float(gain_share[k, j]), reason=f"{verdict}: {describe}; {rule}.",
-                ))
-    frame = pd.DataFrame(rows, columns=PROFILE_COLUMNS)
+        encoder = model.encoder_
+        means, variances = _engine.raw_variances(stats)
+        overall_means, overall_variances = _engine.raw_variances(_pooled(stats))
+        mean = encoder.to_original_units(means)
+        sd = np.sqrt(variances) * encoder.scale_
+        overall_mean = encoder.to_original_units(overall_means)[0]
+        overall_sd = np.sqrt(overall_variances[0]) * encoder.scale_
+        rows = np.flatnonzero(numeric)
+        k, j = cluster[rows], column[rows]
+        frame.loc[rows, "mean"] = mean[k, j]
+        frame.loc[rows, "sd"] = sd[k, j]
+        frame.loc[rows, "overall_mean"] = overall_mean[j]
+        frame.loc[rows, "overall_sd"] = overall_sd[j]
+    if len(model.schema_.categorical):
+        data = model.encoder_
+        names = data.level_names()
+        offsets = np.concatenate([[0], np.cumsum([len(levels) for levels in names])[:-1]]).astype(np.int64)
+        shares = stats.level_counts / counts[:, None]
+        overall = stats.level_counts.sum(axis=0) / counts.sum()
+        for i in np.flatnonzero(~numeric):
+            q = int(i % len(model.engine_features_)) - p
+            k = int(cluster[i])
+            start, width = int(offsets[q]), len(names[q])
+            local = shares[k, start : start + width]
+            everywhere = overall[start : start + width]
+            top = int(np.argmax(local))
+            frame.at[i, "top_level"] = names[q][top]
+            frame.at[i, "top_share"] = float(local[top])
+            frame.at[i, "overall_share"] = float(everywhere[top])
+            frame.at[i, "entropy"] = _entropy(local)
+            frame.at[i, "overall_entropy"] = _entropy(everywhere)
+    units = "a share of the overall variance" if model.standardize else "the table's units squared"
+    reasons = []
+    for row in frame.itertuples(index=False):
+        verdict = "Selected" if row.selected else "Not selected"
+        if row.kind == "numeric":
+            describe = (f"σ = {row.sd:.3g} in the cluster vs {row.overall_sd:.3g} overall; "
+                        f"mean {row.mean:.3g} vs {row.overall_mean:.3g} overall")
+            if approximate:
+                rule = (f"its variance{scored} {row.score:.3g} ({units}) is "
+                        f"{'below' if row.selected else 'not below'} ε_v = {row.cut:g}")
+            else:
+                rule = (f"its variance{scored} {row.score:.3g} ({units}) is {_nth(int(row.rank), 'smallest')} of "
+                        f"{p} numeric features, {'within' if row.selected else 'outside'} the budget of {n_keep[0]}")
+        else:
+            describe = (f"{row.top_level!r} is {row.top_share:.0%} of the cluster vs {row.overall_share:.0%} "
+                        f"overall; entropy {row.entropy:.2f} vs {row.overall_entropy:.2f} nats")
+            gain = f"the gain G_d − G_kd{scored} = {row.score:.3g} nats over its {row.size:,} rows"
+            if approximate:
+                rule = (f"{gain} is {row.criterion:.0%} of G_d, "
+                        f"{'above' if row.selected else 'not above'} ε_c = {row.cut:g}")
+            else:
+                n_categorical = len(model.engine_features_) - p
+                rule = (f"{gain} is {_nth(int(row.rank), 'largest')} of {n_categorical} categorical features, "
+                        f"{'within' if row.selected else 'outside'} the budget of {n_keep[1]}")
+        reasons.append(f"{verdict}: {rule}; {describe}.")
+    frame["reason"] = reasons
+    frame = frame[PROFILE_COLUMNS]
     return frame.astype({"cluster": np.int64, "size": np.int64, "rank": np.int64, "selected": bool})
 
 

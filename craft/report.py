@@ -177,7 +177,7 @@ def craft_report(
         match = align_clusters(np.asarray(true_labels), model.labels_)
     sections.append(Section(
         "Selected features per cluster",
-        ["Blue cells: features a cluster selects."],
+        ["Blue cells: features a cluster selects; grey: features it does not select."],
         [],
         [plots.fig_feature_masks(model, true_mask=true_mask, true_features=true_features, cluster_match=match,
                                  order="natural" if true_mask is not None else "subspace")],
@@ -185,7 +185,7 @@ def craft_report(
     heatmap = plots.fig_data_heatmap(model, X, max_rows=max_rows, y_true=true_labels, true_mask=true_mask,
                                      true_features=true_features)
     sections.append(Section("Data by cluster", [
-        "Rows sorted by cluster; cells of the features each cluster selects are blue, others grey.",
+        "Rows sorted by cluster (red lines). " + plots.HEATMAP_CAPTION,
     ], [], [heatmap]))
     sections.append(Section("Cluster sizes", [], [], [plots.fig_cluster_sizes(model)]))
     if y is not None:
@@ -199,7 +199,7 @@ def craft_report(
                                 [plots.fig_confusion(table)]))
     sections.append(Section("Projection", [], [], [plots.fig_projection(plots.projection_frame(model, X))]))
     sections.append(Section("Iterations", [], [], [plots.fig_history(model)]))
-    profiles = cluster_profiles(model, X)
+    profiles = cluster_profiles(model)
     chosen = profiles[profiles["selected"]][["cluster", "feature", "kind", "reason"]]
     sections.append(Section("Why each feature was selected", [], [chosen]))
     subtitle = f"Dataset: {dataset_name} · {len(X):,} rows · K = {model.n_clusters_}"

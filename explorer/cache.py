@@ -86,9 +86,16 @@ def load_example(name: str, n_samples: int, seed: int) -> services.LoadedData:
 
 
 @st.cache_data(max_entries=4, show_spinner="Reading the file…")
-def load_upload(sha: str, file_name: str, _data: bytes) -> services.LoadedData:
-    """An uploaded table, keyed by the SHA-256 of its bytes."""
-    return services.load_upload(_data, file_name)
+def load_upload(sha: str, file_name: str, _data: bytes, tokens_in_text: bool = False,
+                sheet: str | None = None) -> services.LoadedData:
+    """An uploaded table, keyed by the SHA-256 of its bytes and the reading options."""
+    return services.load_upload(_data, file_name, tokens_in_text=tokens_in_text, sheet=sheet)
+
+
+@st.cache_data(max_entries=4, show_spinner="Reading the original cells…")
+def original_cells(key: str, _data: services.LoadedData, _content: bytes | None):
+    """The cells of an upload as the file holds them (for the labels CSV), keyed by the data key."""
+    return services.original_cells(_data, _content)
 
 
 @st.cache_data(max_entries=_FIT_ENTRIES, show_spinner=False)
@@ -102,16 +109,16 @@ def fit(data_key: str, numeric: tuple, categorical: tuple, params: FitParams, _t
 
 
 @st.cache_data(max_entries=_DERIVED_ENTRIES, show_spinner=False)
-def cluster_profiles(key: str, _model, _X):
-    """Per-cluster profiles of the fit named ``key``."""
-    return profiles.cluster_profiles(_model, _X)
+def cluster_profiles(key: str, _model):
+    """Per-cluster profiles of the fit named ``key`` (read from its inspection surface)."""
+    return profiles.cluster_profiles(_model)
 
 
 @st.cache_data(max_entries=_DERIVED_ENTRIES, show_spinner=False)
 def profile_figures(key: str, cluster: int, feature: str | None, _model, _X, _profiles):
     """Sizes, profile overview and one feature's detail for the fit named ``key``."""
     sizes = plots.fig_cluster_sizes(_model)
-    overview = plots.fig_profile_overview(_profiles, cluster)
+    overview = plots.fig_profile_overview(_profiles, cluster, budget=_model.budget)
     detail = None if feature is None else plots.fig_feature_detail(_model, _X, cluster, feature)
     return sizes, overview, detail
 
@@ -183,6 +190,6 @@ def html_report(key: str, label, dataset_name: str, _model, _X, _params: dict, _
 
 
 @st.cache_data(max_entries=_DERIVED_ENTRIES, show_spinner=False)
-def iteration_state(key: str, iteration: int, _model, _X):
-    """The clusters and objective terms after one iteration of the fit named ``key``."""
-    return services.iteration_state(_model, _X, iteration)
+def iteration_inspection(key: str, iteration: int, _model, _X):
+    """Clusters, selection and objective terms after one iteration of the fit named ``key``."""
+    return _model.inspect_iteration(_X, iteration)

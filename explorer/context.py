@@ -18,7 +18,15 @@ from craft import CraftInputError
 from craft.schema import Schema
 
 from . import cache
-from .services import FitOutcome, FitParams, LoadedData, fit_schema, fitted_X, labels_for_evaluation
+from .services import (
+    FitOutcome,
+    FitParams,
+    LoadedData,
+    fit_schema,
+    fitted_X,
+    labels_for_evaluation,
+    upload_key,
+)
 from .state import NO_LABEL, UPLOAD
 from .ui import error
 
@@ -82,7 +90,7 @@ def _loaded_data(source: str) -> LoadedData:
         upload = st.session_state.get("upload")
         if upload is None:
             raise CraftInputError("No uploaded file: upload one on the Data page, or pick an example.")
-        key = f"upload:{upload['sha']}"
+        key = upload_key(upload["sha"], tokens_in_text=upload.get("tokens_in_text", False), sheet=upload.get("sheet"))
     else:
         n = int(st.session_state.get("syn_n", 300))
         seed = int(st.session_state.get("syn_seed", 0))
@@ -91,7 +99,8 @@ def _loaded_data(source: str) -> LoadedData:
     if held is not None and held[0] == key:
         return held[1]
     if source == UPLOAD:
-        data = cache.load_upload(upload["sha"], upload["name"], upload["data"])
+        data = cache.load_upload(upload["sha"], upload["name"], upload["data"], upload.get("tokens_in_text", False),
+                                 upload.get("sheet"))
     else:
         data = cache.load_example(source, n, seed)
     st.session_state["_data"] = (key, data)

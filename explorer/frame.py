@@ -30,6 +30,9 @@ def render() -> context.AppContext:
     params = ui.render_sidebar()
     ctx = context.build(params)
     state.sync_url(ctx.shareable)
+    ignored = state.ignored_url_values()
+    if ignored:
+        ui.warning("Ignored in the link: " + "; ".join(ignored) + ". The sidebar shows the values in use.")
     _run.ctx = ctx
     return ctx
 

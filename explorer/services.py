@@ -13,8 +13,8 @@ them directly. Nothing here imports Streamlit.
   into messages (:class:`FitOutcome`).
 * :func:`compare_methods`, :func:`sweep`, :func:`mask_stability` - the
   Compare and What-if pages.
-* :func:`iteration_state`, :func:`distance_breakdown` - the Teach page: the
-  paper's quantities at one iteration of a fit, with their values.
+* :func:`distance_table` - the Teach page: one row's distance to every
+  cluster, term by term, read from the fit's inspection surface.
 """
 
 from __future__ import annotations
@@ -29,12 +29,13 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from craft import _engine, baselines, datasets, metrics, synthetic
+from craft import baselines, datasets, metrics, synthetic
 from craft._optional import missing
 from craft.encoding import Encoder
 from craft.estimator import CRAFT
 from craft.exceptions import CraftInputError
-from craft.io import read_table, table_fingerprint
+from craft.io import read_info, read_table, table_fingerprint
+from craft.limits import table_limits
 from craft.metrics import align_clusters
 from craft.schema import Schema, infer_schema
 
@@ -59,8 +60,7 @@ __all__ = [
     "sweep",
     "sweep_values",
     "mask_stability",
-    "iteration_state",
-    "distance_breakdown",
+    "distance_table",
 ]
 
 #: Name of the label column added to synthetic tables (the planted cluster).
@@ -307,7 +307,24 @@ def load_example(name: str, *, n_samples: int = 300, seed: int = 0) -> LoadedDat
     raise CraftInputError(f"Unknown example {name!r}; choose one of {valid}.")
 
 
-def load_upload(data: bytes, file_name: str | None) -> LoadedData:
+def upload_key(sha: str, *, tokens_in_text: bool = False, sheet: str | None = None) -> str:
+    """The data key of an upload read with these options (the plain reading keeps ``upload:<sha>``).
+
+    Examples
+    --------
+    >>> upload_key("ab"), upload_key("ab", tokens_in_text=True, sheet="S2")
+    ('upload:ab', "upload:ab:markers-in-text:sheet='S2'")
+    """
+    key = f"upload:{sha}"
+    if tokens_in_text:
+        key += ":markers-in-text"
+    if sheet is not None:
+        key += f":sheet={sheet!r}"
+    return key
+
+
+def load_upload(data: bytes, file_name: str | None, *, tokens_in_text: bool = False,
+                sheet: str | None = None) -> LoadedData:
     """Read an uploaded file and check that it can be clustered.
 
     Parameters
@@ -316,6 +333,11 @@ def load_upload(data: bytes, file_name: str | None) -> LoadedData:
         The file's content.
     file_name : str or None
         Its name (the extension chooses the format).
+    tokens_in_text : bool
+        Read missing markers ("NA", "None", "?", ...) as missing in text
+        columns too (:func:`craft.read_table`'s option).
+    sheet : str, optional
+        The Excel sheet to read (the first by default).
 
     Returns
     -------
@@ -338,7 +360,7 @@ def load_upload(data: bytes, file_name: str | None) -> LoadedData:
     """
     shown = file_name or "the uploaded file"
     try:
-        table = read_table(data, name=file_name)
+        table = read_table(data, name=file_name, tokens_in_text=tokens_in_text, sheet=sheet)
     except CraftInputError as error:
         raise CraftInputError(
             f"{_sentence(str(error))} Upload a CSV/TSV, Parquet or Excel (.xlsx) table with a header row "
@@ -358,7 +380,7 @@ def load_upload(data: bytes, file_name: str | None) -> LoadedData:
     label, reason = _guess_label(table, base)
     schema = _with_label(base, label, "named like a label column → label (evaluation only)") if label else base
     return LoadedData(
-        key=f"upload:{table_fingerprint(data)}",
+        key=upload_key(table_fingerprint(data), tokens_in_text=tokens_in_text, sheet=sheet),
         name=file_name or "uploaded table",
         kind="upload",
         table=table,
@@ -367,6 +389,67 @@ def load_upload(data: bytes, file_name: str | None) -> LoadedData:
         description=f"Uploaded file {file_name!r}: {table.shape[0]} rows, {table.shape[1]} columns.",
         label_reason=reason,
     )
+
+
+def original_cells(data: LoadedData, content: bytes | None) -> pd.DataFrame:
+    """The table whose cells the labels CSV writes: an upload's cells as the file holds them.
+
+    Missing markers, numbers read from text ("1,50", "12,345") and anything
+    else the reader interpreted go out as the user wrote them; the rows are
+    those of ``data.table`` (blank rows dropped alike). Bundled and synthetic
+    tables are written as loaded.
+
+    Examples
+    --------
+    >>> raw = b"n;answer\\n1,50;None\\n2,00;yes\\n"
+    >>> original_cells(load_upload(raw, "s.csv"), raw).to_dict("list")
+    {'n': ['1,50', '2,00'], 'answer': ['None', 'yes']}
+    """
+    if data.kind != "upload" or content is None:
+        return data.table
+    info = read_info(data.table)
+    cells = read_table(content, name=data.name, sheet=info.sheet if info else None, as_text=True)
+    if cells.shape != data.table.shape:  # the same reader, so never; but never write misaligned rows
+        raise CraftInputError(
+            f"The original cells of {data.name!r} ({cells.shape[0]} rows) do not line up with the table read "
+            f"({data.table.shape[0]} rows); download the labels of the table as read instead."
+        )
+    return cells
+
+
+def reading_notes(table: pd.DataFrame) -> list[str]:
+    """What the reader did with an uploaded table, for the Data page: the missing markers it used and
+    where, blank rows dropped, the sheet read, the size limits.
+
+    Examples
+    --------
+    >>> t = read_table(b"n,answer\\n1,None\\nNA,yes\\n", name="s.csv")
+    >>> reading_notes(t)[1]
+    "Read as missing: 'NA' ×1 in 'n'. Kept as text (not missing): 'None' ×1 in 'answer'."
+    """
+    info = read_info(table)
+    if info is None:
+        return []
+    notes = []
+    if info.format in ("text", "excel"):
+        markers = ", ".join(info.missing_tokens) if info.missing_tokens else "none"
+        where = "every column" if info.tokens_in_text else "columns whose other values are numbers"
+        notes.append(f"Empty cells are missing. Missing markers, read as missing in {where}: {markers}.")
+        found = []
+        if info.read_as_missing:
+            found.append("Read as missing: " + "; ".join(
+                f"{_markers(counts)} in {column!r}" for column, counts in info.read_as_missing.items()) + ".")
+        if info.kept_as_text:
+            found.append("Kept as text (not missing): " + "; ".join(
+                f"{_markers(counts)} in {column!r}" for column, counts in info.kept_as_text.items()) + ".")
+        notes.append(" ".join(found) if found else "No missing marker was found in the file.")
+    notes.extend(info.notes())
+    notes.append(f"Size limits on this machine: {table_limits().describe()}.")
+    return notes
+
+
+def _markers(counts: Mapping[str, int]) -> str:
+    return ", ".join(f"{marker!r} ×{count:,}" for marker, count in counts.items())
 
 
 def _sentence(text: str) -> str:
@@ -378,9 +461,11 @@ def _sentence(text: str) -> str:
 
 def _guess_label(table: pd.DataFrame, schema: Schema) -> tuple[str | None, str]:
     by_name = {str(c).strip().lower(): str(c) for c in table.columns}
+    info = read_info(table)
+    nested = set(info.nested) if info is not None else set()  # lists are not classes
     for candidate in _LABEL_NAMES:
         column = by_name.get(candidate)
-        if column is None or table.shape[1] < 2:
+        if column is None or table.shape[1] < 2 or column in nested:
             continue
         n_levels = table[column].nunique(dropna=True)
         if 2 <= n_levels <= max(2, min(100, table.shape[0] // 2)):
@@ -475,7 +560,8 @@ def column_report(table: pd.DataFrame, schema: Schema, label: str | None) -> pd.
     -------
     DataFrame
         Columns ``column, role, reason, dtype, distinct, missing, missing_share,
-        missing_handling``.
+        missing_handling, markers`` (the missing markers of the file found in
+        the column, read as missing or kept as text, with their counts).
 
     Examples
     --------
@@ -484,9 +570,15 @@ def column_report(table: pd.DataFrame, schema: Schema, label: str | None) -> pd.
     ['1 missing cell(s) filled with the column mean', "missing cells form a level of their own, '(missing)'"]
     """
     rows = []
+    info = read_info(table)
     for column in table.columns:
         values = table[column]
         missing = int(values.isna().sum())
+        markers = ""
+        if info is not None and column in info.read_as_missing:
+            markers = f"read as missing: {_markers(info.read_as_missing[column])}"
+        elif info is not None and column in info.kept_as_text:
+            markers = f"kept as text: {_markers(info.kept_as_text[column])}"
         role = "label" if column == label else schema.role(column)
         if missing == 0:
             handling = "none missing"
@@ -501,10 +593,10 @@ def column_report(table: pd.DataFrame, schema: Schema, label: str | None) -> pd.
         rows.append(dict(
             column=column, role=role, reason=schema.reasons[column], dtype=str(values.dtype),
             distinct=int(values.nunique(dropna=True)), missing=missing,
-            missing_share=missing / max(1, len(values)), missing_handling=handling,
+            missing_share=missing / max(1, len(values)), missing_handling=handling, markers=markers,
         ))
     return pd.DataFrame(rows, columns=["column", "role", "reason", "dtype", "distinct", "missing", "missing_share",
-                                       "missing_handling"])
+                                       "missing_handling", "markers"])
 
 
 def fitted_table(table: pd.DataFrame, schema: Schema) -> tuple[pd.DataFrame, Schema]:
@@ -912,112 +1004,39 @@ def mask_stability(
 
 
 # ---------------------------------------------------------------------------
-# Teach: the paper's quantities at one iteration
+# Teach: the fit's own inspection surface, as tables
 
 
-@dataclass
-class IterationState:
-    """Clusters and objective parts after the update of one iteration.
-
-    Attributes
-    ----------
-    iteration : int
-        1-based iteration of the kept run.
-    labels : ndarray of int, shape (n_samples,)
-    clusters : craft._engine.Clusters
-        Means, variances, level log-probabilities and selection after the update.
-    parts : dict
-        ``numeric``, ``categorical``, ``regularization``, ``feature_control``
-        and ``total``: the objective's terms (their sum is the objective).
-    n_clusters, n_changed, n_opened : int
-    threshold : float
-        ``lambda + D F0``: the cost above which a point opens a cluster.
-    """
-
-    iteration: int
-    labels: np.ndarray
-    clusters: object
-    parts: dict
-    n_clusters: int
-    n_changed: int
-    n_opened: int
-    threshold: float
-    data: object = field(repr=False, default=None)
-
-
-def iteration_state(model: CRAFT, X: pd.DataFrame, iteration: int) -> IterationState:
-    """Rebuild the clusters and the objective after ``iteration`` of ``model``'s kept run.
+def distance_table(model: CRAFT, X: pd.DataFrame, state, row: int) -> pd.DataFrame:
+    """The distance d_nk of one row to every cluster of ``state``, term by term.
 
     Parameters
     ----------
     model : CRAFT
-        Fitted, with labels kept in ``history_`` (up to 200,000 rows).
     X : DataFrame
-        The fitted columns (:func:`fitted_X`).
-    iteration : int
-        1 .. ``len(model.history_)``.
-
-    Raises
-    ------
-    CraftInputError
-        If the history has no labels or the iteration does not exist.
-    """
-    history = model.history_
-    if not 1 <= iteration <= len(history):
-        raise CraftInputError(f"iteration={iteration} must lie in 1..{len(history)}.")
-    record = history[iteration - 1]
-    if record.labels is None:
-        raise CraftInputError("This fit kept no labels per iteration (more than 200,000 rows).")
-    data = model.encoder_.transform(X)
-    labels = record.labels.astype(np.int64)
-    opts = model.options_
-    clusters, stats = _engine.fit_clusters(data, labels, record.n_clusters, opts)
-    _, raw_var = _engine.raw_variances(stats)
-    v_num = clusters.weights[:, : data.n_numeric]
-    numeric = float((v_num * stats.counts[:, None] * raw_var / (2.0 * clusters.variances)).sum())
-    categorical = float((stats.level_counts * _engine.categorical_table(data, clusters)).sum()) if data.n_categorical else 0.0
-    threshold = opts.threshold(data.n_features)
-    regularization = threshold * clusters.n_clusters
-    feature_control = opts.terms.f_delta * float(clusters.weights.sum())
-    parts = dict(numeric=numeric, categorical=categorical, regularization=regularization,
-                 feature_control=feature_control, total=numeric + categorical + regularization + feature_control)
-    return IterationState(iteration, labels, clusters, parts, record.n_clusters, record.n_changed,
-                          record.n_opened, threshold, data)
-
-
-def distance_breakdown(model: CRAFT, state: IterationState, row: int) -> pd.DataFrame:
-    """The paper's distance d_nk of one point to every cluster, term by term.
+        The fitted columns.
+    state : craft.Inspection
+        From ``model.inspect_iteration`` (the clusters after one iteration).
+    row : int
 
     Returns
     -------
     DataFrame
-        One row per cluster: ``numeric`` (selected numeric features),
-        ``categorical_selected`` (-log eta_kdt), ``categorical_global``
-        (-log eta_0dt of unselected ones), ``feature_control``
-        (|v_k| F_Delta) and ``total`` (equal to ``cost_matrix``), plus
-        ``n_selected``.
+        One row per cluster: the terms of :meth:`craft.CRAFT.cost_terms`
+        (``numeric``, ``categorical_selected``, ``categorical_global``,
+        ``feature_control``), their sum ``total`` and ``n_selected``.
+
+    Raises
+    ------
+    CraftInputError
+        For a row outside the table.
     """
-    data = state.data
-    if not 0 <= row < data.n_samples:
-        raise CraftInputError(f"row={row} must lie in 0..{data.n_samples - 1}.")
-    clusters = state.clusters
-    p = data.n_numeric
-    x = data.numeric[row]
-    numeric = (clusters.weights[:, :p] * (x[None, :] - clusters.means) ** 2 / (2.0 * clusters.variances)).sum(axis=1)
-    selected_cat = np.zeros(clusters.n_clusters)
-    global_cat = np.zeros(clusters.n_clusters)
-    for q in range(data.n_categorical):
-        code = data.codes[row, q]
-        if code < 0:
-            continue
-        position = data.offsets[q] + code
-        chosen = clusters.weights[:, p + q]
-        selected_cat += chosen * (-clusters.log_eta[:, position])
-        global_cat += (1.0 - chosen) * (-data.log_eta0[position])
-    control = clusters.weights.sum(axis=1) * model.options_.terms.f_delta
-    total = numeric + selected_cat + global_cat + control
-    return pd.DataFrame(
-        dict(cluster=np.arange(clusters.n_clusters), numeric=numeric, categorical_selected=selected_cat,
-             categorical_global=global_cat, feature_control=control, total=total,
-             n_selected=clusters.weights.sum(axis=1).astype(int))
-    )
+    if not 0 <= row < len(X):
+        raise CraftInputError(f"row={row} must lie in 0..{len(X) - 1}.")
+    terms = model.cost_terms(X.iloc[[row]], state=state)
+    return pd.DataFrame(dict(
+        cluster=np.arange(state.clusters.n_clusters), numeric=terms.numeric[0],
+        categorical_selected=terms.categorical_selected[0], categorical_global=terms.categorical_global[0],
+        feature_control=terms.feature_control[0], total=terms.total[0],
+        n_selected=state.selection.selected.sum(axis=1).astype(int),
+    ))

@@ -11,6 +11,7 @@ the URL; only bundled examples can be shared.
 from __future__ import annotations
 
 import json
+import math
 
 import streamlit as st
 
@@ -71,6 +72,9 @@ def init_session() -> None:
     if not st.session_state.get("_url_read"):
         st.session_state["_url_read"] = True
         params = st.query_params
+        # What the link asked for, to say after the sidebar what was not applied (ignored_url_values).
+        st.session_state["_url_given"] = {key: params.get(key) for key in params.keys()}
+        st.session_state["_url_ignored"] = []
         if "n_init" in params and "n_init_auto" not in params:
             # A link that names a number of restarts means that number, not "auto".
             params["n_init_auto"] = "false"
@@ -82,11 +86,75 @@ def init_session() -> None:
             try:
                 roles = json.loads(params.get("roles"))
             except (TypeError, ValueError):
-                roles = {}
+                roles = None
             if isinstance(roles, dict):
                 st.session_state["role_overrides"] = {
                     str(k): str(v) for k, v in roles.items() if v in ("numeric", "categorical", "ignored")
                 }
+                dropped = [str(k) for k, v in roles.items() if v not in ("numeric", "categorical", "ignored")]
+                if dropped:
+                    st.session_state["_url_ignored"].append(
+                        ("roles", params.get("roles"), f"the roles of {', '.join(dropped[:5])} are not numeric, "
+                                                       f"categorical or ignored"))
+            else:
+                st.session_state["_url_ignored"].append(
+                    ("roles", params.get("roles"), 'not a JSON object such as {"column": "numeric"}'))
+
+
+#: URL keys read by hand (above) or by a page, not by a sidebar widget.
+_OTHER_URL_KEYS = ("label", "roles", "view")
+
+
+def ignored_url_values() -> list[str]:
+    """The link's values that were not applied, and why: once per session, after the sidebar ran.
+
+    A bound widget resets a value it cannot take (``m=abc``, ``k=-5``, a
+    dataset that does not exist) and drops it from the URL without a word;
+    this compares what the link asked for with what the widgets hold.
+
+    Returns
+    -------
+    list of str
+        ``key='value' (why)`` for each value ignored; empty after the first run.
+    """
+    if st.session_state.get("_url_checked"):
+        return []
+    st.session_state["_url_checked"] = True
+    given = st.session_state.pop("_url_given", None) or {}
+    ignored = list(st.session_state.pop("_url_ignored", None) or [])
+    for key, text in given.items():
+        if key in _OTHER_URL_KEYS:
+            continue
+        if key not in WIDGET_DEFAULTS:
+            ignored.append((key, text, "not a parameter of this app"))
+            continue
+        default = WIDGET_DEFAULTS[key]
+        if isinstance(default, (int, float)) and not isinstance(default, bool) and not _finite_number(text):
+            ignored.append((key, text, "not a finite number"))
+        elif key in st.session_state and not _same(st.session_state[key], text):
+            ignored.append((key, text, f"not an allowed value; {st.session_state[key]!r} is used"))
+    return [f"{key}={_shorten(str(text))!r} ({why})" for key, text, why in ignored]
+
+
+def _finite_number(text) -> bool:
+    try:
+        return math.isfinite(float(text))
+    except (TypeError, ValueError):
+        return False
+
+
+def _same(value, text) -> bool:
+    """Whether a widget's value is what the URL text asked for."""
+    text = str(text)
+    if isinstance(value, bool):
+        return text.strip().lower() == str(value).lower()
+    if isinstance(value, (int, float)):
+        return _finite_number(text) and math.isclose(float(text), float(value), rel_tol=1e-9, abs_tol=1e-12)
+    return str(value) == text
+
+
+def _shorten(text: str, limit: int = 60) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def sync_url(shareable: bool) -> None:

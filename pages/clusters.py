@@ -29,8 +29,9 @@ def masks_view() -> None:
                          help="Synthetic sets know their planted clusters and subspaces.")
     figure = cache.masks_figure(ctx.key, order, bool(truth and has_truth), model, ctx.data)
     st.plotly_chart(figure, key="fig_masks")
-    st.caption("Each row is a cluster, each column a feature; blue = selected. Subspaces show as blocks "
-               "when features are ordered by the first cluster that selects them.")
+    st.caption("Each row is a cluster, each column a feature; blue = selected, grey = not selected "
+               "(`feature_mask_`). Subspaces show as blocks when features are ordered by the first cluster that "
+               "selects them.")
 
 
 @st.fragment
@@ -47,18 +48,17 @@ def heatmap_view() -> None:
     st.plotly_chart(figure, key="fig_heatmap")
     n = len(X)
     if n > max_rows:
-        st.caption(f"Showing {max_rows:,} of {n:,} rows, sampled in proportion to the cluster sizes, for display "
-                   f"only: the fit used all {n:,} rows. Blue cells: features the row's cluster selects (darker = "
-                   "higher value or later level); grey: not selected.")
+        shown = (f"Showing {max_rows:,} of {n:,} rows, sampled in proportion to the cluster sizes, for display "
+                 f"only: the fit used all {n:,} rows, sorted by cluster (red lines).")
     else:
-        st.caption(f"All {n:,} rows, sorted by cluster (red lines). Blue cells: features the row's cluster "
-                   "selects (darker = higher value or later level); grey: not selected.")
+        shown = f"All {n:,} rows, sorted by cluster (red lines)."
+    st.caption(f"{shown} {plots.HEATMAP_CAPTION}")
 
 
 @st.fragment
 def profiles_view() -> None:
     """Cluster sizes and why each feature was selected."""
-    table = cache.cluster_profiles(ctx.key, model, X)
+    table = cache.cluster_profiles(ctx.key, model)
     sizes_slot = st.container()
     left, right = st.columns([1, 2])
     cluster = left.selectbox("Cluster", list(range(model.n_clusters_)), key="profile_cluster",
@@ -76,6 +76,9 @@ def profiles_view() -> None:
         right.markdown(esc(rows.loc[rows["feature"] == feature, "reason"].iloc[0]))
         right.plotly_chart(detail, key="fig_detail")
     st.plotly_chart(overview, key="fig_profile")
+    st.caption("Each bar is the number the selection rule compared with its cut (dashed red line): the "
+               "within-cluster variance of a numeric feature, and for a categorical feature the gain G_d − G_kd "
+               "(fixed budget) or its share of G_d (approximate budget). Blue: selected; grey: not selected.")
     with st.expander("Every selected feature of this cluster, in words"):
         st.dataframe(chosen[["feature", "kind", "rank", "reason"]], hide_index=True)
 

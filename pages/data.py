@@ -3,9 +3,10 @@
 import streamlit as st
 
 from craft import CraftInputError
-from explorer.services import column_report, load_upload
-from craft.io import table_fingerprint
+from craft.io import read_info, table_fingerprint
+from craft.limits import table_limits
 from explorer import context, state
+from explorer.services import column_report, load_upload, reading_notes, upload_key
 from explorer.ui import error, esc, note
 
 UPLOAD_TYPES = ["csv", "tsv", "tab", "txt", "parquet", "pq", "xlsx", "xlsm", "xls"]
@@ -24,10 +25,30 @@ def _on_upload() -> None:
         st.session_state["upload_error"] = f"Not loaded: {problem}"
         return
     sha = table_fingerprint(content)
-    st.session_state["upload"] = dict(name=uploaded.name, data=content, sha=sha)
-    st.session_state["_data"] = (f"upload:{sha}", data)
+    st.session_state["upload"] = dict(name=uploaded.name, data=content, sha=sha, tokens_in_text=False, sheet=None)
+    st.session_state["_data"] = (upload_key(sha), data)
     st.session_state["upload_error"] = None
     st.session_state["dataset"] = state.UPLOAD
+    for key in ("upload_markers_in_text", "upload_sheet"):
+        st.session_state.pop(key, None)
+    state.reset_data_choices()
+
+
+def _on_reading_options() -> None:
+    """Read the upload again with the missing-marker switch and the sheet chosen on this page."""
+    upload = st.session_state.get("upload")
+    if upload is None:
+        return
+    tokens_in_text = bool(st.session_state.get("upload_markers_in_text", False))
+    sheet = st.session_state.get("upload_sheet")
+    try:
+        data = load_upload(upload["data"], upload["name"], tokens_in_text=tokens_in_text, sheet=sheet)
+    except CraftInputError as problem:
+        st.session_state["upload_error"] = f"Not loaded with these options: {problem}"
+        return
+    st.session_state["upload"] = dict(upload, tokens_in_text=tokens_in_text, sheet=sheet)
+    st.session_state["_data"] = (data.key, data)
+    st.session_state["upload_error"] = None
     state.reset_data_choices()
 
 
@@ -77,7 +98,8 @@ with st.expander("Upload your own table", expanded=ctx.data is not None and ctx.
         help=f"One row per item, one column per feature, a header row. Up to {limit} MB per file.",
     )
     st.caption(
-        f"Files up to {limit} MB (the server's upload limit, server.maxUploadSize in .streamlit/config.toml). "
+        f"Files up to {limit} MB (the server's upload limit, server.maxUploadSize in .streamlit/config.toml); "
+        f"tables of {table_limits().describe()} (limits that follow this machine's free memory). "
         "Uploaded data stay in this browser session; they are not part of the shareable URL."
     )
 if st.session_state.get("upload_error"):
@@ -95,6 +117,24 @@ shown = min(PREVIEW_ROWS, len(table))
 st.caption(f"{len(table):,} rows × {table.shape[1]} columns" + (f"; the first {shown} rows are shown." if shown < len(table) else "."))
 st.dataframe(table.head(PREVIEW_ROWS), height=280)
 
+if data.kind == "upload":
+    info = read_info(table)
+    with st.expander("How the file was read: missing markers, blank rows, sheet", expanded=bool(
+            info and (info.kept_as_text or info.read_as_missing or info.blank_rows or len(info.sheets) > 1))):
+        for line in reading_notes(table):
+            st.markdown("- " + esc(line))
+        upload = st.session_state.get("upload") or {}
+        if info is not None and info.format in ("text", "excel"):
+            st.session_state["upload_markers_in_text"] = bool(upload.get("tokens_in_text", False))
+            st.checkbox("Also read the missing markers as missing in text columns", key="upload_markers_in_text",
+                        on_change=_on_reading_options,
+                        help="Off: in a text column, 'None', 'NA' or '?' are answers and stay as written. On: "
+                             "they are missing values, as pandas reads them.")
+        if info is not None and len(info.sheets) > 1:
+            st.session_state["upload_sheet"] = info.sheet
+            st.selectbox("Sheet", list(info.sheets), key="upload_sheet", on_change=_on_reading_options,
+                         help="The workbook's sheets; the first one is read unless you pick another.")
+
 st.subheader("Columns: roles and missing values")
 schema = ctx.schema if ctx.schema is not None else data.schema
 report = column_report(table, schema, ctx.label)
@@ -111,6 +151,7 @@ st.dataframe(
         "missing_share": st.column_config.ProgressColumn("missing share", format="percent", min_value=0, max_value=1),
         "reason": st.column_config.TextColumn("why this role", width="large"),
         "missing_handling": st.column_config.TextColumn("what is done with missing cells", width="medium"),
+        "markers": st.column_config.TextColumn("missing markers in the file", width="medium"),
     },
 )
 

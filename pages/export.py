@@ -2,9 +2,9 @@
 
 import streamlit as st
 
-from explorer.services import labels_for_evaluation
 from craft.export import labels_csv, masks_csv, params_json
 from explorer import cache, context, state
+from explorer.services import labels_for_evaluation
 from explorer.ui import esc
 
 ctx = context.current()
@@ -13,11 +13,15 @@ model = context.require_model(ctx)
 data = ctx.data
 stem = "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in data.name.rsplit(".", 1)[0])[:60] or "data"
 
-st.markdown("Text cells that a spreadsheet would run as a formula (starting with =, +, −, @) are written with a "
-            "leading quote; numbers stay numbers.")
+st.markdown("The labels CSV holds your cells as the file wrote them (missing markers, numbers such as 1,50 or "
+            "12,345 included) plus the cluster. Text cells that a spreadsheet would run as a formula (starting "
+            "with =, +, −, @ or a look-alike, also after a space or a line break) get a leading quote; numbers stay "
+            "numbers.")
+upload = st.session_state.get("upload") if data.kind == "upload" else None
+cells = cache.original_cells(data.key, data, upload["data"] if upload else None)
 left, right = st.columns(2)
 with left:
-    st.download_button("Labels (CSV, the original rows + their cluster)", labels_csv(data.table, model.labels_),
+    st.download_button("Labels (CSV, the original rows + their cluster)", labels_csv(cells, model.labels_),
                        file_name=f"{stem}_craft_labels.csv", mime="text/csv", key="dl_labels")
     st.download_button("Feature masks (CSV, clusters × features)", masks_csv(model),
                        file_name=f"{stem}_craft_masks.csv", mime="text/csv", key="dl_masks")

@@ -4,7 +4,7 @@ import numpy as np
 import streamlit as st
 
 from craft import CraftInputError, plots
-from explorer.services import distance_breakdown, rho_from_share
+from explorer.services import distance_table, rho_from_share
 from explorer import cache, context
 from explorer.ui import esc, note
 
@@ -58,7 +58,7 @@ def step_view() -> None:
         st.plotly_chart(figure, key="teach_projection")
 
     try:
-        state = cache.iteration_state(ctx.key, t, model, X)
+        state = cache.iteration_inspection(ctx.key, t, model, X)
     except CraftInputError as problem:
         note(str(problem))
         return
@@ -70,7 +70,7 @@ def step_view() -> None:
         r" + \Big(\sum_{d=1}^{D} v_{kd}\Big) F_\Delta"
     )
     row = st.number_input("Row n", 0, len(X) - 1, 0, key="teach_row")
-    table = distance_breakdown(model, state, int(row))
+    table = distance_table(model, X, state, int(row))
     st.dataframe(
         table.rename(columns={"numeric": "numeric part", "categorical_selected": "selected categorical",
                               "categorical_global": "unselected categorical", "feature_control": "|v_k| F_Δ",
@@ -83,7 +83,7 @@ def step_view() -> None:
         rf"d_{{{int(row)},{best}}} = {parts['numeric']:.4g} + {parts['categorical_selected']:.4g}"
         rf" + {parts['categorical_global']:.4g} + {parts['feature_control']:.4g} = {parts['total']:.4g}"
     )
-    threshold = state.threshold
+    threshold = model.options_.threshold(n_features)
     st.latex(rf"\lambda + D F_0 = {model.lam_:.4g} + {n_features} \times {terms.f0:.4g} = {threshold:.4g}")
     if parts["total"] > threshold:
         st.markdown(f"Row {int(row)} is farther than λ + D F₀ from every cluster: the next pass would open a new "
@@ -101,10 +101,10 @@ def step_view() -> None:
         r" + \underbrace{(\lambda + D F_0) K}_{\text{regularization}}"
         r" + \underbrace{F_\Delta \sum_k \sum_d v_{kd}}_{\text{feature control}}"
     )
-    p = state.parts
+    p = state.objective
     st.latex(
-        rf"= {p['numeric']:.5g} + {p['categorical']:.5g} + {threshold:.4g}\times{state.n_clusters}"
-        rf" + ({terms.f_delta:.4g})\times{int(round(state.clusters.weights.sum()))} = {p['total']:.6g}"
+        rf"= {p.numeric:.5g} + {p.categorical:.5g} + {threshold:.4g}\times{state.clusters.n_clusters}"
+        rf" + ({terms.f_delta:.4g})\times{int(state.selection.selected.sum())} = {p.total:.6g}"
     )
 
 

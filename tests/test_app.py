@@ -293,7 +293,7 @@ def test_clusters_page_draws_the_paper_pair_and_profiles():
     at = start("clusters", dataset="fig1_binary", syn_n=120)
     spec = charts(at)[0]
     assert spec["layout"]["title"]["text"] == "Planted subspaces | CRAFT's selected features"
-    truth, found = (array(trace["z"]) for trace in spec["data"])
+    truth, found = (array(trace["z"]) for trace in spec["data"] if trace["type"] == "heatmap")
     assert truth.shape == (3, 24) and truth.sum() == 24
     assert np.array_equal(truth, found)  # Figure 1(b): exact recovery
     at.session_state["view"] = "Data heatmap"
@@ -305,7 +305,7 @@ def test_clusters_page_draws_the_paper_pair_and_profiles():
     at.selectbox(key="profile_cluster").set_value(1).run()
     words = " ".join(text(m) for m in at.markdown)
     assert "Cluster 1 has 40 rows and selects 8 of 24 features" in words
-    assert "Selected: '1' is 100% of the cluster" in words
+    assert "is the largest of 24 categorical features, within the budget of 8; '1' is 100% of the cluster" in words
 
 
 def test_large_heatmaps_say_they_are_sampled():
@@ -366,11 +366,11 @@ def test_teach_steps_through_the_iterations():
 def min_distance(state, row: int) -> float:
     """Smallest d_nk of ``row`` after the shown iteration, straight from the engine."""
     from craft import _engine
-    from explorer.services import iteration_state
 
     t = len(state.model.history_) if len(state.model.history_) == 1 else 1
-    data = iteration_state(state.model, state.X, t)
-    return float(_engine.cost_matrix(data.data, data.clusters, state.model.options_.terms)[row].min())
+    clusters = state.model.inspect_iteration(state.X, t).clusters
+    data = state.model.encoder_.transform(state.X)
+    return float(_engine.cost_matrix(data, clusters, state.model.options_.terms)[row].min())
 
 
 # ---------------------------------------------------------------------------

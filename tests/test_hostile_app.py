@@ -449,3 +449,200 @@ def test_no_user_string_is_rendered_with_unsafe_html_in_the_sources():
         text = path.read_text()
         assert "unsafe_allow_html=True" not in text, path
         assert "st.html(" not in text and "components.html(" not in text, path
+
+
+# ---------------------------------------------------------------------------
+# Issues 14 and 15: the user's cells survive, the reader says what it did
+
+
+def _labels(downloads) -> bytes:
+    return next(v for k, v in downloads.items() if k.endswith("_craft_labels.csv"))
+
+
+def test_text_markers_are_shown_switchable_and_exported_as_written(downloads):
+    def income(i: int) -> str:
+        return "NA" if i % 7 == 0 else '"' + f"{1000 + i:,}" + '"'
+
+    rows = ["n,children,income"] + [f"{i},{'None' if i % 3 else 'two'},{income(i)}" for i in range(30)]
+    at = upload(start(), "survey.csv", "\n".join(rows).encode())
+    report = at.dataframe[1].value
+    by_column = report.set_index("column")
+    assert by_column.loc["children", "missing"] == 0
+    assert by_column.loc["children", "markers"] == "kept as text: 'None' ×20"
+    assert by_column.loc["income", "markers"] == "read as missing: 'NA' ×5"
+    assert "thousands separators" in by_column.loc["income", "reason"]
+    shown = " ".join(messages(at, "markdown"))
+    assert "Missing markers, read as missing in columns whose other values are numbers: " in shown
+    assert "Kept as text (not missing): 'None' ×20 in 'children'" in shown
+    # The labels CSV writes the cells as the file holds them.
+    at.switch_page("pages/export.py").run()
+    no_exception(at)
+    back = pd.read_csv(io.BytesIO(_labels(downloads)), dtype=str, keep_default_na=False)
+    assert back["children"].tolist() == [r.split(",")[1] for r in rows[1:]]
+    assert back["income"].tolist()[:3] == ["NA", "1,001", "1,002"]
+    # Switched on: 'None' becomes missing in the text column too.
+    at.switch_page("pages/data.py").run()
+    at.checkbox(key="upload_markers_in_text").check().run()
+    no_exception(at)
+    by_column = at.dataframe[1].value.set_index("column")
+    assert by_column.loc["children", "missing"] == 20
+    assert by_column.loc["children", "markers"] == "read as missing: 'None' ×20"
+
+
+def test_workbook_sheet_is_named_and_can_be_changed(tmp_path):
+    import openpyxl
+
+    book = openpyxl.Workbook()
+    first = book.active
+    first.title = "Notes"
+    for row in (["note", "x"], ["a", 1], ["b", 2], ["c", 3]):
+        first.append(row)
+    second = book.create_sheet("Data")
+    second.append(["height", "colour"])
+    for i in range(12):
+        second.append([1.0 + i % 3 * 5 + i / 10, ["red", "blue"][i % 2]])
+    path = tmp_path / "book.xlsx"
+    book.save(path)
+    at = upload(start(), "book.xlsx", path.read_bytes(),
+                "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet")
+    assert any("Read sheet 'Notes' of 2 ('Notes', 'Data')." in m for m in messages(at, "markdown"))
+    at.selectbox(key="upload_sheet").set_value("Data").run()
+    no_exception(at)
+    assert at.dataframe[0].value.columns.tolist() == ["height", "colour"]
+    assert any("Read sheet 'Data' of 2" in m for m in messages(at, "markdown"))
+
+
+def test_blank_excel_rows_are_dropped_and_counted(tmp_path):
+    import openpyxl
+
+    book = openpyxl.Workbook()
+    sheet = book.active
+    sheet.append(["v", "w"])
+    for i in range(10):
+        sheet.append([float(i), "ab"[i % 2]])
+        if i % 3 == 0:
+            sheet.append([None, None])
+    path = tmp_path / "gaps.xlsx"
+    book.save(path)
+    at = upload(start(), "gaps.xlsx", path.read_bytes(), "application/octet-stream")
+    assert at.dataframe[0].value.shape == (10, 2)
+    assert any("3 blank row(s) of 'gaps.xlsx' dropped" in m for m in messages(at, "markdown"))  # the last is past the data
+
+
+def test_too_wide_upload_is_refused_with_the_limits(monkeypatch):
+    monkeypatch.setenv("CRAFT_MAX_COLUMNS", "100")
+    header = ",".join(f"c{i}" for i in range(150))
+    at = upload(start(), "wide.csv", (header + "\n" + ",".join("1" * 150) + "\n").encode())
+    shown = " ".join(messages(at, "error"))
+    assert "Not loaded: 'wide.csv' has about 150 columns; this machine takes at most 100 columns" in shown
+    assert any("at most 100 columns" in c for c in messages(at, "caption"))
+
+
+def test_nested_parquet_upload_with_a_list_column_named_class(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rng = np.random.default_rng(0)
+    table = pa.table({"x": rng.normal(size=30), "y": rng.normal(size=30),
+                      "class": [[int(v)] for v in rng.integers(0, 3, 30)]})
+    path = tmp_path / "nested.parquet"
+    pq.write_table(table, path)
+    at = upload(start(), "nested.parquet", path.read_bytes(), "application/octet-stream")
+    report = at.dataframe[1].value.set_index("column")
+    assert "nested Parquet list column" in report.loc["class", "reason"]
+    # The session stays usable: another upload, and a fit.
+    at = upload(at, "small.csv", b"a,b\n1,x\n2,y\n3,x\n4,y\n")
+    assert at.dataframe[0].value.shape == (4, 2)
+
+
+# Every bundled dataset and every corpus table, uploaded, fitted and exported:
+# the labels CSV gives back the file's cells, plus the cluster column.
+ROUND_TRIP = [("corpus", name) for name in sorted(PARSED)] + [
+    ("bundled", name) for name in ("wine", "zoo", "soybean", "credit-g", "splice", "spambase")]
+
+
+def _file_records(data: bytes) -> list[list[str]]:
+    """The file's rows as the csv module reads them (after the encoding and delimiter are known)."""
+    from craft.io import read_info
+
+    info = read_info(read_table(data, name="f.csv"))
+    text = data.decode(info.encoding)
+    import csv
+
+    records = list(csv.reader(io.StringIO(text, newline=""), delimiter=info.delimiter))
+    return [r for r in records if any(cell.strip() for cell in r)]
+
+
+@pytest.mark.parametrize(("where", "name"), ROUND_TRIP)
+def test_round_trip_upload_fit_labels_gives_back_the_cells(where, name, downloads):
+    from craft import datasets
+    from craft.export import neutralize
+
+    if where == "corpus":
+        file_name, data = name, (CORPUS / name).read_bytes()
+    else:  # the package's own file, as a user would upload it
+        from importlib import resources
+
+        file_name = datasets._info(name).file
+        data = resources.files("craft").joinpath("data", file_name).read_bytes()
+    at = upload(start(), file_name, data)
+    if at.number_input(key="k").value > 2:
+        at.number_input(key="k").set_value(2).run()
+    at.switch_page("pages/export.py").run()
+    no_exception(at)
+    if not any(k.endswith("_craft_labels.csv") for k in downloads):
+        # No fit with the suggested roles (inf_huge.csv: infinite numbers): every column categorical.
+        at.switch_page("pages/data.py").run()
+        at.multiselect(key="roles_columns").set_value(at.dataframe[0].value.columns.tolist())
+        at.radio(key="roles_role").set_value("categorical")
+        at.get("form_submit_button")[0].click().run()
+        at.switch_page("pages/export.py").run()
+        no_exception(at)
+    import csv
+
+    written = list(csv.reader(io.StringIO(_labels(downloads).decode("utf-8"), newline="")))
+    original = _file_records(data)
+    header, rows = original[0], original[1:]
+    width = max(len(header), *(len(r) for r in rows))
+    assert len(written) == len(rows) + 1
+    for got, expected in zip(written[1:], rows):
+        expected = expected + [""] * (width - len(expected))
+        assert got[:-1] == [neutralize(cell) for cell in expected]
+        assert got[-1].isdigit()
+    assert written[0][-1] == "craft_cluster"
+
+
+def test_hostile_link_values_are_named_once_on_the_page():
+    at = AppTest.from_file(APP, default_timeout=90)
+    hostile = {"m": "abc", "k": "-5", "dataset": "../../etc/passwd", "eps_v": "1e309", "roles": "{bad",
+               "standardize": "maybe", "bogus": "x", "seed": "7",
+               "syn_n": "<script>alert(1)</script>" + "9" * 20_000}
+    for key, value in hostile.items():
+        at.query_params[key] = value
+    at.run()
+    no_exception(at)
+    warnings_shown = messages(at, "warning")
+    assert len(warnings_shown) == 1
+    text = warnings_shown[0]
+    assert text.startswith("Ignored in the link: ")
+    for part in ("m='abc' (not a finite number)", "k='-5' (not an allowed value; 3 is used)",
+                 "dataset='../../etc/passwd' (not an allowed value; 'fig1_binary' is used)",
+                 "eps_v='1e309' (not a finite number)", "roles='{bad' (not a JSON object",
+                 "standardize='maybe' (not an allowed value; True is used)",
+                 "bogus='x' (not a parameter of this app)", "syn_n='<script>alert(1)</script>999"):
+        assert part in text, part
+    assert "seed=" not in text  # a valid value is applied, not reported
+    assert len(text) < 1500  # the 20,000-character value is shortened
+    assert at.session_state["seed"] == 7
+    assert_no_html_with(at, [])
+    at.run()
+    assert messages(at, "warning") == []  # said once
+
+
+def test_valid_link_says_nothing():
+    at = AppTest.from_file(APP, default_timeout=90)
+    for key, value in {"dataset": "wine", "m": "0.50", "k": "3", "standardize": "false"}.items():
+        at.query_params[key] = value
+    at.run()
+    no_exception(at)
+    assert not [m for m in messages(at, "warning") if m.startswith("Ignored in the link")]

@@ -126,6 +126,10 @@ def test_objective_terms_sum_to_the_objective_at_every_iteration(name):
         assert state.objective.total == record.objective
         np.testing.assert_array_equal(state.selection.selected, record.feature_mask)
         np.testing.assert_array_equal(state.labels, record.labels)
+    # the last iteration's clusters are the fitted ones: the same distances
+    last = model.inspect_iteration(X, len(model.history_))
+    if model.converged_:
+        np.testing.assert_array_equal(model.cost_terms(X, state=last).total, model.cost_terms(X).total)
 
 
 def test_iteration_and_rows_are_checked():

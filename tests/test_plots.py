@@ -137,62 +137,68 @@ def test_sample_rows_is_stratified_and_keeps_tiny_clusters():
     assert len(set(rows.tolist())) == 100
 
 
-def test_heatmap_panel_emphasises_selected_cells():
-    X = pd.DataFrame({"x": [0.0, 1.0, 2.0, 3.0], "c": pd.Categorical(["a", "b", "a", "b"])})
-    labels = np.array([1, 0, 1, 0])
-    mask = np.array([[True, False], [False, True]])
-    panel = plots.heatmap_panel(X, labels, mask, categorical={"c"}, levels={"c": ["a", "b"]})
-    assert panel.rows.tolist() == [1, 3, 0, 2]  # cluster 0 first
-    assert panel.groups.tolist() == [0, 0, 1, 1]
-    assert panel.selected.tolist() == [[True, False], [True, False], [False, True], [False, True]]
-    # selected cells live in [0.5, 1], unselected in [0, 0.5]
-    assert (panel.z[panel.selected] >= 0.5).all() and (panel.z[~panel.selected] <= 0.5).all()
-    # level codes: 'b' -> 1 -> 0.5 * 1 when unselected, 'a' -> 0 -> 0.5 + 0 when selected
-    assert panel.z[0, 1] == pytest.approx(0.5)  # row 1 (cluster 0), c = 'b', not selected
-    assert panel.z[2, 1] == pytest.approx(0.5)  # row 0 (cluster 1), c = 'a', selected
-    assert panel.text[0].tolist() == ["1.0", "b"]
-    assert not panel.sampled and panel.caption() == "Showing all 4 rows."
+def test_heatmap_panel_classes_cells_and_shades_levels_by_the_clusters_most_frequent_level():
+    X = pd.DataFrame({"x": [0.0, 0.2, 5.0, 5.2, 0.1, 5.1], "c": ["a", "a", "b", "b", "b", "a"]})
+    model = CRAFT(m=0.5, k=2, categorical=["c"], n_init=1, random_state=0).fit(X)
+    panel = plots.heatmap_panel(model, X, model.labels_, model.feature_mask_)
+    assert (np.diff(panel.groups) >= 0).all()  # sorted by cluster
+    assert (panel.selected == model.feature_mask_[panel.groups]).all()
+    # a level is dark where it is the row's cluster's most frequent level, light elsewhere
+    levels = X["c"].to_numpy()[panel.rows]
+    modal = {k: X["c"][model.labels_ == k].mode().iloc[0] for k in range(model.n_clusters_)}
+    expected = [plots.MODAL_VALUE if level == modal[g] else plots.OTHER_LEVEL_VALUE
+                for level, g in zip(levels, panel.groups)]
+    assert panel.values[:, 1].tolist() == expected
+    assert ((panel.values[:, 0] >= 0) & (panel.values[:, 0] <= 1)).all()
+    assert not panel.sampled and panel.caption() == "Showing all 6 rows."
 
 
 def test_heatmap_panel_marks_missing_cells():
-    X = pd.DataFrame({"x": [0.0, np.nan, 2.0]})
-    panel = plots.heatmap_panel(X, np.zeros(3, dtype=int), np.array([[True]]))
-    assert np.isnan(panel.z[1, 0])
-    assert panel.text[1, 0] == "missing"
+    X = pd.DataFrame({"x": [0.0, np.nan, 2.0, 9.0], "y": [1.0, 2.0, 1.5, 8.0]})
+    model = CRAFT(m=0.5, k=2, n_init=1, random_state=0).fit(X)
+    panel = plots.heatmap_panel(model, X, model.labels_, model.feature_mask_)
+    position = int(np.flatnonzero(panel.rows == 1)[0])
+    assert panel.values[position, 0] == 0.0 and panel.text[position, 0] == "missing"
+
+
+def cell_classes(figure, first: int = 0):
+    """Selected / unselected cells of one panel: where its two heatmap traces draw a value."""
+    selected, unselected = heatmap_traces(figure)[first : first + 2]
+    assert selected.name == plots.SELECTED_NAME and unselected.name == plots.UNSELECTED_NAME
+    on = ~np.isnan(np.asarray(selected.z, dtype=float))
+    off = ~np.isnan(np.asarray(unselected.z, dtype=float))
+    assert not (on & off).any() and (on | off).all()  # every cell in exactly one class
+    return on
 
 
 def test_fig_data_heatmap_pairs_dataset_and_craft(fig1):
     data, model, X = fig1
     figure = plots.fig_data_heatmap(model, X, max_rows=400, order="natural", y_true=data.true_labels,
                                     true_mask=data.true_mask, true_features=data.mask_features)
-    planted, found = heatmap_traces(figure)
-    z_planted, z_found = np.asarray(planted.z, dtype=float), np.asarray(found.z, dtype=float)
-    assert z_planted.shape == z_found.shape == (60, 24)
-    # Figure 1(a): rows of planted cluster t are 1 on its 8 features, and those cells are the selected ones
-    top_rows = z_planted[:20]
-    assert (top_rows[:, :8] == 1.0).all()  # value 1, selected -> 0.5 + 0.5
-    assert (top_rows[:, 8:] <= 0.5).all()
+    planted, found = cell_classes(figure, 0), cell_classes(figure, 2)
+    assert planted.shape == found.shape == (60, 24)
+    # Figure 1(a): rows of planted cluster t are selected on its 8 features only
+    assert planted[:20, :8].all() and not planted[:20, 8:].any()
     # CRAFT recovers it: the same picture
-    assert np.array_equal(z_found >= 0.5, z_planted >= 0.5)
+    assert np.array_equal(found, planted)
     assert "rows shown" not in figure.layout.title.text
+    assert [t.name for t in figure.data if isinstance(t, go.Scatter)] == ["selected (planted) feature (blue)",
+                                                                          "not selected"]
 
 
 def test_fig_data_heatmap_says_when_rows_are_sampled(mixed):
     X, _, _, model = mixed
     figure = plots.fig_data_heatmap(model, X, max_rows=50)
-    (trace,) = heatmap_traces(figure)
-    assert np.asarray(trace.z).shape == (50, X.shape[1])
+    assert cell_classes(figure).shape == (50, X.shape[1])
     assert "50 of 150 rows shown (stratified sample)" in figure.layout.title.text
 
 
 def test_fig_data_heatmap_selected_cells_follow_each_rows_cluster(mixed):
     X, _, _, model = mixed
     figure = plots.fig_data_heatmap(model, X, max_rows=1000, order="natural")
-    (trace,) = heatmap_traces(figure)
-    z = np.asarray(trace.z, dtype=float)
     rows = np.lexsort((np.arange(len(X)), model.labels_))  # every row, sorted by cluster
     expected = model.feature_mask_[model.labels_[rows]]
-    assert (z[expected] >= 0.5).all() and (z[~expected] <= 0.5).all()
+    assert np.array_equal(cell_classes(figure), expected)
     assert expected.any() and (~expected).any()
 
 
@@ -207,16 +213,22 @@ def test_fig_cluster_sizes(fig1):
     assert figure.data[0].text[0].endswith("(33%)")
 
 
-def test_fig_profile_overview_colours_selected_features(mixed):
+def test_fig_profile_overview_draws_the_rules_numbers_and_cut(mixed):
     X, _, _, model = mixed
-    profiles = cluster_profiles(model, X)
-    figure = plots.fig_profile_overview(profiles, 0)
-    numeric, categorical = figure.data
-    rows = profiles[(profiles.cluster == 0) & (profiles.kind == "numeric")].sort_values("rank", ascending=False)
-    assert list(numeric.y) == rows.feature.tolist()
-    assert list(numeric.marker.color) == [plots.SELECTED_COLOR if s else "#b0b0b0" for s in rows.selected]
-    assert np.allclose(numeric.x, rows.sd_ratio)
-    assert len(categorical.y) == 4
+    profiles = cluster_profiles(model)
+    figure = plots.fig_profile_overview(profiles, 0, budget=model.budget)
+    bars = [trace for trace in figure.data if isinstance(trace, go.Bar)]
+    assert [trace.name for trace in bars] == ["selected feature", "not selected"] * 2
+    for trace, (kind, chosen) in zip(bars, [("numeric", True), ("numeric", False), ("categorical", True),
+                                            ("categorical", False)]):
+        rows = profiles[(profiles.cluster == 0) & (profiles.kind == kind) & (profiles.selected == chosen)]
+        rows = rows.sort_values("rank", ascending=False)
+        assert list(trace.y) == rows.feature.tolist()
+        assert np.allclose(trace.x, rows.criterion)
+        assert trace.marker.color == (plots.SELECTED_COLOR if chosen else plots.UNSELECTED_COLOR)
+    cuts = [shape.x0 for shape in figure.layout.shapes]
+    part = profiles[profiles.cluster == 0]
+    assert cuts == pytest.approx([part[part.kind == "numeric"].cut.iloc[0], part[part.kind == "categorical"].cut.iloc[0]])
 
 
 def test_fig_feature_detail_both_kinds(mixed):

@@ -34,7 +34,7 @@ def row(profiles, cluster, feature):
 
 def test_numeric_profile_by_hand(tiny):
     X, model = tiny
-    profiles = cluster_profiles(model, X)
+    profiles = cluster_profiles(model)
     first = int(model.labels_[0])
     a = row(profiles, first, "a")
     assert a.kind == "numeric" and a.selected and a["rank"] == 1 and a["size"] == 3
@@ -42,18 +42,20 @@ def test_numeric_profile_by_hand(tiny):
     assert a["sd"] == pytest.approx(math.sqrt(0.02 / 3))
     assert a.overall_mean == pytest.approx(2.6)
     assert a.overall_sd == pytest.approx(math.sqrt(37.54 / 6))
-    assert a.sd_ratio == pytest.approx(math.sqrt(0.02 / 3) / math.sqrt(37.54 / 6))
+    # the score is the within-cluster variance the rule ranks (standardized units)
+    assert a.score == pytest.approx((0.02 / 3) / (37.54 / 6)) and a.criterion == a.score
     b = row(profiles, first, "b")
     assert not b.selected and b["rank"] == 2
-    assert a.reason.startswith("Selected: σ = 0.0816 in the cluster vs 2.5 overall (3%)")
-    assert "the smallest variance of 2 numeric features, within the budget of 1" in a.reason
+    assert a.cut == b.cut == pytest.approx((a.score + b.score) / 2)
+    assert a.reason.startswith("Selected: its variance 0.00107 (a share of the overall variance) is the smallest of 2 "
+                               "numeric features, within the budget of 1; σ = 0.0816 in the cluster vs 2.5 overall")
     assert b.reason.startswith("Not selected:")
     assert "outside the budget of 1" in b.reason
 
 
 def test_categorical_profile_by_hand(tiny):
     X, model = tiny
-    profiles = cluster_profiles(model, X)
+    profiles = cluster_profiles(model)
     first = int(model.labels_[0])
     c = row(profiles, first, "c")
     s = model.smoothing
@@ -61,11 +63,11 @@ def test_categorical_profile_by_hand(tiny):
     assert c.selected and c.top_level == "r"
     assert c.top_share == pytest.approx(1.0) and c.overall_share == pytest.approx(0.5)
     assert c.entropy == pytest.approx(0.0) and c.overall_entropy == pytest.approx(math.log(2))
-    assert c.g_d == pytest.approx(math.log(2))
-    assert c.g_kd == pytest.approx(-math.log(eta_k))
-    assert c.gain == pytest.approx(math.log(2) + math.log(eta_k))
-    assert c.gain_share == pytest.approx(c.gain / math.log(2))
-    assert c.reason.startswith("Selected: 'r' is 100% of the cluster vs 50% overall; entropy 0.00 vs 0.69 nats")
+    # G_d - G_kd over the cluster's 3 rows: 3 log 2 - 3 (-log eta_k)
+    assert c.score == pytest.approx(3 * (math.log(2) + math.log(eta_k)))
+    assert c.reason.startswith("Selected: the gain G_d − G_kd = 2.03 nats over its 3 rows is the largest of 2 "
+                               "categorical features, within the budget of 1; 'r' is 100% of the cluster vs 50% overall; "
+                               "entropy 0.00 vs 0.69 nats")
     d = row(profiles, first, "d")
     assert not d.selected and d.top_level == "x" and d.top_share == pytest.approx(2 / 3)
 
@@ -73,7 +75,7 @@ def test_categorical_profile_by_hand(tiny):
 def test_profiles_agree_with_the_fitted_masks():
     X, _, _ = synthetic.mixed_planted(n_samples=200, n_clusters=3, n_numeric=5, n_categorical=5, random_state=3)
     model = CRAFT(m=0.4, k=3, n_init=2, random_state=1).fit(X)
-    profiles = cluster_profiles(model, X)
+    profiles = cluster_profiles(model)
     assert len(profiles) == model.n_clusters_ * X.shape[1]
     names = [str(c) for c in model.feature_names_in_]
     for k in range(model.n_clusters_):
@@ -90,10 +92,12 @@ def test_profiles_agree_with_the_fitted_masks():
 def test_approximate_budget_reasons_name_the_thresholds(tiny):
     X, _ = tiny
     model = CRAFT(m=0.5, k=2, budget="approximate", eps_c=0.5, eps_v=0.5, n_init=2, random_state=0).fit(X)
-    profiles = cluster_profiles(model, X)
+    profiles = cluster_profiles(model)
     first = int(model.labels_[0])
     c = row(profiles, first, "c")
-    assert c.selected == (c.gain_share > 0.5)
+    # the approximate budget compares the gain's share of G_d = 3 log 2 with eps_c
+    assert c.criterion == pytest.approx(c.score / (3 * math.log(2)))
+    assert c.selected == (c.criterion > 0.5) and c.cut == 0.5
     assert "above ε_c = 0.5" in c.reason
     d = row(profiles, first, "d")
     assert not d.selected and "not above ε_c = 0.5" in d.reason
@@ -125,7 +129,7 @@ def test_missing_levels_are_a_level_of_their_own():
 
 def test_cluster_summary_in_words(tiny):
     X, model = tiny
-    profiles = cluster_profiles(model, X)
+    profiles = cluster_profiles(model)
     first = int(model.labels_[0])
     assert cluster_summary(profiles, first) == f"Cluster {first} has 3 rows and selects 2 of 4 features: c, a."
     assert cluster_summary(profiles, 9) == "Cluster 9 does not exist."

@@ -14,11 +14,10 @@ from explorer.services import (
     align_clusters,
     column_report,
     compare_methods,
-    distance_breakdown,
+    distance_table,
     fit_craft,
     fit_schema,
     fitted_X,
-    iteration_state,
     labels_for_evaluation,
     load_example,
     load_upload,
@@ -226,23 +225,17 @@ def test_align_clusters_and_mask_stability(fig2):
     assert summary["ari_to_reference"].iloc[0] == pytest.approx(1.0)
 
 
-def test_iteration_state_rebuilds_the_objective_and_distances():
+def test_distance_table_is_the_fits_cost_terms_at_an_iteration():
     data = load_example("mixed_planted", n_samples=120)
     schema, _ = fit_schema(data, {}, data.label)
     model = fit_craft(data.table, schema, FitParams(m=0.5, k=4, n_init=1)).model
     X = fitted_X(model, data.table)
-    for t in range(1, len(model.history_) + 1):
-        state = iteration_state(model, X, t)
-        record = model.history_[t - 1]
-        assert state.parts["total"] == pytest.approx(record.objective, rel=1e-9)
-        assert np.array_equal(state.clusters.weights > 0.5, record.feature_mask)
-    assert state.parts["total"] == pytest.approx(model.objective_, rel=1e-9)
-    table = distance_breakdown(model, state, 7)
-    expected = _engine.cost_matrix(state.data, state.clusters, model.options_.terms)[7]
+    state = model.inspect_iteration(X, 1)
+    table = distance_table(model, X, state, 7)
+    expected = _engine.cost_matrix(model.encoder_.transform(X), state.clusters, model.options_.terms)[7]
     assert np.allclose(table["total"], expected)
     assert np.allclose(table[["numeric", "categorical_selected", "categorical_global", "feature_control"]].sum(axis=1),
                        table["total"])
-    with pytest.raises(CraftInputError, match=r"iteration=0 must lie in 1\.\."):
-        iteration_state(model, X, 0)
+    assert table["n_selected"].tolist() == state.selection.selected.sum(axis=1).tolist()
     with pytest.raises(CraftInputError, match=r"row=120 must lie in 0\.\.119"):
-        distance_breakdown(model, state, 120)
+        distance_table(model, X, state, 120)
