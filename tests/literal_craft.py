@@ -110,6 +110,7 @@ class Iteration:
     masks: np.ndarray  # (K, D) bool
     n_opened: int
     reassigned: int  # points whose cluster (identity) changed in the pass
+    reassigned_to_opened: int  # of those, the points now in a cluster opened in the pass
 
 
 @dataclass
@@ -241,7 +242,8 @@ def literal_craft(table, numeric, categorical, *, m, rho=None, lam, budget="fixe
                 z.append(int(np.argmin(distances)))  # ties: the lowest index, i.e. the older cluster
         n_opened = len(clusters) - n_before
         new_assignment = [clusters[k].id for k in z]
-        reassigned = sum(a != b for a, b in zip(new_assignment, assignment, strict=True))
+        changed = [row for row in range(n) if new_assignment[row] != assignment[row]]
+        to_opened = sum(z[row] >= n_before for row in changed)
         # Empty clusters are dropped; the others keep their order and identity.
         used = set(z)
         kept = [k for k in range(len(clusters)) if k in used]
@@ -252,8 +254,8 @@ def literal_craft(table, numeric, categorical, *, m, rho=None, lam, budget="fixe
         for cluster, identity in zip(clusters, ids, strict=True):
             cluster.id = identity
         history.append(Iteration(np.array(z), objective(clusters, z), np.array([c.v for c in clusters]),
-                                 n_opened, reassigned))
+                                 n_opened, len(changed), to_opened))
         assignment = new_assignment
-        if reassigned == 0:
+        if not changed:
             return LiteralRun(history, True, clusters)
     return LiteralRun(history, False, clusters)
