@@ -106,6 +106,12 @@ def _y_room(labels) -> float:
     return _label_px(labels) + 10
 
 
+def _left_room(y_labels, x_labels, angle: float) -> float:
+    """Left margin: the y labels, or the first x label where a rotated one reaches further left."""
+    reach = _label_px(list(x_labels)[:1]) * np.cos(np.deg2rad(abs(angle))) if angle and len(x_labels) else 0.0
+    return max(_y_room(y_labels), reach)
+
+
 def _all_ticks(axis, labels) -> dict:
     """Axis settings that show every category's label (Plotly would thin crowded ones)."""
     return dict(tickmode="array", tickvals=list(labels), ticktext=list(labels), automargin=False)
@@ -304,7 +310,7 @@ def fig_feature_masks(
         _selection_legend(fig, SELECTED_COLOR, UNSELECTED_COLOR)
         _finish(fig, title or f"Selected features per cluster ({frame.shape[0]} clusters × {frame.shape[1]} features)",
                 height=_mask_height(frame.shape[0]) + int(_x_room(x_names, angle)),
-                left=_y_room(labels), bottom=_x_room(x_names, angle))
+                left=_left_room(labels, x_names, angle), bottom=_x_room(x_names, angle))
         return fig
 
     true_mask = np.asarray(true_mask, dtype=bool)
@@ -339,7 +345,7 @@ def fig_feature_masks(
     _selection_legend(fig, SELECTED_COLOR, UNSELECTED_COLOR)
     height = _mask_height(max(truth_frame.shape[0], found_frame.shape[0])) + int(_x_room(x_names, angle))
     _finish(fig, title or "Planted subspaces | CRAFT's selected features", height=height,
-            left=_y_room(truth_labels), bottom=_x_room(x_names, angle))
+            left=_left_room(truth_labels, x_names, angle), bottom=_x_room(x_names, angle))
     return fig
 
 
@@ -707,7 +713,7 @@ def fig_data_heatmap(
         y_labels = _group_axis(fig, found, "cluster", 1)
         fig.update_xaxes(tickangle=angle, **_all_ticks("x", x_names))
         _selection_legend(fig, SELECTED_SCALE[1][1], UNSELECTED_SCALE[1][1], what="feature (blue)")
-        return _finish(fig, f"Data sorted by CRAFT cluster{sampled}", height=height, left=_y_room(y_labels),
+        return _finish(fig, f"Data sorted by CRAFT cluster{sampled}", height=height, left=_left_room(y_labels, x_names, angle),
                        bottom=_x_room(x_names, angle))
     planted = heatmap_panel(model, X, y_codes, truth_full[:, columns], modal=planted_modal, features=ordered,
                             rows=rows)
@@ -722,7 +728,7 @@ def fig_data_heatmap(
     _group_axis(fig, found, "cluster", 2)
     fig.update_xaxes(tickangle=angle, **_all_ticks("x", x_names))
     _selection_legend(fig, SELECTED_SCALE[1][1], UNSELECTED_SCALE[1][1], what="(planted) feature (blue)")
-    return _finish(fig, f"Dataset | CRAFT{sampled}", height=height, left=_y_room(left_labels),
+    return _finish(fig, f"Dataset | CRAFT{sampled}", height=height, left=_left_room(left_labels, x_names, angle),
                    bottom=_x_room(x_names, angle))
 
 
@@ -1016,7 +1022,7 @@ def fig_confusion(table: pd.DataFrame, *, title: str | None = None) -> go.Figure
     fig.update_xaxes(tickangle=angle, **_all_ticks("x", cols))
     return _finish(fig, title or "Confusion matrix (clusters × classes)",
                    height=int(min(900, 200 + 28 * len(rows)) + _x_room(cols, angle)),
-                   left=_y_room(rows), bottom=_x_room(cols, angle))
+                   left=_left_room(rows, cols, angle), bottom=_x_room(cols, angle))
 
 
 def fig_compare(frame: pd.DataFrame) -> go.Figure:

@@ -117,11 +117,23 @@ def render_report(title: str, sections: list[Section], *, subtitle: str = "") ->
     return "\n".join(parts)
 
 
-def craft_report(
+def craft_report(model, X: pd.DataFrame, *, dataset_name: str, **options) -> str:
+    """The standard report of one fit as one HTML document (see :func:`report_sections`).
+
+    Returns
+    -------
+    str
+        The HTML document.
+    """
+    sections = report_sections(model, X, **options)
+    subtitle = f"Dataset: {dataset_name} · {len(X):,} rows · K = {model.n_clusters_}"
+    return render_report("CRAFT Explorer report", sections, subtitle=subtitle)
+
+
+def report_sections(
     model,
     X: pd.DataFrame,
     *,
-    dataset_name: str,
     params: dict,
     y=None,
     true_labels=None,
@@ -129,7 +141,7 @@ def craft_report(
     true_features=None,
     notes=(),
     max_rows: int = 400,
-) -> str:
+) -> list[Section]:
     """The standard report of one fit: parameters, result, figures and profiles.
 
     Parameters
@@ -138,7 +150,6 @@ def craft_report(
         Fitted.
     X : DataFrame
         The fitted columns.
-    dataset_name : str
     params : dict
         Parameters to list (e.g. ``FitParams.to_dict()``).
     y : array-like, optional
@@ -152,8 +163,9 @@ def craft_report(
 
     Returns
     -------
-    str
-        The HTML document.
+    list of Section
+        Every figure comes from :mod:`craft.plots`, every number from the
+        model's fitted attributes and inspection surface.
     """
     import numpy as np
 
@@ -202,8 +214,7 @@ def craft_report(
     profiles = cluster_profiles(model)
     chosen = profiles[profiles["selected"]][["cluster", "feature", "kind", "reason"]]
     sections.append(Section("Why each feature was selected", [], [chosen]))
-    subtitle = f"Dataset: {dataset_name} · {len(X):,} rows · K = {model.n_clusters_}"
-    return render_report("CRAFT Explorer report", sections, subtitle=subtitle)
+    return sections
 
 
 def figure_count(document: str) -> int:

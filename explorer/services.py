@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from craft import baselines, datasets, metrics, synthetic
+from craft import baselines, datasets, metrics, synthetic, warm_up
 from craft._optional import missing
 from craft.encoding import Encoder
 from craft.estimator import CRAFT
@@ -681,6 +681,8 @@ def fit_craft(table: pd.DataFrame, schema: Schema, params: FitParams, callback: 
             None, error=f"k = {params.k} clusters cannot be found in {len(X)} rows: choose k ≤ {len(X)}."
         )
     model = CRAFT(categorical=used_schema, callback=callback, **params.estimator_kwargs())
+    # Compilation (or loading compiled code) is not the fit's time: do it first, once per process.
+    warm_up()
     start = time.perf_counter()
     try:
         model.fit(X)

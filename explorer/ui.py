@@ -148,8 +148,8 @@ def render_sidebar() -> FitParams:
         n_init = "auto"
         if not st.checkbox("Restarts: the estimator's default", state.WIDGET_DEFAULTS["n_init_auto"],
                            key="n_init_auto", bind="query-params",
-                           help="n_init='auto': 10 fits from different starts up to 50,000 rows, 3 above; the "
-                                "lowest objective is kept."):
+                           help="n_init='auto': 10 fits from different starts (above 50,000 rows on a sample "
+                                "of 50,000, the best then finished on every row); the lowest objective is kept."):
             n_init = st.slider("Restarts", 1, 20, state.WIDGET_DEFAULTS["n_init"], key="n_init",
                                bind="query-params", help="Fits from different starts; the lowest objective is kept.")
         max_iter = st.number_input("Max iterations", 1, 1000, state.WIDGET_DEFAULTS["max_iter"], key="max_iter",

@@ -1,0 +1,176 @@
+"""Pixels tied to the engine: what every figure draws is the fitted model's own decision.
+
+For every bundled example the colour class (blue = selected, grey = not)
+of every cell of the mask heatmap and of the data heatmap is checked against
+``feature_mask_`` of the row's cluster, every profile's "selected" and rank
+against the inspection surface, and the report's figures of a wide table
+(>= 40 features, k >= 9) against the names they must show.
+"""
+
+from __future__ import annotations
+
+import re
+import warnings
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+import pytest
+from plotly.colors import find_intermediate_color, hex_to_rgb
+
+from craft import CRAFT, plots, synthetic
+from craft.profiles import cluster_profiles
+from craft.report import report_sections
+from explorer.services import EXAMPLES, PRESETS, FitParams, fit_craft, fit_schema, fitted_X, load_example
+
+
+def hue_class(color: str) -> str:
+    """"blue", "grey" or "other" for a ``#rrggbb`` or ``rgb(r, g, b)`` colour."""
+    if color.startswith("#"):
+        r, g, b = hex_to_rgb(color)
+    else:
+        r, g, b = (float(v) for v in re.findall(r"[\d.]+", color)[:3])
+    if max(r, g, b) - min(r, g, b) < 16:
+        return "grey"
+    return "blue" if b > r + 40 and b > g else "other"
+
+
+def color_at(scale, z: float) -> str:
+    """The colour a Plotly colour scale gives ``z`` in [0, 1] (the last stop at a repeated position wins)."""
+    stops = [(float(position), color) for position, color in scale]
+    for (low, low_color), (high, high_color) in zip(stops, stops[1:]):
+        if low <= z <= high and high > low:
+            if z == high:
+                continue
+            share = (z - low) / (high - low)
+            mixed = find_intermediate_color(hex_to_rgb(low_color), hex_to_rgb(high_color), share)
+            return "rgb({}, {}, {})".format(*mixed)
+    return stops[-1][1] if z >= stops[-1][0] else stops[0][1]
+
+
+def test_the_two_cell_classes_have_distinct_hues_whatever_the_value():
+    for z in np.linspace(0, 1, 101):
+        assert hue_class(color_at(plots.SELECTED_SCALE, z)) == "blue"
+        assert hue_class(color_at(plots.UNSELECTED_SCALE, z)) == "grey"
+    assert hue_class(plots.SELECTED_COLOR) == "blue" and hue_class(plots.UNSELECTED_COLOR) == "grey"
+
+
+@pytest.fixture(scope="module", params=EXAMPLES)
+def example(request):
+    name = request.param
+    data = load_example(name, n_samples=150)
+    schema, _ = fit_schema(data, {}, data.label)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        outcome = fit_craft(data.table, schema, FitParams().replace(**{**PRESETS[name], "n_init": 1}))
+    assert outcome.model is not None, outcome.error
+    return data, outcome.model, fitted_X(outcome.model, data.table)
+
+
+def test_every_mask_cell_is_coloured_by_feature_mask(example):
+    data, model, _ = example
+    names = [str(c) for c in model.feature_names_in_]
+    for order in ("subspace", "natural"):
+        figure = plots.fig_feature_masks(model, order=order)
+        (trace,) = [t for t in figure.data if isinstance(t, go.Heatmap)]
+        z = np.asarray(trace.z, dtype=float)
+        rows = [int(re.match(r"cluster (\d+)", label).group(1)) for label in trace.y]
+        columns = [names.index(name) for name in trace.x]
+        for i, k in enumerate(rows):
+            classes = [hue_class(color_at(trace.colorscale, value)) for value in z[i]]
+            assert classes == ["blue" if on else "grey" for on in model.feature_mask_[k, columns]]
+        # every name is a tick
+        assert sorted(figure.layout.xaxis.ticktext) == sorted(names)
+
+
+def test_every_data_heatmap_cell_is_coloured_by_its_rows_cluster(example):
+    data, model, X = example
+    names = [str(c) for c in model.feature_names_in_]
+    kwargs = {}
+    if data.true_mask is not None:
+        kwargs = dict(y_true=data.true_labels, true_mask=data.true_mask, true_features=data.mask_features)
+    figure = plots.fig_data_heatmap(model, X, max_rows=200, **kwargs)
+    traces = [t for t in figure.data if isinstance(t, go.Heatmap)]
+    found = traces[-2:]  # the CRAFT panel (the right one when the planted panel is drawn)
+    assert [t.name for t in found] == [plots.SELECTED_NAME, plots.UNSELECTED_NAME]
+    assert found[0].colorscale == tuple(tuple(stop) for stop in plots.SELECTED_SCALE) or \
+        [list(stop) for stop in found[0].colorscale] == plots.SELECTED_SCALE
+    blue = ~np.isnan(np.asarray(found[0].z, dtype=float))
+    grey = ~np.isnan(np.asarray(found[1].z, dtype=float))
+    assert not (blue & grey).any() and (blue | grey).all()
+    columns = [names.index(name) for name in found[0].x]
+    for i, cells in enumerate(found[0].text):
+        row, cluster = map(int, re.match(r"row (\d+) · cluster (\d+)", cells[0]).groups())
+        assert cluster == model.labels_[row]
+        np.testing.assert_array_equal(blue[i], model.feature_mask_[cluster, columns])
+    values = np.concatenate([np.asarray(t.z, dtype=float).ravel() for t in found])
+    values = values[~np.isnan(values)]
+    assert ((values >= 0) & (values <= 1)).all()
+
+
+def test_every_profile_is_the_engines_selection_and_rank(example):
+    _, model, _ = example
+    profiles = cluster_profiles(model)
+    names = [str(c) for c in model.feature_names_in_]
+    engine = model.engine_features_
+    for row in profiles.itertuples():
+        assert row.selected == model.feature_mask_[row.cluster, names.index(row.feature)]
+        j = engine.index(row.feature)
+        assert row.rank == model.selection_.rank[row.cluster, j]
+        assert row.score == model.selection_.score[row.cluster, j]
+        assert row.cut == model.selection_.cut[row.cluster, j]
+    figure = plots.fig_profile_overview(profiles, 0, budget=model.budget)
+    drawn = {}
+    for trace in figure.data:
+        if isinstance(trace, go.Bar):
+            assert hue_class(trace.marker.color) == ("blue" if trace.name.startswith(plots.SELECTED_NAME) else "grey")
+            for feature in trace.y:
+                drawn[feature] = trace.name.startswith(plots.SELECTED_NAME)
+    expected = profiles[profiles.cluster == 0].set_index("feature")["selected"].to_dict()
+    assert drawn == expected
+
+
+# ---------------------------------------------------------------------------
+# The report on a wide table: every name shown, margins that hold them
+
+
+@pytest.fixture(scope="module")
+def wide_fit():
+    X, y, _ = synthetic.mixed_planted(n_samples=900, n_clusters=9, n_numeric=22, n_categorical=20, random_state=4)
+    names = [f"q{j + 1:02d}_how_often_do_you_{'walk' if j % 2 else 'cycle'}_to_work" for j in range(X.shape[1])]
+    X = X.set_axis(names, axis=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = CRAFT(m=0.4, k=9, n_init=1, random_state=0).fit(X)
+    assert X.shape[1] >= 40 and model.n_clusters_ >= 9
+    classes = pd.Series([f"answer group {int(v) + 1} of the survey" for v in y])
+    return X, classes, model
+
+
+def _tick_texts(axis) -> list[str]:
+    return [str(t) for t in (axis.ticktext or ())]
+
+
+def test_report_figures_show_every_feature_and_cluster_name(wide_fit):
+    X, classes, model = wide_fit
+    sections = report_sections(model, X, params={"m": 0.4, "k": 9}, y=classes)
+    figures = {section.title: section.figures for section in sections if section.figures}
+    features = set(X.columns)
+    clusters = {f"cluster {k}" for k in range(model.n_clusters_)}
+    (masks,) = figures["Selected features per cluster"]
+    assert set(_tick_texts(masks.layout.xaxis)) == features
+    assert {t.split(" (")[0] for t in _tick_texts(masks.layout.yaxis)} == clusters
+    (heatmap,) = figures["Data by cluster"]
+    assert set(_tick_texts(heatmap.layout.xaxis)) == features
+    assert set(_tick_texts(heatmap.layout.yaxis)) == clusters
+    (sizes,) = figures["Cluster sizes"]
+    assert set(_tick_texts(sizes.layout.xaxis)) == clusters
+    (confusion,) = figures["Evaluation against the label column"]
+    assert set(_tick_texts(confusion.layout.yaxis)) == clusters
+    assert set(_tick_texts(confusion.layout.xaxis)) == set(classes)
+    longest = max(len(name) for name in features)
+    for figure in (masks, heatmap, confusion):
+        margin = figure.layout.margin
+        # rotated names need their length times sin(60 degrees) in pixels below the plot
+        assert margin.b >= 0.8 * 6 * longest * np.sin(np.deg2rad(60)) or figure is confusion
+        assert margin.l >= 6 * max(len(t) for t in _tick_texts(figure.layout.yaxis))
