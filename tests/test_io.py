@@ -631,11 +631,11 @@ def test_xlsx_bomb_cell_far_away_is_bounded(tmp_path):
 def test_xlsx_refused_beyond_the_caps(tmp_path, monkeypatch):
     path = tmp_path / "long.xlsx"
     _xlsx(path, [["a", "b"]] + [[i, i * 2] for i in range(3000)])
-    monkeypatch.setenv("CRAFT_MAX_CELLS", "2000")
-    with pytest.raises(CraftInputError, match=r"'long\.xlsx' \(sheet 'Data'\) has about .* cells; this machine "
-                                              r"takes at most 2,000 cells"):
+    monkeypatch.setenv("CRAFT_MAX_EXCEL_CELLS", "2000")
+    with pytest.raises(CraftInputError, match=r"'long\.xlsx' \(sheet 'Data'\) has more than 2,000 non-empty cells "
+                                              r"\(1,001 rows read so far\); this machine reads at most 2,000 cells"):
         read_table(path)
-    monkeypatch.delenv("CRAFT_MAX_CELLS")
+    monkeypatch.delenv("CRAFT_MAX_EXCEL_CELLS")
     monkeypatch.setenv("CRAFT_MAX_UNZIPPED_MB", "0.01")
     with pytest.raises(CraftInputError, match=r"'long\.xlsx' expands to .* MB when unzipped .* reads at most 0 MB"):
         read_table(path)
