@@ -187,6 +187,10 @@ class Encoder:
             for levels, has_missing in zip(self.levels_, self.has_missing_level_)
         ]
 
+    def to_original_units(self, values: np.ndarray) -> np.ndarray:
+        """Map encoded numeric values (any leading shape) back to table units."""
+        return values * self.scale_ + self.center_
+
     def _numeric_block(self, table: pd.DataFrame) -> np.ndarray:
         """The numeric columns as float64 (NaN where missing), checked."""
         return self._scanned_block(table)[0]
