@@ -454,13 +454,20 @@ def _check_parquet_footers(source: str, path: Path) -> None:
         raise CraftInputError(f"{source!r} holds no Parquet files.")
     for file in files:
         try:
-            pq.read_metadata(file)
+            names = pq.read_metadata(file).schema.to_arrow_schema().names
         except Exception as error:  # noqa: BLE001 - pyarrow raises OSError or ArrowInvalid
             detail = " ".join(str(error).split())[:160]
             raise CraftInputError(
                 f"cannot read {str(file)!r}: it is not a readable Parquet file (damaged or truncated: {detail}); "
                 f"replace or remove it."
             ) from None
+        duplicated = sorted({name for name in names if names.count(name) > 1})
+        if duplicated:
+            raise CraftInputError(
+                f"{str(file)!r} names {names.count(duplicated[0])} columns {duplicated[0]!r}; the Dask backend needs "
+                f"unique column names: rename them (the in-memory backend reads them as {duplicated[0]!r}, "
+                f"{duplicated[0] + '.1'!r})."
+            )
 
 
 def _fit_dask(args, parameters, categorical, ignore, callback) -> dict:
