@@ -66,9 +66,6 @@ __all__ = [
     "distance_table",
 ]
 
-#: Role names a user can give a column; "label" marks the evaluation-only column.
-ROLE_CHOICES = ("numeric", "categorical", "ignored", "label")
-
 #: Name of the label column added to synthetic tables (the planted cluster).
 SYNTHETIC_LABEL = "true_cluster"
 
@@ -373,8 +370,10 @@ def load_upload(data: bytes, file_name: str | None, *, tokens_in_text: bool = Fa
     Examples
     --------
     >>> data = load_upload(b"a,b,kind\\n1,2.5,x\\n3,4.5,y\\n5,1.5,x\\n", "t.csv")
-    >>> data.schema.numeric, data.label
-    (('a', 'b'), None)
+    >>> data.schema.numeric, data.schema.categorical, data.label
+    (('b',), ('a', 'kind'), None)
+    >>> data.schema.reasons["a"]
+    'integer with 3 distinct values (≤ 20) → categorical'
     """
     shown = file_name or "the uploaded file"
     try:
