@@ -437,7 +437,7 @@ class _Partitions:
         # Keys unique across clients that share a scheduler; a counter within the fit.
         self._name = f"craft-{uuid.uuid4().hex[:16]}"
         self._count = itertools.count()
-        self.sources = client.scatter([_Source.of(part) for part in table.to_delayed()], hash=False)
+        self.sources = [self.keep(_Source.of(part), name="source") for part in table.to_delayed()]
         self.n_partitions = len(self.sources)
         self._encoder = None
 
@@ -457,7 +457,7 @@ class _Partitions:
             self._constant(encoder.impute_), name="moments",
         )
         _finish_encoder(encoder, self.reduce(moments, _combine_moments), description.observed)
-        self._encoder = self.client.scatter(encoder, broadcast=True, hash=False)
+        self._encoder = self.keep(encoder, name="encoder")
         if persist:
             self.sources = self._submit_all(_data, self.sources, self._constant(self._encoder), name="encoded")
         # No rows, but the global tables (eta_0, variances, level offsets) that the driver's updates read.
@@ -477,6 +477,19 @@ class _Partitions:
         keys = self._keys(name or function.__name__, self.n_partitions)
         return self.client.map(function, *per_partition, key=keys, pure=False)
 
+    def keep(self, value, *, name: str):
+        """A future of ``value`` that the cluster can recompute.
+
+        Not ``client.scatter``: scattered data lives only on the worker that
+        holds it and is lost with that worker ("already forgotten"). A task
+        that returns the value carries the value in its definition, so the
+        scheduler reruns it on another worker, and the tasks that depend on
+        it (a partition read from its source, then its labels) are
+        recomputed from the source partitions.
+        """
+        (key,) = self._keys(name, 1)
+        return self.client.submit(_identity, value, key=key, pure=False)
+
     def _constant(self, value) -> list:
         return [value] * self.n_partitions
 
@@ -484,10 +497,9 @@ class _Partitions:
         """``function(data_p, *(arg[p] for arg in per_partition), context)`` on every partition.
 
         Every argument is a list with one item per partition. ``context`` is
-        scattered once and shared by all tasks. Returns one future per
-        partition.
+        sent once and shared by all tasks. Returns one future per partition.
         """
-        shared = self.client.scatter(context, hash=False) if context is not None else None
+        shared = self.keep(context, name="context") if context is not None else None
         return self._submit_all(
             _on_partition, self._constant(function), self.sources, self._constant(self._encoder), *per_partition,
             self._constant(shared), name=function.__name__,
@@ -576,6 +588,10 @@ class _Partitions:
 
     def nearest_cost_total(self, clusters: _engine.Clusters, terms: PriorTerms) -> float:
         return float(np.sum(self.gather(self.map(_cost_sum, context=_NearestContext(clusters, terms)))))
+
+
+def _identity(value):
+    return value
 
 
 def _take(data: EncodedData, rows: np.ndarray) -> EncodedData:
@@ -1068,7 +1084,7 @@ def _walk(parts: _Partitions, clusters, opts, rng, n_candidates, states) -> _eng
         n_opened = 0 if walk.opened is None else walk.opened.n_clusters
         if shared["n_opened"] != n_opened:
             ctx = _WalkContext(walk.opened, opts.terms, threshold, parts.chunk_rows)
-            shared["future"] = parts.client.scatter(ctx, hash=False)
+            shared["future"] = parts.keep(ctx, name="walk-context")
             shared["n_opened"] = n_opened
         return shared["future"]
 

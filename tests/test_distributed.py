@@ -298,3 +298,41 @@ def test_input_checks(client, table):
         model.fit(dd.from_pandas(table, npartitions=2))
     with pytest.raises(CraftInputError, match=r"X lacks the fitted column\(s\) \['x'\]"):
         model.predict(dd.from_pandas(table.drop(columns="x"), npartitions=2))
+
+
+# ----------------------------------------------------------------------
+# Faults
+
+
+def test_a_worker_killed_mid_fit_is_survived_with_the_same_result():
+    """Issue 14: killing one of two workers mid-fit lost scattered data ("already forgotten").
+
+    Every future the fit holds is a task that the scheduler can rerun, so the
+    lost worker's partitions are read again from their sources elsewhere.
+    """
+    import os
+    import signal
+
+    table = mixed_table(6000, 11)
+    params = dict(lam=6.0, n_init=1, random_state=3, categorical=CATEGORICAL, init="random")
+    memory = CRAFT(**params).fit(table)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None)
+    with cluster, distributed.Client(cluster) as client:
+        victim = min(client.run(os.getpid).values())
+        killed = []
+
+        def kill_one_worker(record):
+            if record.iteration == 2 and not killed:
+                os.kill(victim, signal.SIGKILL)
+                killed.append(record.iteration)
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            model = DaskCRAFT(**params, callback=kill_one_worker).fit(dd.from_pandas(table, npartitions=8))
+        labels = model.labels_.compute().to_numpy()
+    assert killed and model.n_iter_ > 2  # the worker died with passes still to run
+    np.testing.assert_array_equal(labels, memory.labels_)
+    assert model.n_clusters_ == memory.n_clusters_
+    assert model.objective_ == pytest.approx(memory.objective_, rel=1e-9)
