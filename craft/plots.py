@@ -75,8 +75,8 @@ _CHAR_PX = 7.5
 SELECTED_NAME, UNSELECTED_NAME = "selected", "not selected"
 #: The selection rule's cut in the profile charts.
 CUT_COLOR = "#d62728"
-#: The legend sits in the title's row, right-aligned, clear of subplot titles and ticks.
-_LEGEND = dict(orientation="h", x=1.0, xanchor="right", y=1.0, yanchor="top", yref="container", xref="container",
+#: The selection legend: a row of its own under the title (placed by ``_finish``).
+_LEGEND = dict(orientation="h", x=0.0, xanchor="left", y=1.0, yanchor="top", yref="container", xref="container",
                bgcolor="rgba(255,255,255,0.8)")
 
 
@@ -384,9 +384,17 @@ def _finish(fig: go.Figure, title: str, *, height: int | None = None, left: floa
     Margins are computed from the labels (not a fixed 10 px, which clips
     long names); the figure grows by what the labels take.
     """
+    top = 80
+    total = height or fig.layout.height or 450
+    if fig.layout.legend.yref == "container":
+        # The selection legend goes in its own row under the title, left-aligned: clear of the
+        # subplot titles and of the tool bar Plotly shows at the top right on hover.
+        top = 110
+        fig.update_layout(legend=dict(x=0, xanchor="left", y=1 - 42 / total))
     fig.update_layout(
-        title=dict(text=title, x=0, xanchor="left", font=dict(size=15)),
-        margin=dict(l=int(12 + left), r=12, t=80, b=int(12 + bottom)),
+        title=dict(text=title, x=0, xanchor="left", y=1 - 12 / total, yref="container", yanchor="top",
+                   font=dict(size=15)),
+        margin=dict(l=int(12 + left), r=12, t=top, b=int(12 + bottom)),
         font=_FONT,
     )
     if height is not None:

@@ -235,6 +235,12 @@ def test_open_the_app_loads_the_example_and_draws_the_mask_heatmap(page):
     page.wait_for_selector(".st-key-fig_heatmap .js-plotly-plot")
     assert_clean(page)
     screenshot(page, "data_heatmap")
+    page.get_by_role("tab", name="Sizes & profiles").click()
+    wait_idle(page)
+    page.wait_for_selector(".st-key-fig_profile .js-plotly-plot")
+    page.locator(".st-key-fig_profile").scroll_into_view_if_needed()
+    assert_clean(page)
+    screenshot(page, "profiles")
 
 
 # ---------------------------------------------------------------------------
