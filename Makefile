@@ -15,9 +15,9 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
-## Start the app on a bundled example (http://localhost:$(PORT)).
+## Start the app on a bundled example (http://localhost:$(PORT)); its code is loaded before the server opens.
 run: $(STAMP)
-	$(BIN)/streamlit run app.py --server.port $(PORT) --browser.gatherUsageStats false
+	$(BIN)/python -m explorer.serve --server.port $(PORT) --browser.gatherUsageStats false
 
 ## The whole test suite: library, doctests, app (AppTest), real browser, CLI, Dask, benchmark smoke run.
 test: $(STAMP)

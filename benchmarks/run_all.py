@@ -5,9 +5,9 @@
     python -m benchmarks.run_all --only speed recovery
 
 Only this suite's sections of the results file are rewritten ("Paper
-tables", "DP-RF on Splice", "Subspace recovery", "Speed and scale", "Whole fits at scale", "Where
-CRAFT falls short and why"); any other section (e.g. "Dask backend") is kept
-as it is. ``--quick`` writes to ``benchmarks/out/RESULTS-quick.md`` unless
+tables", "DP-RF on Splice", "Subspace recovery", "Speed and scale", "Whole
+fits at scale", "App responsiveness in the browser", "Where CRAFT falls short
+and why"); any other section (e.g. "Dask backend") is kept as it is. ``--quick`` writes to ``benchmarks/out/RESULTS-quick.md`` unless
 ``--results`` says otherwise, so a smoke run never replaces the real numbers.
 """
 
@@ -29,6 +29,7 @@ SECTIONS = {
     "recovery": "Subspace recovery",
     "speed": "Speed and scale",
     "whole": "Whole fits at scale",
+    "browser": "App responsiveness in the browser",
     "study": "Where CRAFT falls short and why",
 }
 HEADER_START, HEADER_END = "<!-- benchmarks:machine -->", "<!-- /benchmarks:machine -->"
@@ -85,10 +86,13 @@ def main(argv=None) -> int:
     results = args.results or (OUT / "RESULTS-quick.md" if args.quick else ROOT / "docs" / "RESULTS.md")
     figures = args.figures or (OUT / "figures" if args.quick else ROOT / "docs" / "figures")
     # Speed first, while nothing else of ours runs; the file keeps the order of SECTIONS.
-    keys = sorted(args.only or list(SECTIONS), key=lambda key: (key != "speed", list(SECTIONS).index(key)))
+    # The browser benchmark starts servers and a browser: a run of its own
+    # (``--only browser``; its smoke test is tests/test_bench_browser.py), not part of --quick.
+    default = [key for key in SECTIONS if not (args.quick and key == "browser")]
+    keys = sorted(args.only or default, key=lambda key: (key != "speed", list(SECTIONS).index(key)))
     OUT.mkdir(parents=True, exist_ok=True)
 
-    from . import defaults_study, dprf_splice, paper_tables, recovery, speed
+    from . import bench_browser, defaults_study, dprf_splice, paper_tables, recovery, speed
 
     if args.render:
         return render(keys, args.quick, results, figures)
@@ -110,6 +114,8 @@ def main(argv=None) -> int:
             data = speed.run(args.quick)
         elif key == "whole":
             data = speed.run_whole(args.quick)
+        elif key == "browser":
+            data = bench_browser.run_suite()
         else:
             peers = _best_peers(raw.get("paper") or _previous("paper", args.quick))
             data = defaults_study.run(args.quick, peers)
@@ -150,6 +156,8 @@ def render(keys, quick: bool, results: Path, figures: Path) -> int:
             text = speed.markdown(data)
         elif key == "whole":
             text = speed.markdown_whole(data)
+        elif key == "browser":
+            text = data["markdown"]
         else:
             data["best_peers"] = _best_peers(_previous("paper", quick)) or data.get("best_peers", {})
             text = defaults_study.markdown(data)

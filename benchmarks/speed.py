@@ -689,10 +689,10 @@ def markdown_whole(data: dict) -> str:
     if errors:
         lines += ["Errors: " + "; ".join(errors), ""]
     lines.append(
-        "How: above 100,000 rows `CRAFT` searches λ and makes its restarts on a uniform sample of 100,000 rows "
+        "How: above 50,000 rows `CRAFT` searches λ and makes its 10 restarts on a uniform sample of 50,000 rows "
         "(`craft.estimator.SEARCH_ROWS`), then starts the passes over every row from the kept run's clusters "
         "(docs/numerics.md, \"Large tables\"); encoding reads the numeric block once for its checks and once for "
-        "the standardized copy (compiled), and gathers level codes row-major. Tables up to 100,000 rows are fitted "
+        "the standardized copy (compiled), and gathers level codes row-major. Tables up to 50,000 rows are fitted "
         "exactly as before (same encoding bits, same runs)."
     )
     return "\n".join(lines)

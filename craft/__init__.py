@@ -9,6 +9,7 @@ numeric and categorical data in which every cluster selects its own features.
 
 from . import datasets, metrics, synthetic
 from ._engine import CostTerms, Inspection, IterationRecord, ObjectiveTerms, Selection
+from ._kernels import warm_up
 from .estimator import CRAFT
 from .exceptions import CraftInputError
 from .io import read_table
@@ -31,5 +32,6 @@ __all__ = [
     "prior_terms",
     "read_table",
     "synthetic",
+    "warm_up",
 ]
 __version__ = "0.1.0"

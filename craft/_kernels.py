@@ -219,3 +219,33 @@ def gather_codes(inverse: np.ndarray, lookup: np.ndarray) -> np.ndarray:
     out = np.empty((inverse.shape[1], inverse.shape[0]), dtype=np.int64)
     _gather_codes(inverse, lookup, out)
     return out
+
+
+_WARM = False
+
+
+def warm_up() -> None:
+    """Compile every kernel, or load it from numba's disk cache, on tiny inputs; once per process.
+
+    A first fit then times its own work: without this, its first call of
+    each kernel also pays the compilation (seconds) or the cache load. The
+    arrays have the types and memory layouts the engine and the encoder pass.
+    """
+    global _WARM
+    if _WARM:
+        return
+    numeric = np.zeros((2, 1))
+    codes = np.zeros((2, 1), dtype=np.int64)
+    offsets = np.zeros(1, dtype=np.int64)
+    for kernel in (_nearest_serial, _nearest_parallel):
+        kernel(numeric, codes, offsets, np.arange(2, dtype=np.int64), np.zeros((1, 1)), np.ones((1, 1)),
+               np.zeros((1, 1), dtype=np.int64), np.ones(1, dtype=np.int64), np.zeros((1, 1)), np.zeros(1),
+               np.full(1, -1, dtype=np.int64), np.empty(2), np.empty(2, dtype=np.int64))
+    accumulate(numeric, codes, offsets, np.zeros(2, dtype=np.int64), 1, 1)
+    # pandas hands a one-dtype numeric block over column-major, a mixed one row-major.
+    for raw in (np.zeros((2, 2), order="F"), np.zeros((2, 2), order="C")):
+        scan(raw, 1.0)
+        standardized(raw, np.zeros(2), np.zeros(2), np.ones(2))
+    column_variance(np.zeros((2, 2)), np.zeros(2))
+    gather_codes(np.zeros((1, 2), dtype=np.int64), np.zeros((1, 2), dtype=np.int64))
+    _WARM = True

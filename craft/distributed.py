@@ -246,7 +246,8 @@ class DaskCRAFT(CRAFT):
             raise CraftInputError(f"CRAFT needs at least 2 rows; the table has n_samples={parts.n_samples}.")
 
         rng = as_generator(self.random_state)
-        # As CRAFT.fit: "auto" is 10 restarts up to 50,000 rows, 3 above.
+        # "auto" is 10 restarts up to 50,000 rows, 3 above: here every restart
+        # passes over all partitions (CRAFT.fit makes its restarts on a sample).
         n_init = self.n_init if self.n_init != "auto" else (10 if parts.n_samples <= 50_000 else 3)
         seeds = rng.integers(np.iinfo(np.int32).max, size=n_init)
         best, lam = self._fit_runs(parts, options, seeds)

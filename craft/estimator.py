@@ -24,8 +24,9 @@ from .schema import Schema, infer_schema
 #: Above this many rows the λ search and the restarts run on a uniform sample
 #: of this many rows, and only the best run is iterated on the whole table: a
 #: pass costs time in proportion to the rows, while λ and the choice among
-#: restarts settle on a sample (docs/numerics.md, docs/RESULTS.md "Speed").
-SEARCH_ROWS = 100_000
+#: restarts settle on a sample (docs/numerics.md, docs/RESULTS.md "Whole fits
+#: at scale"). It is also where n_init="auto" used to drop from 10 runs to 3.
+SEARCH_ROWS = 50_000
 
 
 @dataclasses.dataclass(frozen=True)
@@ -159,10 +160,10 @@ class CRAFT(ClusterMixin, BaseEstimator):
     n_init : "auto" or int, default="auto"
         Runs with different seeds; the one with the lowest objective is kept
         (with ``k`` given, the runs whose K is nearest k come first). "auto"
-        is 10 runs up to 50,000 rows and 3 above, where each run costs more
-        and matters less. Above ``SEARCH_ROWS`` (100,000) rows the runs, and
-        the λ search, use a uniform sample of that many rows, and the kept
-        run's clusters then start the passes over every row.
+        is 10 runs. Above ``SEARCH_ROWS`` (50,000) rows the runs, and the λ
+        search, use a uniform sample of that many rows, so that they cost
+        no more than on 50,000 rows, and the kept run's clusters then start
+        the passes over every row.
     init : {"craft++", "random"}, default="craft++"
         "random" is the paper's start (one cluster at a random point);
         "craft++" opens the first pass's clusters at far points sampled in
@@ -189,7 +190,7 @@ class CRAFT(ClusterMixin, BaseEstimator):
     objective_ : float
         The paper's objective at the end of the kept run.
     history_ : list of IterationRecord
-        One record per iteration of the kept run (above 100,000 rows: of its
+        One record per iteration of the kept run (above 50,000 rows: of its
         passes over every row, after the sample): objective, K, points that
         changed cluster, clusters opened, masks (engine order, see
         ``engine_features_``) and, for up to 200,000 rows, the labels.
@@ -298,7 +299,7 @@ class CRAFT(ClusterMixin, BaseEstimator):
         encoder = Encoder(list(schema.numeric), list(schema.categorical), bool(self.standardize))
         data = encoder.fit_transform(table)
         rng = as_generator(self.random_state)
-        n_init = self.n_init if self.n_init != "auto" else (10 if data.n_samples <= 50_000 else 3)
+        n_init = 10 if self.n_init == "auto" else self.n_init
         seeds = rng.integers(np.iinfo(np.int32).max, size=n_init)
         best, lam = self._fit_runs(data, options, seeds)
         self._store(best, data, lam, options, schema=schema, encoder=encoder, columns=table.columns)

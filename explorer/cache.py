@@ -8,6 +8,11 @@ bytes or the name, rows and seed of an example), the column roles and the
 parameters. Tables and models are passed as ``_``-prefixed arguments, which
 Streamlit does not hash: they are determined by the key. ``st.cache_data``
 hands every caller its own copy, so sessions never share a mutable object.
+Figures are the exception: they are kept with ``st.cache_resource`` (one
+object shared by every session, never mutated: ``st.plotly_chart`` only
+reads it), because the copy ``st.cache_data`` makes is an unpickled Plotly
+figure, which re-validates every property (70 ms for the mask heatmap, most
+of a view-only rerun).
 
 Long computations show a progress bar that appears only after a short
 delay. It is created inside the cached function, so a cache hit replays it
@@ -114,7 +119,7 @@ def cluster_profiles(key: str, _model):
     return profiles.cluster_profiles(_model)
 
 
-@st.cache_data(max_entries=_DERIVED_ENTRIES, show_spinner=False)
+@st.cache_resource(max_entries=_DERIVED_ENTRIES, show_spinner=False)
 def profile_figures(key: str, cluster: int, feature: str | None, _model, _X, _profiles):
     """Sizes, profile overview and one feature's detail for the fit named ``key``."""
     sizes = plots.fig_cluster_sizes(_model)
@@ -129,7 +134,7 @@ def projection(key: str, max_points: int, _model, _X):
     return plots.projection_frame(_model, _X, max_points=max_points)
 
 
-@st.cache_data(max_entries=_DERIVED_ENTRIES, show_spinner=False)
+@st.cache_resource(max_entries=_DERIVED_ENTRIES, show_spinner=False)
 def masks_figure(key: str, order: str, with_truth: bool, _model, _data):
     """The mask heatmap of the fit named ``key`` (beside the planted mask when asked)."""
     if with_truth and _data.true_mask is not None:
@@ -139,7 +144,7 @@ def masks_figure(key: str, order: str, with_truth: bool, _model, _data):
     return plots.fig_feature_masks(_model, order=order)
 
 
-@st.cache_data(max_entries=_DERIVED_ENTRIES, show_spinner=False)
+@st.cache_resource(max_entries=_DERIVED_ENTRIES, show_spinner=False)
 def data_heatmap(key: str, order: str, max_rows: int, with_truth: bool, _model, _X, _data):
     """The data heatmap of the fit named ``key``."""
     if with_truth and _data.true_mask is not None:

@@ -1,0 +1,622 @@
+"""Responsiveness as a person feels it: the app in a real Chromium against ``streamlit run``.
+
+Playwright drives Debian's Chromium (``/usr/bin/chromium``, headless) against
+a ``streamlit run app.py`` server of this checkout. Every action is timed in
+the page itself:
+
+* **start**: the input event (``pointerdown`` / ``keydown`` / ``input``, caught
+  on ``window`` in the capture phase before the app sees it); for a new
+  session, the navigation's start (``performance.timeOrigin``);
+* **end**: the last change of the DOM (a ``MutationObserver`` on the whole
+  document) before the app reports it is no longer running
+  (``[data-testid='stApp'][data-test-script-state='notRunning']``) and the
+  DOM has then stayed unchanged for ``QUIET_MS``.
+
+Beside it, the **server's** share: from the browser's rerun request (the
+``rerun_script`` message on Streamlit's websocket) to the arrival of the
+server's ``script_finished`` message, both timed in the page (Playwright
+only tells which message is which). The difference is the browser's work:
+drawing, Plotly, layout.
+
+Each action is measured ``--repeats`` times (at least 5), after one warm-up
+where the action would otherwise be measured cold; the median and the range
+are reported with the machine's load average at the start and end of each
+action. Timings are never asserted by tests (``tests/test_bench_browser.py``
+runs one action as a smoke test).
+
+    python -m benchmarks.bench_browser                 # all actions, print
+    python -m benchmarks.bench_browser --write-results # and the RESULTS section
+    python -m benchmarks.bench_browser --actions control --repeats 1   # one action
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import json
+import os
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+OUT = ROOT / "benchmarks" / "out"
+TITLE = "App responsiveness in the browser"
+
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+    "--disable-dev-shm-usage",
+]
+APP_IDLE = "[data-testid='stApp'][data-test-script-state='notRunning']"
+#: The DOM must stay unchanged this long after the app is idle for an action to count as settled.
+QUIET_MS = 500
+#: How often the page is asked whether it has settled.
+POLL_MS = 20
+#: Longest an action may take before it counts as failed.
+ACTION_TIMEOUT_S = 120
+SERVER_START_TIMEOUT_S = 120
+#: How ``make run`` starts the server (the app's code loaded before it opens), and plain Streamlit.
+SERVE_COMMAND = [sys.executable, "-m", "explorer.serve"]
+PLAIN_COMMAND = [sys.executable, "-m", "streamlit", "run", "app.py"]
+
+# The timer lives in the page from its first byte: input events, DOM changes,
+# and the times the websocket sends and receives its messages (in order).
+_TIMER_JS = """
+(() => {
+  const t = {input: null, last: performance.now(), mutations: 0, sent: [], received: []};
+  window.__craftTimer = t;
+  for (const type of ['pointerdown', 'keydown', 'input']) {
+    window.addEventListener(type, () => { if (t.input === null) { t.input = performance.now(); t.mutations = 0; } }, true);
+  }
+  new MutationObserver(() => { t.last = performance.now(); t.mutations += 1; })
+    .observe(document, {subtree: true, childList: true, attributes: true, characterData: true});
+  const Native = window.WebSocket;
+  class Timed extends Native {
+    constructor(...args) {
+      super(...args);
+      this.addEventListener('message', () => t.received.push(performance.now()));
+    }
+    send(data) { t.sent.push(performance.now()); return super.send(data); }
+  }
+  window.WebSocket = Timed;
+})();
+"""
+_STATE_JS = """
+(selector) => {
+  const t = window.__craftTimer;
+  return {idle: document.querySelector(selector) !== null, now: performance.now(), last: t.last,
+          input: t.input, mutations: t.mutations,
+          charts: document.querySelectorAll('.js-plotly-plot .main-svg').length};
+}
+"""
+
+
+# ---------------------------------------------------------------------------
+# Server and browser
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Server:
+    """A ``streamlit run app.py`` process of this checkout on a free port, with its own HOME."""
+
+    def __init__(self, command: list[str] | None = None):
+        self.port = _free_port()
+        self.url = f"http://localhost:{self.port}"
+        self.home = Path(tempfile.mkdtemp(prefix="craft-bench-home-"))
+        self.command = command or SERVE_COMMAND
+        self.process = None
+        self.log = self.home / "server.log"
+        self.ready_s = None
+
+    def start(self) -> Server:
+        env = dict(os.environ, HOME=str(self.home), STREAMLIT_BROWSER_GATHER_USAGE_STATS="false",
+                   PYTHONUNBUFFERED="1")
+        env["PYTHONPATH"] = str(ROOT) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+        args = ["--server.headless", "true", "--server.port", str(self.port), "--server.address", "localhost",
+                "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"]
+        started = time.perf_counter()
+        with open(self.log, "wb") as log:
+            self.process = subprocess.Popen([*self.command, *args], cwd=ROOT, env=env, stdout=log,
+                                            stderr=subprocess.STDOUT, start_new_session=True)
+        deadline = started + SERVER_START_TIMEOUT_S
+        while time.perf_counter() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"the server exited ({self.process.returncode}): {self.log.read_text()[-2000:]}")
+            with contextlib.suppress(urllib.error.URLError, ConnectionError, TimeoutError, OSError), \
+                    urllib.request.urlopen(f"{self.url}/_stcore/health", timeout=2) as answer:
+                if answer.status == 200:
+                    self.ready_s = time.perf_counter() - started
+                    return self
+            time.sleep(0.1)
+        self.stop()
+        raise RuntimeError(f"no answer from {self.url} within {SERVER_START_TIMEOUT_S} s")
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(timeout=15)
+        shutil.rmtree(self.home, ignore_errors=True)
+
+
+class Frames:
+    """The kinds of the websocket's messages, in order, as Playwright sees them.
+
+    Their times come from the page (``__craftTimer.sent`` / ``received``, the
+    same order), so that Playwright's event delivery adds no delay.
+    """
+
+    def __init__(self):
+        self.sent: list[str | None] = []
+        self.received: list[str | None] = []
+
+    def watch(self, page) -> None:
+        from streamlit.proto.BackMsg_pb2 import BackMsg
+        from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+        def kind(message_type, payload):
+            if not isinstance(payload, bytes):
+                return None
+            try:
+                return message_type.FromString(payload).WhichOneof("type")
+            except Exception:  # noqa: BLE001 - not a Streamlit message
+                return None
+
+        def on_socket(socket):
+            socket.on("framesent", lambda payload: self.sent.append(kind(BackMsg, payload)))
+            socket.on("framereceived", lambda payload: self.received.append(kind(ForwardMsg, payload)))
+
+        page.on("websocket", on_socket)
+
+    def marks(self) -> tuple[int, int]:
+        return len(self.sent), len(self.received)
+
+    def server_seconds(self, page, since: tuple[int, int]) -> float | None:
+        """From the first rerun request after ``since`` to the last finished run, in page time."""
+        times = page.evaluate("() => ({sent: window.__craftTimer.sent, received: window.__craftTimer.received})")
+        reruns = [i for i, kind in enumerate(self.sent) if i >= since[0] and kind == "rerun_script"]
+        finished = [i for i, kind in enumerate(self.received) if i >= since[1] and kind == "script_finished"]
+        if not finished or finished[-1] >= len(times["received"]):
+            return None
+        end = times["received"][finished[-1]]
+        begin = times["sent"][reruns[0]] if reruns and reruns[0] < len(times["sent"]) else 0.0
+        return max(end - begin, 0.0) / 1000
+
+
+class Browser:
+    """Headless Debian Chromium under Playwright; pages carry the timer."""
+
+    def __init__(self):
+        from playwright.sync_api import sync_playwright
+
+        self._playwright = sync_playwright().start()
+        self.chromium = self._playwright.chromium.launch(executable_path=_chromium(), args=CHROMIUM_ARGS)
+
+    def page(self, base_url: str):
+        context = self.chromium.new_context(viewport={"width": 1400, "height": 1000}, base_url=base_url)
+        context.set_default_timeout(ACTION_TIMEOUT_S * 1000)
+        context.add_init_script(_TIMER_JS)
+        page = context.new_page()
+        page.frames_seen = Frames()
+        page.frames_seen.watch(page)
+        return page
+
+    def close(self) -> None:
+        self.chromium.close()
+        self._playwright.stop()
+
+
+def _chromium() -> str:
+    found = shutil.which("chromium") or shutil.which("chromium-browser") or "/usr/bin/chromium"
+    if not os.access(found, os.X_OK):
+        raise RuntimeError("no Chromium: install Debian's package (apt-get install -y chromium)")
+    return found
+
+
+# ---------------------------------------------------------------------------
+# Timing
+
+
+@dataclass
+class Timing:
+    browser_s: float
+    server_s: float | None
+    first_chart_s: float | None = None
+
+
+def settle(page, *, since_navigation: bool = False) -> Timing:
+    """Wait until the app is idle and the DOM quiet; the time from the input (or navigation) to the last change."""
+    deadline = time.perf_counter() + ACTION_TIMEOUT_S
+    first_chart = None
+    while True:
+        state = page.evaluate(_STATE_JS, APP_IDLE)
+        start = 0.0 if since_navigation else state["input"]
+        if first_chart is None and state["charts"]:
+            first_chart = state["now"]
+        changed = since_navigation or (start is not None and state["mutations"] > 0)
+        if changed and state["idle"] and state["now"] - state["last"] >= QUIET_MS:
+            break
+        if time.perf_counter() > deadline:
+            raise TimeoutError(f"the page did not settle within {ACTION_TIMEOUT_S} s: {state}")
+        page.wait_for_timeout(POLL_MS)
+    first = None if first_chart is None else (min(first_chart, state["last"]) - start) / 1000
+    return Timing((state["last"] - start) / 1000, None, first)
+
+
+def timed(page, action) -> Timing:
+    """Run ``action`` (Playwright input) and time it in the page."""
+    page.evaluate("() => { window.__craftTimer.input = null; window.__craftTimer.mutations = 0; }")
+    since = page.frames_seen.marks()
+    action()
+    timing = settle(page)
+    timing.server_s = page.frames_seen.server_seconds(page, since)
+    return timing
+
+
+def open_page(page, path: str) -> Timing:
+    """Load ``path`` in ``page`` (a new Streamlit session) and time it from the navigation's start."""
+    since = page.frames_seen.marks()
+    page.goto(path, wait_until="commit")
+    timing = settle(page, since_navigation=True)
+    timing.server_s = page.frames_seen.server_seconds(page, since)
+    return timing
+
+
+# ---------------------------------------------------------------------------
+# Widgets
+
+
+def slider_step(page, key: str, keys: str) -> None:
+    """Move the slider ``key`` with the keyboard (``keys``: e.g. "ArrowRight")."""
+    thumb = page.locator(f".st-key-{key} input[type=range]")
+    thumb.focus()
+    page.keyboard.press(keys)
+
+
+def set_number(page, key: str, value) -> None:
+    field = page.locator(f".st-key-{key} input")
+    field.fill(str(value))
+    field.press("Enter")
+
+
+def click_tab(page, title: str) -> None:
+    page.locator("[data-testid='stTab']", has_text=title).first.click()
+
+
+def click_option(page, key: str, label: str) -> None:
+    page.locator(f".st-key-{key} button", has_text=label).first.click()
+
+
+def fit_time_shown(page) -> str | None:
+    """The "Fit time" metric of the page, as shown."""
+    metric = page.locator("[data-testid='stMetric']", has_text="Fit time")
+    if metric.count() == 0:
+        return None
+    return metric.first.locator("[data-testid='stMetricValue']").inner_text().strip()
+
+
+# ---------------------------------------------------------------------------
+# Actions
+
+
+@dataclass
+class Result:
+    key: str
+    action: str
+    target_s: float
+    browser_s: list = field(default_factory=list)
+    server_s: list = field(default_factory=list)
+    first_chart_s: list = field(default_factory=list)
+    load: tuple = ()
+    note: str = ""
+
+    def add(self, timing: Timing) -> None:
+        self.browser_s.append(timing.browser_s)
+        self.server_s.append(timing.server_s)
+        if timing.first_chart_s is not None:
+            self.first_chart_s.append(timing.first_chart_s)
+
+
+def _view_control(browser, server, repeats) -> Result:
+    result = Result("control", "a view-only control inside a fragment (Tune & see › Feature masks › Feature order)", 0.15)
+    page = browser.page(server.url)
+    open_page(page, "/clusters?view=Feature+masks")
+    options = ["subspaces as blocks", "table order"]
+    click_option(page, "mask_order", options[0])  # warm: both orders' figures cached
+    settle(page)
+    for i in range(repeats):
+        result.add(timed(page, lambda i=i: click_option(page, "mask_order", options[(i + 1) % 2])))
+    page.context.close()
+    return result
+
+
+def _toggle(browser, server, repeats) -> Result:
+    result = Result("toggle", "a view-only toggle inside a fragment (Tune & see › Feature masks › beside the planted subspaces)", 0.15)
+    page = browser.page(server.url)
+    open_page(page, "/clusters?view=Feature+masks")
+    toggle = page.locator(".st-key-mask_truth label")
+    toggle.click()
+    settle(page)
+    for _ in range(repeats):
+        result.add(timed(page, toggle.click))
+    page.context.close()
+    return result
+
+
+def _tab_switch(browser, server, repeats) -> Result:
+    result = Result("tab", "switching tabs on Tune & see (Feature masks ↔ Data heatmap)", 0.30)
+    page = browser.page(server.url)
+    open_page(page, "/clusters?view=Feature+masks")
+    tabs = ["Data heatmap", "Feature masks"]
+    click_tab(page, tabs[0])  # warm: both tabs' figures cached
+    settle(page)
+    click_tab(page, tabs[1])
+    settle(page)
+    for i in range(repeats):
+        result.add(timed(page, lambda i=i: click_tab(page, tabs[i % 2])))
+    page.context.close()
+    return result
+
+
+def _cached_value(browser, server, repeats) -> Result:
+    result = Result("cached", "m ± 0.01 on the bundled 1,000-row mixed example (credit-g), back to a cached value", 0.30)
+    page = browser.page(server.url)
+    open_page(page, "/clusters?dataset=credit-g&view=Feature+masks")
+    timed(page, lambda: slider_step(page, "m", "ArrowRight"))  # m = 0.51, a new fit, then cached
+    timed(page, lambda: slider_step(page, "m", "ArrowLeft"))
+    for i in range(repeats):
+        result.add(timed(page, lambda i=i: slider_step(page, "m", "ArrowRight" if i % 2 == 0 else "ArrowLeft")))
+    page.context.close()
+    return result
+
+
+def _teach_step(browser, server, repeats) -> Result:
+    result = Result("teach", "Teach: the iteration slider one step, default example (300 rows)", 0.20)
+    page = browser.page(server.url)
+    open_page(page, "/teach")
+    for i in range(repeats + 1):
+        timing = timed(page, lambda i=i: slider_step(page, "teach_iter", "ArrowLeft" if i % 2 == 0 else "ArrowRight"))
+        if i:  # the first step computes the iteration's state; later ones alternate between cached ones
+            result.add(timing)
+    page.context.close()
+    return result
+
+
+def _new_fit_10k(browser, server, repeats) -> Result:
+    result = Result("fit10k", "a new fit on 10,000 mixed rows (mixed_planted, m one step to a value not seen yet)", 1.0)
+    page = browser.page(server.url)
+    open_page(page, "/clusters?dataset=mixed_planted&syn_n=10000&view=Feature+masks")
+    fits = []
+    for _ in range(repeats):
+        result.add(timed(page, lambda: slider_step(page, "m", "ArrowRight")))
+        fits.append(fit_time_shown(page))
+    result.note = "Fit time shown: " + ", ".join(str(f) for f in fits)
+    page.context.close()
+    return result
+
+
+def _new_session(browser, server, repeats) -> Result:
+    result = Result("session", "a new browser session to its first chart (Tune & see, default example)", 3.0)
+    for _ in range(repeats):
+        page = browser.page(server.url)
+        result.add(open_page(page, "/clusters?view=Feature+masks"))
+        page.context.close()
+    result.note = "time to the first chart drawn; the browser column is the page settled"
+    return result
+
+
+def _fresh_server(browser, server, repeats, command) -> Result:
+    result = Result("fresh", "the first session after a fresh server start, to its first chart", 3.0)
+    shown, ready = [], []
+    for _ in range(repeats):
+        fresh = Server(command).start()
+        ready.append(fresh.ready_s)
+        try:
+            page = browser.page(fresh.url)
+            result.add(open_page(page, "/clusters?view=Feature+masks"))
+            shown.append(fit_time_shown(page))
+            page.context.close()
+        finally:
+            fresh.stop()
+    result.note = (f"server ready (health check) after {statistics.median(ready):.1f} s (median), not counted; "
+                   "Fit time shown: " + ", ".join(str(s) for s in shown))
+    return result
+
+
+def _fresh_plain(browser, server, repeats, command) -> Result:
+    result = _fresh_server(browser, server, repeats, PLAIN_COMMAND)
+    result.key = "fresh_plain"
+    result.action = "the same, started with plain `streamlit run app.py` (code loaded by the first session)"
+    return result
+
+
+def _upload_k26(browser, server, repeats) -> Result:
+    result = Result("k26", "20,000-row upload (12 numeric + 12 categorical columns), k 3 → 26: a new fit", 3.0)
+    fits = []
+    for seed in range(repeats):
+        # Each repeat its own table (another draw), so no fit of an earlier repeat is cached.
+        name = f"mixed20k_{seed}.csv"
+        page = browser.page(server.url)
+        open_page(page, "/data")
+        page.get_by_text("Upload your own table").first.click()
+        page.locator(".st-key-uploader input[type='file']").set_input_files(
+            files=[{"name": name, "mimeType": "text/csv", "buffer": _upload_table(20_000, seed)}])
+        settle_until(page, lambda name=name, page=page: page.locator("[data-testid='stSidebar']", has_text=name).count() > 0)
+        if page.locator(".st-key-k input").input_value() != "3":
+            timed(page, lambda page=page: set_number(page, "k", 3))
+        result.add(timed(page, lambda page=page: set_number(page, "k", 26)))
+        page.locator("[data-testid='stSidebarNav'] a", has_text="Tune & see").first.click()
+        settle(page)
+        fits.append(fit_time_shown(page))
+        page.context.close()
+    result.note = "Fit time shown: " + ", ".join(str(f) for f in fits)
+    return result
+
+
+def settle_until(page, condition) -> None:
+    deadline = time.perf_counter() + ACTION_TIMEOUT_S
+    while not condition():
+        if time.perf_counter() > deadline:
+            raise TimeoutError("the page never reached the expected state")
+        page.wait_for_timeout(100)
+    settle(page, since_navigation=True)
+
+
+def _upload_table(n_rows: int, seed: int) -> bytes:
+    from craft.synthetic import mixed_planted
+
+    X, _, _ = mixed_planted(n_rows, n_clusters=6, random_state=seed)
+    buffer = io.StringIO()
+    X.to_csv(buffer, index=False)
+    return buffer.getvalue().encode()
+
+
+ACTIONS = {
+    "control": _view_control,
+    "toggle": _toggle,
+    "tab": _tab_switch,
+    "cached": _cached_value,
+    "teach": _teach_step,
+    "fit10k": _new_fit_10k,
+    "k26": _upload_k26,
+    "session": _new_session,
+    "fresh": _fresh_server,
+    "fresh_plain": _fresh_plain,
+}
+
+
+# ---------------------------------------------------------------------------
+# Report
+
+
+def _stats(values) -> str:
+    values = [v for v in values if v is not None]
+    if not values:
+        return "—"
+    median = statistics.median(values)
+    return f"{median * 1000:,.0f} ms ({min(values) * 1000:,.0f}–{max(values) * 1000:,.0f})"
+
+
+def provenance(info: dict) -> str:
+    return (
+        f"*Produced by `python -m benchmarks.bench_browser --write-results` on {time.strftime('%Y-%m-%d %H:%M')}, "
+        f"commit {info['commit']}, on {info['cpu']}, {info['cores']} cores, shared with other work (load average "
+        f"{info['load_average']} at the start).*"
+    )
+
+
+def markdown(results: list[Result], repeats: int) -> str:
+    how = (
+        "A real headless Chromium (Debian's, driven by Playwright) against the app's server, started as `make run` "
+        "starts it (`python -m explorer.serve`: `streamlit run app.py` with the app's code loaded first). Each "
+        "action is timed in the page from the input event (pointerdown / keydown, or the navigation's start for a "
+        "new session) to the last change of the DOM before the app is idle and the DOM has stayed unchanged for "
+        f"{QUIET_MS} ms. *Server* is the script's share: from the browser's rerun request to the server's "
+        "`script_finished` message on the websocket, timed in the page; the rest is the browser's drawing. Median "
+        f"(min–max) of {repeats} repetitions per action after a warm-up; 1-minute load average before and after "
+        "each action (2 cores)."
+    )
+    lines = [
+        how,
+        "",
+        "| action | browser, median (min–max) | server, median (min–max) | target | | load before → after | note |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for r in results:
+        if r.note.startswith("error"):
+            lines.append(f"| {r.action} | — | — | ≤ {r.target_s * 1000:,.0f} ms | not measured | | {r.note} |")
+            continue
+        measured = r.first_chart_s if r.key in ("session", "fresh", "fresh_plain") and r.first_chart_s else r.browser_s
+        median = statistics.median(measured)
+        shown = _stats(measured)
+        if r.key in ("session", "fresh", "fresh_plain"):
+            shown = f"first chart {shown}; settled {_stats(r.browser_s)}"
+        lines.append(
+            f"| {r.action} | {shown} | {_stats(r.server_s)} | ≤ {r.target_s * 1000:,.0f} ms | "
+            f"{'met' if median <= r.target_s else 'missed'} | {r.load[0]:.1f} → {r.load[1]:.1f} | {r.note} |"
+        )
+    return "\n".join(lines)
+
+
+def run(keys, repeats: int, serve_command: list[str] | None) -> list[Result]:
+    browser = Browser()
+    server = Server(serve_command).start()
+    results = []
+    try:
+        # Warm the server as a visitor would have: the default example fitted, the kernels loaded.
+        warm = browser.page(server.url)
+        open_page(warm, "/clusters")
+        warm.context.close()
+        for key in keys:
+            load_before = os.getloadavg()[0]
+            try:
+                if key in ("fresh", "fresh_plain"):
+                    result = ACTIONS[key](browser, server, repeats, serve_command)
+                else:
+                    result = ACTIONS[key](browser, server, repeats)
+            except Exception as error:  # noqa: BLE001 - one failed action is reported, the others still run
+                result = Result(key, key, 0.0, note=f"error: {type(error).__name__}: {str(error)[:200]}")
+            result.load = (load_before, os.getloadavg()[0])
+            results.append(result)
+            print(f"  {key}: browser {_stats(result.browser_s)}, server {_stats(result.server_s)} {result.note}",
+                  flush=True)
+    finally:
+        server.stop()
+        browser.close()
+    return results
+
+
+def run_suite(repeats: int = 5) -> dict:
+    """Every action, for ``benchmarks.run_all`` (``make bench``): raw numbers and the section's body."""
+    results = run(list(ACTIONS), repeats, None)
+    return {"results": [r.__dict__ for r in results], "markdown": markdown(results, repeats)}
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--actions", nargs="*", choices=list(ACTIONS), default=list(ACTIONS))
+    parser.add_argument("--repeats", type=int, default=5, help="measurements per action (5 or more for the results)")
+    parser.add_argument("--serve", nargs="*", default=None,
+                        help="command that starts the server (default: python -m explorer.serve, as make run)")
+    parser.add_argument("--write-results", action="store_true", help="replace the section in docs/RESULTS.md")
+    parser.add_argument("--results", type=Path, default=None, help="the file --write-results updates")
+    parser.add_argument("--json", type=Path, default=OUT / "bench_browser.json")
+    args = parser.parse_args(argv)
+    sys.path.insert(0, str(ROOT))
+    from benchmarks.common import RESULTS, machine, write_sections
+
+    info = machine()
+    results = run(args.actions, args.repeats, args.serve)
+    args.json.parent.mkdir(parents=True, exist_ok=True)
+    args.json.write_text(json.dumps({"machine": info, "results": [r.__dict__ for r in results]}, indent=1, default=str))
+    text = provenance(info) + "\n\n" + markdown(results, args.repeats)
+    print(text)
+    if args.write_results:
+        write_sections({TITLE: text}, args.results or RESULTS)
+    return 0 if not any(r.note.startswith("error") for r in results) else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

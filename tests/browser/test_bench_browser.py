@@ -1,0 +1,43 @@
+"""Smoke test of the browser benchmark: one action, once, into a temporary results file.
+
+Timings are measured and written, never asserted: the test checks that the
+benchmark drives the app in Chromium, times the action in the page and on
+the websocket, and writes its section.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_one_action_is_timed_and_written(tmp_path, browser):
+    # ``browser`` (conftest) skips, or fails under CRAFT_REQUIRE_BROWSER=1, where there is no Chromium.
+    results = tmp_path / "RESULTS.md"
+    results.write_text("# Benchmark results\n\n## Paper tables\n\nkept\n", encoding="utf-8")
+    raw = tmp_path / "bench_browser.json"
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    done = subprocess.run(
+        [sys.executable, "-m", "benchmarks.bench_browser", "--actions", "control", "--repeats", "1",
+         "--write-results", "--results", str(results), "--json", str(raw)],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=280, check=False,
+    )
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    (result,) = json.loads(raw.read_text())["results"]
+    assert result["key"] == "control" and len(result["browser_s"]) == 1
+    # The page saw the input and the DOM settle; the websocket showed a rerun and its end.
+    assert result["browser_s"][0] > 0 and result["server_s"][0] is not None
+    assert result["server_s"][0] <= result["browser_s"][0]
+    text = results.read_text(encoding="utf-8")
+    assert "kept" in text and re.search(r"(?m)^## App responsiveness in the browser$", text)
+    assert re.search(r"(?m)^\| a view-only control inside a fragment .*\| ≤ 150 ms \| (met|missed) \|", text)
