@@ -749,7 +749,7 @@ def fig_data_heatmap(
         fig = go.Figure(_panel_traces(found, "cluster"))
         y_labels = _group_axis(fig, found, "cluster", 1)
         fig.update_xaxes(tickangle=angle, **_all_ticks("x", x_names))
-        _selection_legend(fig, SELECTED_SCALE[1][1], UNSELECTED_SCALE[1][1], what="feature (blue)")
+        _selection_legend(fig, SELECTED_COLOR, UNSELECTED_SCALE[-1][1], what="feature (blue)")
         return _finish(fig, f"Data sorted by CRAFT cluster{sampled}", height=height, left=_left_room(y_labels, x_names, angle),
                        bottom=_x_room(x_names, angle))
     planted = heatmap_panel(model, X, y_codes, truth_full[:, columns], modal=planted_modal, features=ordered,
@@ -764,7 +764,7 @@ def fig_data_heatmap(
     left_labels = _group_axis(fig, planted, "planted", 1, 1)
     _group_axis(fig, found, "cluster", 2)
     fig.update_xaxes(tickangle=angle, **_all_ticks("x", x_names))
-    _selection_legend(fig, SELECTED_SCALE[1][1], UNSELECTED_SCALE[1][1], what="(planted) feature (blue)")
+    _selection_legend(fig, SELECTED_COLOR, UNSELECTED_SCALE[-1][1], what="(planted) feature (blue)")
     return _finish(fig, f"Dataset | CRAFT{sampled}", height=height, left=_left_room(left_labels, x_names, angle),
                    bottom=_x_room(x_names, angle))
 
