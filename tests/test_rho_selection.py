@@ -140,3 +140,17 @@ def test_invalid_rho_selection_is_refused():
     X, _, _ = FIGURES["fig1_binary"](random_state=0)
     with pytest.raises(CraftInputError, match=r"rho_selection='global' is invalid: it must be one of 'paper', 'shrink'"):
         CRAFT(rho_selection="global").fit(X)
+
+
+def test_cli_rho_selection_reaches_the_estimator(tmp_path, capsys):
+    import json
+
+    from craft.cli import main
+
+    code = main(["fit", "zoo", "--k", "7", "--n-init", "1", "--seed", "0", "--rho", "0.0001", "--rho-selection",
+                 "shrink", "--out", str(tmp_path), "--no-progress"])
+    assert code == 0, capsys.readouterr().err
+    summary = json.loads((tmp_path / "summary.json").read_text(encoding="utf-8"))
+    assert summary["parameters"]["rho_selection"] == "shrink"
+    selected = summary["result"]["selected_features"]
+    assert all(row == selected[0] for row in selected)  # rho near 0: one common set
