@@ -144,6 +144,7 @@ def _parser() -> argparse.ArgumentParser:
     model.add_argument("--smoothing", type=float, help=f"pseudo-count towards the global level distribution (default {_DEFAULTS['smoothing']})")
     model.add_argument("--min-variance", type=float, help=f"variance floor, share of the global variance (default {_DEFAULTS['min_variance']})")
     model.add_argument("--seed", type=int, default=0, help="random seed; the same seed gives the same result (default 0)")
+    model.add_argument("--missing", choices=("marginalise", "impute"), help=f"a missing cell: 'impute' (column mean; a level of its own) or 'marginalise' (adds nothing to its row's cost or its cluster's statistics) (default {_DEFAULTS['missing']})")
     model.add_argument("--no-standardize", dest="standardize", action="store_false", default=None, help="do not scale numeric columns to unit variance")
 
     columns = fit.add_argument_group("columns")
@@ -207,7 +208,8 @@ def _run_fit(args) -> int:
     progress = _progress_bar(args)
     given = {
         "m": args.m, "rho": args.rho, "lam": args.lam, "k": args.k, "k_method": args.k_method, "budget": args.budget,
-        "rho_selection": args.rho_selection, "eps_c": args.eps_c, "eps_v": args.eps_v, "standardize": args.standardize, "max_iter": args.max_iter,
+        "rho_selection": args.rho_selection, "eps_c": args.eps_c, "eps_v": args.eps_v, "standardize": args.standardize,
+        "missing": args.missing, "max_iter": args.max_iter,
         "n_init": _n_init(args.n_init) if args.n_init is not None else None, "init": args.init,
         "smoothing": args.smoothing, "min_variance": args.min_variance,
     }
@@ -454,13 +456,20 @@ def _check_parquet_footers(source: str, path: Path) -> None:
         raise CraftInputError(f"{source!r} holds no Parquet files.")
     for file in files:
         try:
-            pq.read_metadata(file)
+            names = pq.read_metadata(file).schema.to_arrow_schema().names
         except Exception as error:  # noqa: BLE001 - pyarrow raises OSError or ArrowInvalid
             detail = " ".join(str(error).split())[:160]
             raise CraftInputError(
                 f"cannot read {str(file)!r}: it is not a readable Parquet file (damaged or truncated: {detail}); "
                 f"replace or remove it."
             ) from None
+        duplicated = sorted({name for name in names if names.count(name) > 1})
+        if duplicated:
+            raise CraftInputError(
+                f"{str(file)!r} names {names.count(duplicated[0])} columns {duplicated[0]!r}; the Dask backend needs "
+                f"unique column names: rename them (the in-memory backend reads them as {duplicated[0]!r}, "
+                f"{duplicated[0] + '.1'!r})."
+            )
 
 
 def _fit_dask(args, parameters, categorical, ignore, callback) -> dict:

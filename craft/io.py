@@ -1003,6 +1003,17 @@ def _xlsx_cells(data: bytes, label: str, sheet) -> tuple[list[tuple[int, dict[in
             f"uploaded); this machine reads at most {limits.max_unzipped_bytes / 2**20:,.0f} MB of Excel data "
             f"({limits.describe()}). Save the sheet as CSV or Parquet, or keep only the rows you need."
         )
+    # The shared strings are loaded whole before any cell: bound them by the
+    # cells that may be read (a generous 256 bytes of text each).
+    strings = sum(info.file_size for info in archive.infolist()
+                  if info.filename.lower().endswith("sharedstrings.xml"))
+    if strings > _SHARED_STRING_BYTES_PER_CELL * limits.max_excel_cells:
+        raise CraftInputError(
+            f"{label} holds {strings / 2**20:,.0f} MB of shared text (unzipped); this machine reads at most "
+            f"{_SHARED_STRING_BYTES_PER_CELL * limits.max_excel_cells / 2**20:,.0f} MB of it "
+            f"({_SHARED_STRING_BYTES_PER_CELL} bytes for each of the {limits.max_excel_cells:,} cells an Excel "
+            f"sheet may have). Save the sheet as CSV, or shorten the long texts."
+        )
     # openpyxl's load_workbook, read-only, would scan every sheet whose XML
     # lacks a dimension tag to its end (a sheet of millions of cells: a
     # minute) before a cell is read: take its steps but the worksheets.
@@ -1058,6 +1069,13 @@ def _xlsx_cells(data: bytes, label: str, sheet) -> tuple[list[tuple[int, dict[in
                         value = cell["value"]
                         if value is None or (isinstance(value, str) and not value.strip()):
                             continue
+                        if isinstance(value, str) and len(value) > _EXCEL_MAX_CELL_CHARS:
+                            raise CraftInputError(
+                                f"{label} is not a readable Excel file: the cell at row {row_number}, column "
+                                f"{cell['column']} of sheet {name!r} holds {len(value):,} characters, and Excel "
+                                f"cells hold at most {_EXCEL_MAX_CELL_CHARS:,}: the file was not written by a "
+                                f"spreadsheet, or it is damaged"
+                            )
                         values[cell["column"]] = value
                     if not values:
                         continue
@@ -1083,6 +1101,11 @@ def _xlsx_cells(data: bytes, label: str, sheet) -> tuple[list[tuple[int, dict[in
     finally:
         reader.archive.close()
     return rows, name, sheets
+
+
+# Excel's own limit on the characters of a cell.
+_EXCEL_MAX_CELL_CHARS = 32_767
+_SHARED_STRING_BYTES_PER_CELL = 256
 
 
 def _quote_names(names: Sequence[str], limit: int = 10) -> str:

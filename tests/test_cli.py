@@ -137,6 +137,19 @@ def test_unreadable_file_exits_2(tmp_path, capsys):
     assert code == 2 and "'empty.csv': the file is empty" in err
 
 
+def test_missing_marginalise_is_the_librarys(tmp_path, capsys):
+    # Soybean has 2,337 missing cells: the option reaches the estimator and is recorded.
+    code, _, err = run(["fit", "soybean", "--k", 19, "--n-init", 1, "--missing", "marginalise", "--out", tmp_path,
+                        "--no-progress"], capsys)
+    assert code == 0, err
+    labels, _, summary = read_outputs(tmp_path)
+    model, _ = library_fit("soybean", k=19, n_init=1, random_state=0, missing="marginalise")
+    np.testing.assert_array_equal(labels["cluster"], model.labels_)
+    assert summary["parameters"]["missing"] == "marginalise"
+    code, _, err = run(["fit", "soybean", "--missing", "drop"], capsys)
+    assert code == 2 and "invalid choice: 'drop'" in err
+
+
 def test_usage_errors_help_and_version(capsys):
     assert run(["fit", "wine", "--m", "abc"], capsys)[0] == 2  # argparse: invalid float value
     assert run([], capsys)[0] == 2
@@ -145,7 +158,7 @@ def test_usage_errors_help_and_version(capsys):
     code, out, _ = run(["fit", "--help"], capsys)
     assert code == 0
     for option in ("--m", "--rho", "--lam", "--k", "--k-method", "--budget", "--eps-c", "--eps-v", "--categorical",
-                   "--ignore", "--label", "--seed", "--n-init", "--max-iter", "--no-standardize", "--out", "--format",
+                   "--ignore", "--label", "--seed", "--n-init", "--max-iter", "--no-standardize", "--missing", "--out", "--format",
                    "--scheduler", "--local-workers", "--progress", "--quiet"):
         assert option in out
 
@@ -255,3 +268,17 @@ def test_too_wide_csv_for_dask_is_refused_before_reading(tmp_path, capsys, monke
         code, _, err = run(["fit", path, "--lam", 1, *backend], capsys)
         assert code == 2, err
         assert "has about 500 columns; this machine takes at most 100 columns" in err
+
+
+def test_parquet_with_duplicated_names(tmp_path, capsys):
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    pytest.importorskip("dask.dataframe")
+    path = tmp_path / "dups.parquet"
+    values = np.r_[np.zeros(10), np.full(10, 5.0)]
+    pq.write_table(pa.Table.from_arrays([pa.array(values), pa.array(values[::-1])], names=["a", "a"]), path)
+    code, out, _ = run(["fit", path, "--lam", 1, "--no-progress"], capsys)
+    assert code == 0 and out.startswith("K=")  # in memory: read as a, a.1
+    code, _, err = run(["fit", path, "--lam", 1, "--local-workers", 1], capsys)
+    assert code == 2
+    assert f"{str(path)!r} names 2 columns 'a'; the Dask backend needs unique column names" in err
