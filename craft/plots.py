@@ -441,12 +441,13 @@ def sample_rows(labels, max_rows: int, *, random_state=0) -> np.ndarray:
 
     Each cluster keeps a share of ``max_rows`` proportional to its size
     (largest remainders), at least one row when there are no more clusters
-    than ``max_rows``. The result is sorted by cluster, then by row.
+    than ``max_rows``. The result is sorted by cluster, then by row; which
+    rows of a cluster are kept is drawn with ``random_state``.
 
     Examples
     --------
-    >>> sample_rows([0, 0, 1, 1, 1, 1], 3).tolist()
-    [0, 2, 4]
+    >>> sample_rows([0, 0, 1, 1, 1, 1], 3).tolist()  # one row of cluster 0, two of cluster 1
+    [1, 3, 4]
     """
     labels = np.asarray(labels)
     n = labels.shape[0]

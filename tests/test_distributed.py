@@ -161,7 +161,8 @@ def test_empty_partitions_persist_and_parquet(client, table, tmp_path):
 def test_encoder_learnt_by_reductions_matches_fit_transform(client, table):
     memory_encoder = Encoder(["x", "y", "z"], CATEGORICAL, True)
     memory_encoder.fit_transform(table)
-    model = DaskCRAFT(lam=4.0, n_init=1, max_iter=1, init="random", categorical=CATEGORICAL, random_state=0)
+    model = DaskCRAFT(lam=4.0, n_init=1, max_iter=1, init="random", categorical=CATEGORICAL, missing="impute",
+                      random_state=0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         model.fit(split(table, [100, 300, 200]))
@@ -172,6 +173,22 @@ def test_encoder_learnt_by_reductions_matches_fit_transform(client, table):
     np.testing.assert_array_equal(ours.fitted_eta0_, memory_encoder.fitted_eta0_)
     for name in ("impute_", "center_", "scale_", "fitted_var_"):
         np.testing.assert_allclose(getattr(ours, name), getattr(memory_encoder, name), rtol=1e-12, err_msg=name)
+
+
+@pytest.mark.parametrize("params", [{"lam": 4.0, "init": "random"}, {"k": 3}, {}], ids=["lam", "k", "default-lambda"])
+def test_marginalised_missing_cells_equal_in_memory(client, params):
+    table = mixed_table(600, 7)
+    rng = np.random.default_rng(7)
+    for column in table:
+        table.loc[rng.random(len(table)) < 0.25, column] = np.nan if column in "xyz" else None
+    memory, dask_model = fit_both(table, split(table, [100, 250, 0, 250]), missing="marginalise", random_state=8, **params)
+    assert_same_fit(memory, dask_model)
+    assert dask_model.n_marginalised_ == memory.n_marginalised_ and len(memory.n_marginalised_) == 6
+    ours, theirs = dask_model.encoder_, memory.encoder_
+    assert ours.has_missing_level_ == theirs.has_missing_level_ == [False, False, False]
+    np.testing.assert_allclose(ours.fitted_eta0_, theirs.fitted_eta0_, rtol=1e-15)
+    for name in ("impute_", "center_", "scale_", "fitted_var_"):
+        np.testing.assert_allclose(getattr(ours, name), getattr(theirs, name), rtol=1e-12, err_msg=name)
 
 
 # ----------------------------------------------------------------------
