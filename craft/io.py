@@ -26,6 +26,7 @@ import zipfile
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -449,6 +450,7 @@ def _bom_free_encoding(data: bytes) -> str | None:
 
 
 def _decode(data: bytes, label: str) -> tuple[str, str]:
+    encodings: tuple[str, ...]
     if data.startswith(b"\xef\xbb\xbf"):
         encodings = ("utf-8-sig",)
     elif data.startswith((b"\xff\xfe\x00\x00", b"\x00\x00\xfe\xff")):
@@ -514,7 +516,7 @@ def _read_text(data: bytes, label: str, options: _Options, *, prefer_tab: bool) 
     check_table_shape(max(1, n_lines - 1), header_line.count(delimiter) + 1, label, estimated=True)
     decimal_comma = delimiter != "," and _uses_decimal_comma(records[1:])
 
-    read_options = {
+    read_options: dict[str, object] = {
         "sep": delimiter,
         "decimal": "," if decimal_comma else ".",
         "na_values": [] if options.as_text else [""],
@@ -555,7 +557,7 @@ def _read_text(data: bytes, label: str, options: _Options, *, prefer_tab: bool) 
     df, blank_rows = _drop_blank_rows(df)
     if df.shape[0] == 0:
         raise CraftInputError(f"cannot read {label}: it has a header but no data rows")
-    check_table_shape(*df.shape, label)
+    check_table_shape(df.shape[0], df.shape[1], label)
     df.columns = _clean_names(raw)
     info = ReadInfo(label, "text", encoding=encoding, delimiter=delimiter, blank_rows=blank_rows)
     if options.as_text:
@@ -772,7 +774,7 @@ def _as_numbers(column: pd.Series, *, decimal_comma: bool,
     present = column.dropna()
     if present.empty:
         return None
-    mapping: dict[object, object] = {}
+    mapping: dict[object, Any] = {}
     all_int = True
     n_numbers = 0
     thousands = None
@@ -1178,7 +1180,7 @@ def _read_xls(data: bytes, label: str, options: _Options) -> pd.DataFrame:
         raise CraftInputError(
             f"{label} is not a readable Excel file: {type(exc).__name__}: {_short_error(exc)}"
         ) from None
-    check_table_shape(*raw.shape, label)
+    check_table_shape(raw.shape[0], raw.shape[1], label)
     rows = []
     for number, record in enumerate(raw.itertuples(index=False), start=1):
         values = {c: v for c, v in enumerate(record, start=1)
