@@ -247,7 +247,7 @@ def markdown(data, quick, figures_dir: Path) -> str:
             "**Noisy subspaces** (binary set with subspace cells 1 with probability 0.9, m = 0.5, 5 runs): "
             + "; ".join(f"ε_c = {e}: {_pct(v['exact'])} exact (ARI {v['ari']:.2f})" for e, v in data["noisy_c"].items())
             + ". With noise inside the subspaces a true feature's gain ratio (G_d − G_kd)/G_d falls to about "
-            "the level of background features, so no ε_c separates them (see PAPER_NOTES): the paper's claim "
+            "the level of background features, so no ε_c separates them: the paper's claim "
             "holds for deterministic subspaces.",
             "",
         ]
