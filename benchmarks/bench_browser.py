@@ -459,7 +459,7 @@ def _upload_k26(browser, server, repeats) -> Result:
         # Each repeat its own table (another draw), so no fit of an earlier repeat is cached.
         name = f"mixed20k_{seed}.csv"
         page = browser.page(server.url)
-        open_page(page, "/data")
+        open_page(page, "/")
         page.get_by_text("Upload your own table").first.click()
         page.locator(".st-key-uploader input[type='file']").set_input_files(
             files=[{"name": name, "mimeType": "text/csv", "buffer": _upload_table(20_000, seed)}])
