@@ -11,6 +11,8 @@ Methods (column names of the tables):
 
 * ``CRAFT (paper)`` — ``CRAFT(m, k, k_method="farthest_first", init="random", n_init=1)``;
 * ``CRAFT`` — the product's defaults, ``CRAFT(m, k)``;
+* ``CRAFT (shrink)`` — the defaults with ``rho_selection="shrink"`` at the paper's rho
+  (selection shrunk towards the pooled scores, ``docs/numerics.md``);
 * ``MCFS``, ``NDFS`` — the share m of the encoded columns, then k-means (``benchmarks.peers``);
 * ``DP-means(R)``, ``DP-means`` — ``craft.baselines.DPMeans`` (random / mean start);
 * ``k-means`` — scikit-learn ``KMeans`` defaults on the encoding;
@@ -45,7 +47,7 @@ PAPER = {
     },
 }
 
-CRAFT_METHODS = ("CRAFT (paper)", "CRAFT")
+CRAFT_METHODS = ("CRAFT (paper)", "CRAFT", "CRAFT (shrink)")
 M_METHODS = CRAFT_METHODS + ("MCFS", "NDFS")
 FIXED_METHODS = ("DP-means(R)", "DP-means", "k-means", "k-modes/k-prot.", "Gower+avg", "Gower+compl.")
 METHODS = M_METHODS + FIXED_METHODS
@@ -105,6 +107,7 @@ def run_dataset(name: str, ms, seeds) -> dict:
                 for method, model in (
                     ("CRAFT (paper)", CRAFT(m=m, k=k, k_method="farthest_first", init="random", n_init=1, categorical=d.schema, random_state=seed)),
                     ("CRAFT", CRAFT(m=m, k=k, categorical=d.schema, random_state=seed)),
+                    ("CRAFT (shrink)", CRAFT(m=m, k=k, rho_selection="shrink", categorical=d.schema, random_state=seed)),
                 ):
                     with Stopwatch() as watch:
                         model.fit(d.X)
@@ -201,7 +204,9 @@ def markdown(data: dict, ms=(0.5, 0.8)) -> str:
         "In parentheses: the paper's own number where it has one (its Tables 1–2 cover Spam, Splice and Wine; the "
         "paper's Bank and Monk are not bundled). `CRAFT (paper)` is the paper's protocol (farthest-first λ, one "
         "cluster at a random point, one run); `CRAFT` is the product's defaults with k given (`CRAFT(m, k)`: "
-        f"{data.get('craft_defaults', 'λ searched so that K = k')}). MCFS and NDFS keep the share m of the encoded (standardized + "
+        f"{data.get('craft_defaults', 'λ searched so that K = k')}); `CRAFT (shrink)` is the same with "
+        "`rho_selection='shrink'` (each cluster's selection scores shrunk towards the pooled ones by ρ/(m(1−m)), "
+        "see docs/numerics.md). MCFS and NDFS keep the share m of the encoded (standardized + "
         "one-hot) columns, then k-means. Columns not depending on m (DP-means, k-means, kmodes, Gower) are the same "
         "in both tables. — means not applicable (kmodes needs a categorical column).",
         "",

@@ -22,7 +22,7 @@ Choices the paper leaves open are made here and documented in
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -524,10 +524,11 @@ def objective(data: EncodedData, clusters: Clusters, stats: Statistics, opts: Op
     """The paper's objective, and the numeric Gaussian normaliser used to break its ties.
 
     The second value, ``sum_k sum_{d in Num, v_kd = 1} n_k log sigma_kd``, is
-    the part of the numeric likelihood that the asymptotics drop. Under the
-    fixed budget the paper's numeric discrepancy equals ``n_k / 2`` per
-    selected feature whatever the partition, so restarts on numeric data tie
-    on the objective; this term then decides between them.
+    the part of the numeric likelihood that the asymptotics drop. A selected
+    numeric feature adds ``n_k var_kd / (2 sigma_kd^2)``: ``n_k / 2`` whatever
+    the partition while the cluster's variance is above the floor (sigma^2
+    is then that variance), ``n_k var_kd / (2 floor)`` below it. Restarts on
+    numeric data so often tie on the objective; this term then decides.
     """
     terms = objective_terms(data, clusters, stats, opts)
     return terms.total, terms.numeric_nll
@@ -926,7 +927,19 @@ def default_lambda(data, opts: Options) -> float:
     A point then opens a cluster when it costs more than about twice what a
     typical point costs in the one-cluster model (plus D F0). ``data`` is an
     :class:`EncodedData` or a backend (see :class:`InMemory`).
+
+    That mean can be <= 0: above m = 0.5 the feature-control term
+    ``|v| F_Delta`` is negative, and under the approximate budget one cluster
+    may select nothing (a discrepancy of 0). Lambda must be > 0, so it is then
+    the mean discrepancy of the one cluster with every feature selected and
+    no feature-control term, which is > 0 unless every used column is
+    constant (``docs/numerics.md``).
     """
     backend = as_backend(data)
     clusters = clusters_from_statistics(backend.template, backend.one_cluster_statistics(), opts)
-    return backend.nearest_cost_total(clusters, opts.terms) / backend.n_samples
+    mean_cost = backend.nearest_cost_total(clusters, opts.terms) / backend.n_samples
+    if mean_cost > 0:
+        return mean_cost
+    every = replace(clusters, weights=np.ones_like(clusters.weights))
+    total = backend.nearest_cost_total(every, opts.terms) - backend.n_samples * every.weights.sum() * opts.terms.f_delta
+    return total / backend.n_samples

@@ -39,6 +39,7 @@ from .estimator import CRAFT
 from ._optional import missing, require
 from .exceptions import CraftInputError
 from .io import read_table
+from .limits import check_table_shape
 
 _DEFAULTS = {name: p.default for name, p in inspect.signature(CRAFT.__init__).parameters.items() if name != "self"}
 _PARQUET = (".parquet", ".pq")
@@ -407,6 +408,8 @@ def _read_dask(args):
         )
     if suffix in _PARQUET and "://" not in source:
         _check_parquet_footers(source, path)
+    elif "://" not in source:
+        _check_text_width(source, _TEXT[suffix])
     try:
         if suffix in _PARQUET:
             table = dd.read_parquet(source)
@@ -417,6 +420,20 @@ def _read_dask(args):
     except Exception as error:  # noqa: BLE001 - any reading failure is a bad input file
         raise CraftInputError(f"cannot read {source!r} with Dask: {type(error).__name__}: {error}") from None
     return table, args.label, None
+
+
+def _check_text_width(source: str, sep: str | None) -> None:
+    """Refuse a text table wider than this machine takes, from its first file's header line, before Dask reads it."""
+    import glob
+
+    files = sorted(glob.glob(source)) or [source]
+    try:
+        with open(files[0], "rb") as handle:
+            header = handle.readline(64 * 2**20).decode("utf-8", errors="replace")
+    except OSError as error:
+        raise CraftInputError(f"cannot read {files[0]!r}: {error.strerror or error}.") from None
+    delimiters = [sep] if sep else [",", "\t", ";", "|"]
+    check_table_shape(0, 1 + max(header.count(d) for d in delimiters), repr(files[0]), estimated=True)
 
 
 def _check_parquet_footers(source: str, path: Path) -> None:
@@ -437,13 +454,20 @@ def _check_parquet_footers(source: str, path: Path) -> None:
         raise CraftInputError(f"{source!r} holds no Parquet files.")
     for file in files:
         try:
-            pq.read_metadata(file)
+            names = pq.read_metadata(file).schema.to_arrow_schema().names
         except Exception as error:  # noqa: BLE001 - pyarrow raises OSError or ArrowInvalid
             detail = " ".join(str(error).split())[:160]
             raise CraftInputError(
                 f"cannot read {str(file)!r}: it is not a readable Parquet file (damaged or truncated: {detail}); "
                 f"replace or remove it."
             ) from None
+        duplicated = sorted({name for name in names if names.count(name) > 1})
+        if duplicated:
+            raise CraftInputError(
+                f"{str(file)!r} names {names.count(duplicated[0])} columns {duplicated[0]!r}; the Dask backend needs "
+                f"unique column names: rename them (the in-memory backend reads them as {duplicated[0]!r}, "
+                f"{duplicated[0] + '.1'!r})."
+            )
 
 
 def _fit_dask(args, parameters, categorical, ignore, callback) -> dict:

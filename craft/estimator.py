@@ -565,7 +565,11 @@ class CRAFT(ClusterMixin, BaseEstimator):
             tried.append((lam, result))
             return result.n_clusters
 
-        start = _checked_lambda(_engine.farthest_first_lambda(data, target, options, np.random.default_rng(seed)), self, target)
+        start = _engine.farthest_first_lambda(data, target, options, np.random.default_rng(seed))
+        if not (np.isfinite(start) and start > 0):
+            # No row at a positive distance (possible above m = 0.5, where F_Delta < 0):
+            # the search only needs somewhere to start.
+            start = _checked_lambda(_engine.default_lambda(data, options), self, None)
         found = evaluate(start)
         low = high = None
         if found == target:
@@ -672,8 +676,9 @@ class CRAFT(ClusterMixin, BaseEstimator):
 def _ranking(result: _engine.RunResult, target):
     """Sort key for runs: K nearest the target, then objective, then numeric normaliser."""
     distance = abs(result.n_clusters - target) if target is not None else 0
-    # Objectives equal up to rounding are ties (the numeric part is constant
-    # under the fixed budget), so they are compared at 10 significant digits.
+    # Objectives equal up to rounding are ties (a selected numeric feature adds
+    # n_k/2 whatever the partition while above the variance floor), so they
+    # are compared at 10 significant digits.
     return distance, float(f"{result.objective:.10g}"), result.numeric_nll
 
 
@@ -695,7 +700,7 @@ def _checked_lambda(lam: float, model: CRAFT, target) -> float:
     if target is None:
         raise CraftInputError(
             f"The default lambda (the mean cost of a row under one cluster) is {lam:.6g} <= 0 for this "
-            f"table at m={model.m!r}; give lam > 0 or k."
+            f"table at m={model.m!r}: every used column is constant; give lam > 0 or use other columns."
         )
     raise CraftInputError(
         f"Farthest-first found no row at a positive CRAFT distance from the first (for k={target}, m={model.m!r}): "

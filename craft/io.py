@@ -985,7 +985,8 @@ def _xlsx_cells(data: bytes, label: str, sheet) -> tuple[list[tuple[int, dict[in
     the cells are counted as they come.
     """
     try:
-        from openpyxl import load_workbook
+        from openpyxl.reader.excel import ExcelReader
+        from openpyxl.styles.stylesheet import apply_stylesheet
         from openpyxl.worksheet._reader import WorkSheetParser
     except ImportError as error:  # an installation problem, not a bad file
         raise missing("openpyxl", extra="readers", needed_for="reading Excel (.xlsx) files") from error
@@ -1002,16 +1003,38 @@ def _xlsx_cells(data: bytes, label: str, sheet) -> tuple[list[tuple[int, dict[in
             f"uploaded); this machine reads at most {limits.max_unzipped_bytes / 2**20:,.0f} MB of Excel data "
             f"({limits.describe()}). Save the sheet as CSV or Parquet, or keep only the rows you need."
         )
+    # The shared strings are loaded whole before any cell: bound them by the
+    # cells that may be read (a generous 256 bytes of text each).
+    strings = sum(info.file_size for info in archive.infolist()
+                  if info.filename.lower().endswith("sharedstrings.xml"))
+    if strings > _SHARED_STRING_BYTES_PER_CELL * limits.max_excel_cells:
+        raise CraftInputError(
+            f"{label} holds {strings / 2**20:,.0f} MB of shared text (unzipped); this machine reads at most "
+            f"{_SHARED_STRING_BYTES_PER_CELL * limits.max_excel_cells / 2**20:,.0f} MB of it "
+            f"({_SHARED_STRING_BYTES_PER_CELL} bytes for each of the {limits.max_excel_cells:,} cells an Excel "
+            f"sheet may have). Save the sheet as CSV, or shorten the long texts."
+        )
+    # openpyxl's load_workbook, read-only, would scan every sheet whose XML
+    # lacks a dimension tag to its end (a sheet of millions of cells: a
+    # minute) before a cell is read: take its steps but the worksheets.
+    reader = ExcelReader(io.BytesIO(data), read_only=True, data_only=True)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            workbook = load_workbook(io.BytesIO(data), read_only=True, data_only=True)
+            reader.read_manifest()
+            reader.read_strings()
+            reader.read_workbook()
+            apply_stylesheet(reader.archive, reader.wb)
+            parts = [(sheet.name, rel.target, "chartsheet" in rel.Type) for sheet, rel in reader.parser.find_sheets()
+                     if rel.target in reader.valid_files]
     except Exception as exc:  # noqa: BLE001 - openpyxl/zipfile raise many types
+        reader.archive.close()
         raise CraftInputError(
             f"{label} is not a readable Excel file: {type(exc).__name__}: {_short_error(exc)}"
         ) from None
+    workbook = reader.wb
     try:
-        sheets = tuple(workbook.sheetnames)
+        sheets = tuple(name for name, _, _ in parts)
         if not sheets:
             raise CraftInputError(f"cannot read {label}: the workbook has no sheets")
         if sheet is None:
@@ -1029,14 +1052,14 @@ def _xlsx_cells(data: bytes, label: str, sheet) -> tuple[list[tuple[int, dict[in
             raise CraftInputError(
                 f"{label} has no sheet named {sheet!r}; its sheets are {_quote_names(sheets)}"
             )
-        worksheet = workbook[name]
-        if not hasattr(worksheet, "_get_source"):  # a chartsheet
+        _, target, is_chart = parts[sheets.index(name)]
+        if is_chart:
             raise CraftInputError(f"cannot read {label}: sheet {name!r} is a chart, not a table")
+        shared_strings = reader.shared_strings
         rows: list[tuple[int, dict[int, object]]] = []
         n_cells = 0
-        widest = 0
-        with worksheet._get_source() as source:
-            parser = WorkSheetParser(source, worksheet._shared_strings, data_only=True, epoch=workbook.epoch,
+        with reader.archive.open(target) as source:
+            parser = WorkSheetParser(source, shared_strings, data_only=True, epoch=workbook.epoch,
                                      date_formats=workbook._date_formats,
                                      timedelta_formats=workbook._timedelta_formats)
             try:
@@ -1046,27 +1069,43 @@ def _xlsx_cells(data: bytes, label: str, sheet) -> tuple[list[tuple[int, dict[in
                         value = cell["value"]
                         if value is None or (isinstance(value, str) and not value.strip()):
                             continue
+                        if isinstance(value, str) and len(value) > _EXCEL_MAX_CELL_CHARS:
+                            raise CraftInputError(
+                                f"{label} is not a readable Excel file: the cell at row {row_number}, column "
+                                f"{cell['column']} of sheet {name!r} holds {len(value):,} characters, and Excel "
+                                f"cells hold at most {_EXCEL_MAX_CELL_CHARS:,}: the file was not written by a "
+                                f"spreadsheet, or it is damaged"
+                            )
                         values[cell["column"]] = value
                     if not values:
                         continue
                     rows.append((row_number, values))
                     n_cells += len(values)
-                    widest = max(widest, max(values))
-                    # The real cells so far, and the sheet's extent so far (a
-                    # table as wide as its widest row): refuse early.
-                    if n_cells > limits.max_cells or len(values) > limits.max_columns:
-                        check_table_shape(len(rows), max(len(values), n_cells // max(1, len(rows))),
-                                          f"{label} (sheet {name!r})", estimated=True)
+                    # The real cells so far: refuse as soon as they pass a cap.
+                    if n_cells > limits.max_excel_cells:
+                        raise CraftInputError(
+                            f"{label} (sheet {name!r}) has more than {limits.max_excel_cells:,} non-empty cells "
+                            f"({len(rows):,} rows read so far); this machine reads at most "
+                            f"{limits.max_excel_cells:,} cells of an Excel sheet ({limits.describe()}). Save the "
+                            f"sheet as CSV or Parquet, which are read much faster."
+                        )
+                    if len(values) > limits.max_columns:
+                        check_table_shape(len(rows), len(values), f"{label} (sheet {name!r})", estimated=True)
             except IndexError:
                 raise CraftInputError(
                     f"{label} is not a readable Excel file: a cell of sheet {name!r} refers to a shared string "
-                    f"that the workbook's string table does not hold ({len(worksheet._shared_strings):,} "
+                    f"that the workbook's string table does not hold ({len(shared_strings):,} "
                     f"strings read); the file is damaged, or a string is too long to read. Save the sheet as "
                     f"CSV instead"
                 ) from None
     finally:
-        workbook.close()
+        reader.archive.close()
     return rows, name, sheets
+
+
+# Excel's own limit on the characters of a cell.
+_EXCEL_MAX_CELL_CHARS = 32_767
+_SHARED_STRING_BYTES_PER_CELL = 256
 
 
 def _quote_names(names: Sequence[str], limit: int = 10) -> str:

@@ -23,7 +23,7 @@ from sklearn.metrics import adjusted_rand_score
 
 from .exceptions import CraftInputError
 
-__all__ = ["purity", "nmi", "ari", "contingency", "evaluate", "align_clusters"]
+__all__ = ["purity", "nmi", "ari", "contingency", "evaluate", "align_clusters", "planted_agreement"]
 
 
 def _as_series(values, name: str) -> pd.Series:
@@ -270,3 +270,66 @@ def align_clusters(reference, labels) -> np.ndarray:
     matched = overlap[rows, cols] > 0
     mapping[rows[matched]] = cols[matched]
     return mapping
+
+
+def planted_agreement(true_labels, true_mask, labels, mask) -> dict:
+    """How a fit agrees with planted clusters and subspaces.
+
+    A planted cluster is *matched* when the fitted cluster paired with it
+    (:func:`align_clusters`) holds more than half of its rows and more than
+    half of its own rows come from it; its *mask is equal* when, in addition,
+    the fitted cluster selects exactly the planted subspace.
+
+    Parameters
+    ----------
+    true_labels : array-like of int, shape (n_samples,)
+        Planted cluster of every row, 0..T-1.
+    true_mask : array-like of bool, shape (T, n_features)
+        Planted subspaces.
+    labels : array-like of int, shape (n_samples,)
+        Fitted clusters, 0..K-1.
+    mask : array-like of bool, shape (K, n_features)
+        Fitted selection, the same feature columns as ``true_mask``.
+
+    Returns
+    -------
+    dict
+        ``n_planted``, ``n_found``, ``clusters_matched`` and ``masks_equal``
+        (counts of planted clusters), ``ari``, ``exact`` (every planted
+        cluster matched with an equal mask and no other cluster) and
+        ``aligned_mask``: the fitted masks in planted order (rows of
+        unmatched planted clusters all False).
+
+    Examples
+    --------
+    >>> result = planted_agreement([0, 0, 1, 1], [[1, 0], [0, 1]], [1, 1, 0, 0], [[0, 1], [1, 0]])
+    >>> result["clusters_matched"], result["masks_equal"], result["exact"]
+    (2, 2, True)
+    """
+    true_labels = np.asarray(true_labels, dtype=np.int64)
+    labels = np.asarray(labels, dtype=np.int64)
+    true_mask = np.asarray(true_mask, dtype=bool)
+    mask = np.asarray(mask, dtype=bool)
+    n_planted, n_found = true_mask.shape[0], mask.shape[0]
+    if mask.shape[1] != true_mask.shape[1]:
+        raise CraftInputError(f"mask has {mask.shape[1]} feature columns, true_mask {true_mask.shape[1]}.")
+    overlap = np.zeros((n_found, n_planted), dtype=np.int64)
+    np.add.at(overlap, (labels, true_labels), 1)
+    match = align_clusters(true_labels, labels)
+    aligned = np.zeros_like(true_mask)
+    matched = equal = 0
+    for k, t in enumerate(match):
+        if t < 0 or 2 * overlap[k, t] <= overlap[:, t].sum() or 2 * overlap[k, t] <= overlap[k].sum():
+            continue
+        matched += 1
+        aligned[t] = mask[k]
+        equal += int((mask[k] == true_mask[t]).all())
+    return {
+        "n_planted": n_planted,
+        "n_found": n_found,
+        "clusters_matched": matched,
+        "masks_equal": equal,
+        "ari": float(adjusted_rand_score(true_labels, labels)),
+        "exact": matched == equal == n_planted == n_found,
+        "aligned_mask": aligned,
+    }

@@ -68,9 +68,12 @@ UNSELECTED_SCALE = [[0.0, "#f2f2f2"], [1.0, "#7a7a7a"]]
 #: frequent level (dark), or another level (light). Level codes are not
 #: shaded: their order means nothing for nominal data.
 MODAL_VALUE, OTHER_LEVEL_VALUE = 1.0, 0.3
-_FONT = dict(size=12)
-#: Width of one character of tick text at the 12 px font, generous, for margins.
-_CHAR_PX = 7.5
+#: Smallest text of every figure, in CSS pixels: tick labels stay readable from
+#: the back of a room with the app in a 1280 x 720 window (a projector).
+TICK_FONT_PX = 14
+_FONT = dict(size=TICK_FONT_PX)
+#: Width of one character of tick text at that font, generous, for margins.
+_CHAR_PX = 0.625 * TICK_FONT_PX
 #: The legend of every selection figure.
 SELECTED_NAME, UNSELECTED_NAME = "selected", "not selected"
 #: The selection rule's cut in the profile charts.
@@ -329,7 +332,7 @@ def fig_feature_masks(
     truth_frame = pd.DataFrame(truth[:, columns], columns=ordered_names).reindex(columns=all_names, fill_value=False)
     rows = _matched_rows(mask.shape[0], cluster_match, sizes)
     found_frame = pd.DataFrame(mask[np.ix_(rows, positions)], index=rows, columns=all_names)
-    truth_labels = [f"planted {t + 1}" for t in range(truth_frame.shape[0])]
+    truth_labels = [f"planted {t}" for t in range(truth_frame.shape[0])]
     found_labels = [_cluster_label(k, sizes) for k in rows]
     # Room between the panels for the right panel's cluster labels ("cluster 12 (1,234)").
     fig = make_subplots(
@@ -347,6 +350,31 @@ def fig_feature_masks(
     _finish(fig, title or "Planted subspaces | CRAFT's selected features", height=height,
             left=_left_room(truth_labels, x_names, angle), bottom=_x_room(x_names, angle))
     return fig
+
+
+def fig_mask_panels(masks, titles, *, features, title: str) -> go.Figure:
+    """Masks of several fits side by side, one panel each (e.g. the same data at several ρ).
+
+    Parameters
+    ----------
+    masks : list of array-like of bool, each (n_clusters, n_features)
+        Rows already in the order to show (e.g. matched to a reference fit).
+    titles : list of str
+        One per panel.
+    features : list of str
+        Column names, shared by every panel.
+    title : str
+    """
+    fig = make_subplots(rows=1, cols=len(masks), subplot_titles=list(titles), horizontal_spacing=0.03)
+    for column, mask in enumerate(masks, start=1):
+        mask = np.asarray(mask, dtype=bool)
+        rows = [f"cluster {k}" for k in range(mask.shape[0])]
+        frame = pd.DataFrame(mask, columns=list(features))
+        fig.add_trace(_binary_heatmap(frame, rows, f"panel {column}"), row=1, col=column)
+        fig.update_yaxes(showticklabels=column == 1, autorange="reversed", row=1, col=column)
+    fig.update_xaxes(showticklabels=False, title=None)
+    tallest = max(np.asarray(mask).shape[0] for mask in masks)
+    return _finish(fig, title, height=_mask_height(tallest))
 
 
 def _matched_rows(n_found: int, cluster_match, sizes) -> np.ndarray:
@@ -385,10 +413,12 @@ def _finish(fig: go.Figure, title: str, *, height: int | None = None, left: floa
     long names); the figure grows by what the labels take.
     """
     fig.update_layout(
-        title=dict(text=title, x=0, xanchor="left", font=dict(size=15)),
+        title=dict(text=title, x=0, xanchor="left", font=dict(size=TICK_FONT_PX + 3)),
         margin=dict(l=int(12 + left), r=12, t=80, b=int(12 + bottom)),
         font=_FONT,
     )
+    fig.update_xaxes(tickfont=dict(size=TICK_FONT_PX))
+    fig.update_yaxes(tickfont=dict(size=TICK_FONT_PX))
     if height is not None:
         fig.update_layout(height=height)
     return fig
@@ -403,12 +433,13 @@ def sample_rows(labels, max_rows: int, *, random_state=0) -> np.ndarray:
 
     Each cluster keeps a share of ``max_rows`` proportional to its size
     (largest remainders), at least one row when there are no more clusters
-    than ``max_rows``. The result is sorted by cluster, then by row.
+    than ``max_rows``. The result is sorted by cluster, then by row; which
+    rows of a cluster are kept is drawn with ``random_state``.
 
     Examples
     --------
-    >>> sample_rows([0, 0, 1, 1, 1, 1], 3).tolist()
-    [0, 2, 4]
+    >>> sample_rows([0, 0, 1, 1, 1, 1], 3).tolist()  # one row of cluster 0, two of cluster 1
+    [1, 3, 4]
     """
     labels = np.asarray(labels)
     n = labels.shape[0]
@@ -938,9 +969,16 @@ def fig_projection(frame: pd.DataFrame, *, labels=None, highlight=None, title: s
         fig.add_trace(go.Scattergl(
             x=frame["pc1"].to_numpy()[inside], y=frame["pc2"].to_numpy()[inside], mode="markers",
             name=f"{group_name} {g}", customdata=frame["row"].to_numpy()[inside],
-            marker=dict(size=6, color=colors[int(g)], opacity=0.75,
-                        line=dict(width=np.where(outline[inside], 1.5, 0).tolist(), color="black")),
+            marker=dict(size=6, color=colors[int(g)], opacity=0.75),
             hovertemplate="row %{customdata}<extra>" + f"{group_name} {g}" + "</extra>",
+        ))
+    if outline.any():
+        # One ring per highlighted point, drawn over them (WebGL markers take no per-point outline width).
+        fig.add_trace(go.Scattergl(
+            x=frame["pc1"].to_numpy()[outline], y=frame["pc2"].to_numpy()[outline], mode="markers",
+            name=f"changed ({int(outline.sum()):,})", customdata=frame["row"].to_numpy()[outline],
+            marker=dict(size=11, symbol="circle-open", color="black", line=dict(width=1.5)),
+            hovertemplate="row %{customdata}<extra>changed</extra>",
         ))
     explained = frame.attrs.get("explained", [np.nan, np.nan])
     n_total = frame.attrs.get("n_total", len(frame))

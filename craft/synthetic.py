@@ -402,8 +402,8 @@ def fig3_categorical(n_samples: int = 300, random_state=None, noise_inside: floa
     ratio of about 0.42 (features of one other cluster) or 0.71 (features of
     two other clusters), all below 0.76. With ``noise_inside = 0.1`` the
     true features drop to about 0.66 (0.37 where two subspaces overlap) while
-    background features still reach 0.66, so no ``eps_c`` separates them (see
-    PAPER_NOTES): that is the variant to report, not to claim recovery on.
+    background features still reach 0.66, so no ``eps_c`` separates them:
+    that is the variant to report, not to claim recovery on.
 
     Parameters
     ----------

@@ -88,6 +88,12 @@ def _loaded_data(source: str) -> LoadedData:
     """The table for ``source``; kept in this session until the source changes."""
     if source == UPLOAD:
         upload = st.session_state.get("upload")
+        if upload is None and st.session_state.get("upload_link"):
+            raise CraftInputError(
+                "This link opens a view of an uploaded table. Uploaded tables never travel in a link, so the "
+                "table has to be uploaded again: upload it on the Data page (the link's parameters are kept), "
+                "or pick a bundled dataset."
+            )
         if upload is None:
             raise CraftInputError("No uploaded file: upload one on the Data page, or pick an example.")
         key = upload_key(upload["sha"], tokens_in_text=upload.get("tokens_in_text", False), sheet=upload.get("sheet"))

@@ -39,6 +39,9 @@ def render() -> context.AppContext:
 
 def run_page(page) -> None:
     """Run ``page`` (from ``st.navigation``) inside the frame rendered for this run."""
+    if page.url_path != "export":
+        # The Export page's share link reopens the page looked at before it.
+        st.session_state["last_page"] = page.url_path
     try:
         page.run()
     finally:

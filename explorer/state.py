@@ -15,7 +15,7 @@ import math
 
 import streamlit as st
 
-from .services import PRESETS, FitParams
+from .services import EXAMPLE_ROWS, PRESETS, FitParams
 
 #: Default dataset: the paper's Figure 1(a).
 DEFAULT_DATASET = "fig1_binary"
@@ -34,6 +34,7 @@ WIDGET_DEFAULTS = {
     "m": _DEFAULT.m,
     "rho_auto": True,
     "rho_share": 0.9,
+    "rho_selection": _DEFAULT.rho_selection,
     "size_by": _DEFAULT.size_by,
     "k": _DEFAULT.k,
     "k_method": _DEFAULT.k_method,
@@ -49,6 +50,27 @@ WIDGET_DEFAULTS = {
     "max_iter": _DEFAULT.max_iter,
 }
 
+#: What every dataset's presets start from: the estimator's defaults (an
+#: upload gets exactly these, with k suggested from its label column), the
+#: paper's 300 rows and data seed 0 for synthetic sets. Run settings (the
+#: selection rule, seed, restarts, iterations) are the user's and stay.
+_BASE = FitParams()
+_PRESET_BASE = {
+    "syn_n": DEFAULT_SYNTHETIC_ROWS,
+    "syn_seed": 0,
+    "m": _BASE.m,
+    "rho_auto": True,
+    "rho_share": WIDGET_DEFAULTS["rho_share"],
+    "size_by": _BASE.size_by,
+    "k": _BASE.k,
+    "k_method": _BASE.k_method,
+    "lam": _BASE.lam,
+    "budget": _BASE.budget,
+    "eps_c": _BASE.eps_c,
+    "eps_v": _BASE.eps_v,
+    "standardize": _BASE.standardize,
+}
+
 #: Session keys that are not widgets, with their initial values.
 _SESSION_DEFAULTS = {
     "role_overrides": {},  # column -> numeric / categorical / ignored
@@ -57,6 +79,9 @@ _SESSION_DEFAULTS = {
     "upload_error": None,
     "results": {},  # page -> (key, value) of the last Compare / What-if runs
     "report": None,  # (fit key, html)
+    "upload_link": False,  # opened from a link to a view of an upload the session does not have
+    "k_note": None,  # why k was set after an upload
+    "last_page": None,  # url_path of the last page shown other than Export (its share link reopens it)
 }
 
 NO_LABEL = ""
@@ -75,6 +100,13 @@ def init_session() -> None:
         # What the link asked for, to say after the sidebar what was not applied (ignored_url_values).
         st.session_state["_url_given"] = {key: params.get(key) for key in params.keys()}
         st.session_state["_url_ignored"] = []
+        dataset = params.get("dataset")
+        if dataset == UPLOAD and st.session_state.get("upload") is None:
+            # Uploaded tables never travel in a link: say so instead of showing another dataset.
+            st.session_state["upload_link"] = True
+        elif dataset in PRESETS:
+            # The same presets as picking the dataset from the list; the link's own values win.
+            apply_preset(dataset, keep=set(params))
         if "n_init" in params and "n_init_auto" not in params:
             # A link that names a number of restarts means that number, not "auto".
             params["n_init_auto"] = "false"
@@ -181,16 +213,37 @@ def sync_url(shareable: bool) -> None:
             del params[key]
 
 
+def apply_preset(name: str, keep=frozenset()) -> None:
+    """Set the parameter widgets to the presets of example ``name`` (except the keys in ``keep``).
+
+    Keys the preset does not name take the app's defaults, so nothing of the
+    previous dataset carries over.
+    """
+    preset = {**_PRESET_BASE, **PRESETS.get(name, {})}
+    if name in EXAMPLE_ROWS:
+        preset["syn_n"] = EXAMPLE_ROWS[name]
+    for key, value in preset.items():
+        if key not in keep:
+            st.session_state[key] = value
+
+
 def on_dataset_change() -> None:
     """Callback of the dataset picker: presets that suit the data, fresh roles and results."""
     name = st.session_state.get("dataset")
-    preset = PRESETS.get(name)
-    if preset:
-        for key, value in preset.items():
-            st.session_state[key] = value
-        st.session_state["rho_auto"] = True
+    if name in PRESETS:
+        apply_preset(name)
     st.session_state["upload_error"] = None
+    st.session_state["upload_link"] = False
+    st.session_state["k_note"] = None
     reset_data_choices()
+
+
+def on_new_upload(k: int, note: str) -> None:
+    """A new table was uploaded: the app's defaults, k suggested for this table (``note`` says why)."""
+    apply_preset("", keep={"syn_n", "syn_seed"})
+    st.session_state["k"] = int(k)
+    st.session_state["k_note"] = note
+    st.session_state["upload_link"] = False
 
 
 def reset_data_choices() -> None:
@@ -203,15 +256,34 @@ def reset_data_choices() -> None:
         st.session_state.pop(key, None)
 
 
-def share_link(query: str) -> str:
-    """``query`` appended to the address of the current page (just ``query`` when unknown)."""
+def share_link(query: str, page: str | None = None, *, current: str = "") -> str:
+    """``query`` appended to the address of a page of the app (just ``query`` when the address is unknown).
+
+    Parameters
+    ----------
+    query : str
+        From :func:`share_query`.
+    page : str or None
+        ``url_path`` of the page the link opens ("" for the first page); None
+        keeps the current page.
+    current : str
+        ``url_path`` of the page being shown, which ends the current address.
+    """
     url = getattr(st.context, "url", None) or ""
     base = url.split("?", 1)[0]
-    return base + query if base else query
+    if not base:
+        return query
+    if page is not None:
+        root = base[: -len(current)] if current and base.endswith(current) else base.rstrip("/") + "/"
+        base = root + page
+    return base + query
 
 
-def share_query(shareable: bool) -> str:
-    """The query string that reopens the current view (non-default values only)."""
+def share_query(shareable: bool, page: str | None = None) -> str:
+    """The query string that reopens the current view (non-default values only).
+
+    With ``page="clusters"`` the open tab of Tune & see (``view``) is kept too.
+    """
     from urllib.parse import urlencode
 
     if not shareable:
@@ -227,4 +299,7 @@ def share_query(shareable: bool) -> str:
     roles = st.session_state.get("role_overrides") or {}
     if roles:
         items.append(("roles", json.dumps(roles, separators=(",", ":"), sort_keys=True)))
+    view = st.session_state.get("view")
+    if page == "clusters" and view:
+        items.append(("view", str(view)))
     return "?" + urlencode(items) if items else ""

@@ -15,7 +15,7 @@ import streamlit as st
 from craft.priors import default_rho
 
 from . import state
-from .services import EXAMPLES, FitParams, example_names, rho_from_share
+from .services import EXAMPLES, FitParams, example_names, rho_from_share, truth_agreement
 
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-!|<>~$])")
 
@@ -64,7 +64,7 @@ def render_sidebar() -> FitParams:
     sidebar = st.sidebar
     # Options are shown as they are: a bound selectbox puts the shown text in the URL.
     options = list(EXAMPLES)
-    if st.session_state.get("upload") is not None:
+    if st.session_state.get("upload") is not None or st.session_state.get("upload_link"):
         options = [state.UPLOAD] + options
     elif st.session_state.get("dataset") == state.UPLOAD:
         st.session_state["dataset"] = state.DEFAULT_DATASET
@@ -74,7 +74,9 @@ def render_sidebar() -> FitParams:
         help="A bundled example — the paper's synthetic sets (fig…, mixed_planted) or real UCI data — or your "
              "upload (Data page).",
     )
-    if name == state.UPLOAD:
+    if name == state.UPLOAD and st.session_state.get("upload") is None:
+        sidebar.caption("This link was made for an uploaded table: upload it again on the Data page.")
+    elif name == state.UPLOAD:
         upload = st.session_state.get("upload") or {}
         sidebar.caption(f"Your file {esc(upload.get('name', ''))}; it stays in this session.")
     else:
@@ -93,25 +95,7 @@ def render_sidebar() -> FitParams:
         help="Each cluster selects about m of the features (fixed budget: round(m·|Num|) numeric and "
              "round(m·|Cat|) categorical ones).",
     )
-    upper = m * (1.0 - m)
-    auto = sidebar.checkbox(
-        "ρ: the paper's default", True, key="rho_auto", bind="query-params",
-        help="ρ = max(0.01, m(1−m) − 0.01), as in all the paper's experiments (cluster-specific selection).",
-    )
-    if auto:
-        rho = None
-        sidebar.caption(f"ρ = {default_rho(m):.4f}, valid range (0, m(1−m)) = (0, {upper:.4f}).")
-    else:
-        share = sidebar.slider(
-            "ρ as a share of m(1−m): global ↔ cluster-specific", 0.01, 0.99, state.WIDGET_DEFAULTS["rho_share"],
-            step=0.01, key="rho_share", bind="query-params",
-            help="ρ must lie in (0, m(1−m)); this slider sets ρ/(m(1−m)), so any value is valid. Near 0 every "
-                 "cluster's selection probability stays at m (global selection); near 1 it follows the "
-                 "cluster's own choice v_kd (cluster-specific selection).",
-        )
-        rho = rho_from_share(m, share)
-        sidebar.caption(f"ρ = {share:.2f} × {upper:.4f} = {rho:.4f}; valid range (0, {upper:.4f}).")
-
+    rho, rho_selection = _rho_controls(sidebar, m)
     size_by = sidebar.radio("Number of clusters", ["k", "lambda"], key="size_by", bind="query-params",
                             horizontal=True, captions=["ask for k clusters", "give λ"], help=CLUSTER_HELP)
     k, k_method, lam = state.WIDGET_DEFAULTS["k"], state.WIDGET_DEFAULTS["k_method"], state.WIDGET_DEFAULTS["lam"]
@@ -128,21 +112,22 @@ def render_sidebar() -> FitParams:
         lam = sidebar.number_input("λ: cost of a new cluster", 1e-6, 1e9, state.WIDGET_DEFAULTS["lam"],
                                    step=1.0, format="%.4f", key="lam", bind="query-params")
 
-    with sidebar.expander("Budget, seed and iterations"):
-        budget = st.radio("Feature budget", ["fixed", "approximate"], key="budget", bind="query-params",
-                          horizontal=True,
-                          help="Fixed: every cluster selects round(m·|Num|) + round(m·|Cat|) features. "
-                               "Approximate: a feature is selected when it passes ε_c (categorical) or ε_v "
-                               "(numeric), so clusters select different numbers of features.")
-        eps_c, eps_v = state.WIDGET_DEFAULTS["eps_c"], state.WIDGET_DEFAULTS["eps_v"]
-        if budget == "approximate":
-            eps_c = st.slider("ε_c (categorical)", 0.01, 0.99, state.WIDGET_DEFAULTS["eps_c"], step=0.01,
-                              key="eps_c", bind="query-params",
-                              help="Select a categorical feature when G_d − G_kd > ε_c·G_d.")
-            eps_v = st.number_input("ε_v (numeric)", 0.001, 1000.0, state.WIDGET_DEFAULTS["eps_v"], step=0.05,
-                                    key="eps_v", bind="query-params",
-                                    help="Select a numeric feature when its within-cluster variance is below "
-                                         "ε_v (a share of the overall variance when standardized).")
+    # The budget and its thresholds stay in view: they change what every figure shows.
+    budget = sidebar.radio("Feature budget", ["fixed", "approximate"], key="budget", bind="query-params",
+                           horizontal=True,
+                           help="Fixed: every cluster selects round(m·|Num|) + round(m·|Cat|) features. "
+                                "Approximate: a feature is selected when it passes ε_c (categorical) or ε_v "
+                                "(numeric), so clusters select different numbers of features.")
+    eps_c, eps_v = state.WIDGET_DEFAULTS["eps_c"], state.WIDGET_DEFAULTS["eps_v"]
+    if budget == "approximate":
+        eps_c = sidebar.slider("ε_c (categorical)", 0.01, 0.99, state.WIDGET_DEFAULTS["eps_c"], step=0.01,
+                               key="eps_c", bind="query-params",
+                               help="Select a categorical feature when G_d − G_kd > ε_c·G_d.")
+        eps_v = sidebar.number_input("ε_v (numeric)", 0.001, 1000.0, state.WIDGET_DEFAULTS["eps_v"], step=0.05,
+                                     key="eps_v", bind="query-params",
+                                     help="Select a numeric feature when its within-cluster variance is below "
+                                          "ε_v (a share of the overall variance when standardized).")
+    with sidebar.expander("Scaling, seed and iterations"):
         standardize = st.checkbox("Standardize numeric features", True, key="standardize", bind="query-params")
         seed = st.number_input("Seed", 0, 2**31 - 1, 0, key="seed", bind="query-params")
         n_init = "auto"
@@ -155,18 +140,59 @@ def render_sidebar() -> FitParams:
         max_iter = st.number_input("Max iterations", 1, 1000, state.WIDGET_DEFAULTS["max_iter"], key="max_iter",
                                    bind="query-params")
     return FitParams(
-        m=float(m), rho=rho, size_by=size_by, k=int(k), k_method=k_method, lam=float(lam), budget=budget,
+        m=float(m), rho=rho, rho_selection=rho_selection, size_by=size_by, k=int(k), k_method=k_method, lam=float(lam), budget=budget,
         eps_c=float(eps_c), eps_v=float(eps_v), standardize=bool(standardize), seed=int(seed),
         n_init=n_init if n_init == "auto" else int(n_init), max_iter=int(max_iter),
     )
+
+
+#: What rho does under each selection rule, in the app's words (docs/numerics.md derives both).
+RHO_SELECTION_HELP = {
+    "paper": "Algorithm CRAFT as printed: each cluster ranks its own variances and entropy gains. ρ changes the "
+             "cost of a new cluster (λ + D·F₀), the cost per selected feature (F_Δ) and a new cluster's random "
+             "features, but not which features a cluster selects; with k given, the λ search absorbs most of it.",
+    "shrink": "ρ reaches the selection: each cluster ranks its own score shrunk towards the score pooled over "
+              "all clusters, with weight ρ/(m(1−m)) on its own (the weight the posterior mean of ν gives a "
+              "cluster's own choice). Near 0 every cluster selects the same features (global); near m(1−m), "
+              "the paper's rule (cluster-specific).",
+}
+
+
+def _rho_controls(sidebar, m: float) -> tuple[float | None, str]:
+    """ρ (None: the paper's default) and the selection rule it acts through."""
+    upper = m * (1.0 - m)
+    rho_selection = sidebar.radio(
+        "ρ acts on", ["paper", "shrink"], key="rho_selection", bind="query-params", horizontal=True,
+        captions=["the paper's algorithm", "the selection too"],
+        help=f"paper: {RHO_SELECTION_HELP['paper']}\n\nshrink: {RHO_SELECTION_HELP['shrink']}",
+    )
+    auto = sidebar.checkbox(
+        "ρ: the paper's default", True, key="rho_auto", bind="query-params",
+        help="ρ = max(0.01, m(1−m) − 0.01), as in all the paper's experiments (cluster-specific selection).",
+    )
+    if auto:
+        rho = None
+        sidebar.caption(f"ρ = {default_rho(m):.4f}, valid range (0, m(1−m)) = (0, {upper:.4f}).")
+    else:
+        share = sidebar.slider(
+            "ρ as a share of m(1−m): global ↔ cluster-specific", 0.01, 0.99, state.WIDGET_DEFAULTS["rho_share"],
+            step=0.01, key="rho_share", bind="query-params",
+            help="ρ must lie in (0, m(1−m)); this slider sets ρ/(m(1−m)), so any value is valid.",
+        )
+        rho = rho_from_share(m, share)
+        sidebar.caption(f"ρ = {share:.2f} × {upper:.4f} = {rho:.4f}; valid range (0, {upper:.4f}).")
+    if rho_selection == "paper":
+        sidebar.caption("With the paper's rule ρ does not change which features a cluster selects "
+                        "(choose “shrink” to see it act on the masks).")
+    return rho, rho_selection
 
 
 def _synthetic_names() -> set:
     return {name for name, (group, _) in _examples().items() if group == "synthetic"}
 
 
-def fit_summary(ctx) -> None:
-    """One line of metrics on the current fit, and its notes."""
+def fit_summary(ctx, *, truth: bool = True) -> None:
+    """One line of metrics on the current fit, its agreement with a planted truth (``truth``), and its notes."""
     model = ctx.model
     if model is None:
         return
@@ -181,5 +207,22 @@ def fit_summary(ctx) -> None:
         "" if model.converged_ else " Did not converge."))
     columns[5].metric("Fit time", f"{ctx.outcome.seconds:.2f} s", help="Time of the fit when it was computed; "
                       "a cached setting is shown at once.")
+    if truth:
+        truth_line(ctx)
     for message in ctx.outcome.notes + list(ctx.notes):
         note(message)
+
+
+def truth_line(ctx) -> None:
+    """For data with planted clusters and subspaces: how far the fit reproduces them, as numbers."""
+    agreement = truth_agreement(ctx.model, ctx.data) if ctx.data is not None else None
+    if agreement is None:
+        return
+    n = agreement["n_planted"]
+    text = (f"Agreement with the planted truth: **{agreement['clusters_matched']} of {n} clusters matched**, "
+            f"**{agreement['masks_equal']} of {n} masks equal** (ARI {agreement['ari']:.2f}"
+            + (f"; {agreement['n_found']} clusters found" if agreement["n_found"] != n else "") + ").")
+    if agreement["exact"]:
+        st.success(text + " The figure of the paper is reproduced.", icon=":material/verified:")
+    else:
+        st.warning(text, icon=":material/difference:")

@@ -5,7 +5,8 @@ import streamlit as st
 from craft import plots
 from craft.profiles import cluster_summary
 from explorer import cache, context
-from explorer.ui import esc, fit_summary
+from explorer.figure_export import chart
+from explorer.ui import esc, fit_summary, truth_line
 
 ORDERS = {"subspace": "subspaces as blocks", "natural": "table order", "count": "most selected first"}
 TABS = ["Feature masks", "Data heatmap", "Sizes & profiles", "Projection", "Iterations"]
@@ -13,7 +14,8 @@ TABS = ["Feature masks", "Data heatmap", "Sizes & profiles", "Projection", "Iter
 ctx = context.current()
 st.title("Tune & see")
 model = context.require_model(ctx)
-fit_summary(ctx)
+# The agreement with the planted truth sits under the figures it judges, so the heatmap stays above the fold.
+fit_summary(ctx, truth=False)
 X = ctx.X
 has_truth = ctx.data.true_mask is not None
 
@@ -28,7 +30,8 @@ def masks_view() -> None:
     truth = right.toggle("Beside the planted subspaces", True, key="mask_truth", disabled=not has_truth,
                          help="Synthetic sets know their planted clusters and subspaces.")
     figure = cache.masks_figure(ctx.key, order, bool(truth and has_truth), model, ctx.data)
-    st.plotly_chart(figure, key="fig_masks")
+    chart(figure, key="fig_masks", name="craft_feature_masks")
+    truth_line(ctx)
     st.caption("Each row is a cluster, each column a feature; blue = selected, grey = not selected "
                "(`feature_mask_`). Subspaces show as blocks when features are ordered by the first cluster that "
                "selects them.")
@@ -45,7 +48,8 @@ def heatmap_view() -> None:
     truth = right.toggle("Dataset | CRAFT", True, key="heat_truth", disabled=not has_truth,
                          help="Draw the data with its planted clusters and subspaces on the left.")
     figure = cache.data_heatmap(ctx.key, order, int(max_rows), bool(truth and has_truth), model, X, ctx.data)
-    st.plotly_chart(figure, key="fig_heatmap")
+    chart(figure, key="fig_heatmap", name="craft_data_heatmap")
+    truth_line(ctx)
     n = len(X)
     if n > max_rows:
         shown = (f"Showing {max_rows:,} of {n:,} rows, sampled in proportion to the cluster sizes, for display "
@@ -71,11 +75,11 @@ def profiles_view() -> None:
     feature = right.selectbox("Feature", features, key=f"profile_feature_{cluster}",
                               format_func=lambda f: f"{f} ({'selected' if f in selected else 'not selected'})")
     sizes, overview, detail = cache.profile_figures(ctx.key, cluster, feature, model, X, table)
-    sizes_slot.plotly_chart(sizes, key="fig_sizes")
+    chart(sizes, key="fig_sizes", name="craft_cluster_sizes", container=sizes_slot)
     if feature is not None:
         right.markdown(esc(rows.loc[rows["feature"] == feature, "reason"].iloc[0]))
-        right.plotly_chart(detail, key="fig_detail")
-    st.plotly_chart(overview, key="fig_profile")
+        chart(detail, key="fig_detail", name=f"craft_cluster_{cluster}_feature", container=right)
+    chart(overview, key="fig_profile", name=f"craft_cluster_{cluster}_profile")
     st.caption("Each bar is the number the selection rule compared with its cut (dashed red line): the "
                "within-cluster variance of a numeric feature, and for a categorical feature the gain G_d − G_kd "
                "(fixed budget) or its share of G_d (approximate budget). Blue: selected; grey: not selected.")
@@ -87,7 +91,7 @@ def profiles_view() -> None:
 def projection_view() -> None:
     max_points = st.select_slider("Points drawn at most", [1000, 2000, 4000, 8000], value=4000, key="proj_points")
     frame = cache.projection(ctx.key, int(max_points), model, X)
-    st.plotly_chart(plots.fig_projection(frame), key="fig_projection")
+    chart(plots.fig_projection(frame), key="fig_projection", name="craft_projection")
     n = frame.attrs.get("n_total", len(frame))
     st.caption("First two principal components of the encoded data (numbers standardized, levels one-hot)"
                + (f"; {len(frame):,} of {n:,} rows drawn (stratified by cluster), the fit used all." if len(frame) < n else "."))
@@ -101,7 +105,7 @@ for tab, view in zip(tabs[:4], views):
             view()
 with tabs[4]:
     if tabs[4].open:
-        st.plotly_chart(plots.fig_history(model), key="fig_history")
+        chart(plots.fig_history(model), key="fig_history", name="craft_iterations")
         st.dataframe(plots.history_frame(model), hide_index=True)
         st.caption("The kept restart's iterations: the objective after each update and the number of clusters "
                    "after each pass (bars: clusters opened). λ-search fits are not shown.")

@@ -6,6 +6,7 @@ from craft import plots
 from explorer.services import METHODS
 from explorer import cache, context
 from explorer.ui import esc
+from explorer.figure_export import chart
 
 ctx = context.current()
 st.title("Compare methods")
@@ -46,7 +47,7 @@ if stored[1] != ctx.params:
     st.caption("Computed with earlier CRAFT parameters; run again to update.")
 if y is None:
     st.caption("No label column: purity, NMI and ARI are not available (choose one on the Data page).")
-st.plotly_chart(plots.fig_compare(frame), key="compare_fig")
+chart(plots.fig_compare(frame), key="compare_fig", name="craft_compare")
 st.dataframe(
     frame, hide_index=True,
     column_config={

@@ -6,7 +6,7 @@ from craft import CraftInputError
 from craft.io import read_info, table_fingerprint
 from craft.limits import table_limits
 from explorer import context, state
-from explorer.services import column_report, load_upload, reading_notes, upload_key
+from explorer.services import column_report, load_upload, reading_notes, suggested_k, upload_key
 from explorer.ui import error, esc, note
 
 UPLOAD_TYPES = ["csv", "tsv", "tab", "txt", "parquet", "pq", "xlsx", "xlsm", "xls"]
@@ -32,6 +32,10 @@ def _on_upload() -> None:
     for key in ("upload_markers_in_text", "upload_sheet"):
         st.session_state.pop(key, None)
     state.reset_data_choices()
+    if not st.session_state.get("upload_link"):
+        # A new table: the defaults and a k of its own (a shared link's parameters are kept).
+        state.on_new_upload(*suggested_k(data))
+    st.session_state["upload_link"] = False
 
 
 def _on_reading_options() -> None:
@@ -85,11 +89,14 @@ if ctx.model is not None:
         "Tune the parameters in the sidebar; see the result on the next pages.", icon=":material/check_circle:",
     )
     st.page_link("pages/clusters.py", label="Tune & see the clusters", icon=":material/grid_view:")
+    if ctx.data.kind == "upload" and st.session_state.get("k_note"):
+        note(st.session_state["k_note"])
 elif ctx.problem:
     error(ctx.problem)
 
 limit = st.get_option("server.maxUploadSize")
-with st.expander("Upload your own table", expanded=ctx.data is not None and ctx.data.kind == "upload"):
+uploading = (ctx.data is not None and ctx.data.kind == "upload") or bool(st.session_state.get("upload_link"))
+with st.expander("Upload your own table", expanded=uploading):
     st.file_uploader(
         "CSV, TSV, Parquet or Excel",
         type=UPLOAD_TYPES,

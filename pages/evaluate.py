@@ -7,6 +7,7 @@ import streamlit as st
 from craft import metrics, plots
 from explorer import context
 from explorer.ui import esc, fit_summary, note
+from explorer.figure_export import chart
 
 MAX_CLASSES = 200
 
@@ -25,8 +26,8 @@ if y is None:
     )
     st.page_link("pages/data.py", label="Choose a label column", icon=":material/table_view:")
     st.metric("Objective", f"{model.objective_:,.6g}")
-    st.plotly_chart(plots.fig_cluster_sizes(model), key="eval_sizes")
-    st.plotly_chart(plots.fig_history(model), key="eval_history")
+    chart(plots.fig_cluster_sizes(model), key="eval_sizes", name="craft_cluster_sizes")
+    chart(plots.fig_history(model), key="eval_history", name="craft_iterations")
     st.stop()
 
 labels = pd.Series(y).reset_index(drop=True)
@@ -52,7 +53,7 @@ if n_classes > MAX_CLASSES:
          f"{MAX_CLASSES}. Is it really a class column?")
     st.stop()
 table = metrics.contingency(classes, clusters)
-st.plotly_chart(plots.fig_confusion(table), key="eval_confusion")
+chart(plots.fig_confusion(table), key="eval_confusion", name="craft_confusion")
 per_cluster = pd.DataFrame({
     "cluster": table.index,
     "rows": table.sum(axis=1).to_numpy(),

@@ -2,8 +2,10 @@
 
 import streamlit as st
 
+from craft import plots
 from craft.export import labels_csv, masks_csv, params_json
 from explorer import cache, context, state
+from explorer.figure_export import download_buttons, server_export_available
 from explorer.services import labels_for_evaluation
 from explorer.ui import esc
 
@@ -49,12 +51,42 @@ with right:
                            mime="text/html", key="dl_report")
         st.caption(f"{len(held[1]) / 1e6:.1f} MB (plotly.js is embedded once).")
 
+st.subheader("Figures")
+if server_export_available():
+    st.markdown("Every figure of this fit as SVG (vector: slides, papers) or PNG; each image is made when its "
+                "button is clicked. The same buttons sit under every figure of the app.")
+else:
+    st.markdown("Static export needs kaleido and a Chromium on the server; every figure's toolbar camera saves "
+                "it as SVG in the browser.")
+has_truth = data.true_mask is not None
+figures = {
+    "Feature masks" + (" beside the planted subspaces" if has_truth else ""):
+        ("craft_feature_masks", cache.masks_figure(ctx.key, "natural" if has_truth else "subspace", has_truth, model, data)),
+    "Data heatmap (Dataset | CRAFT)" if has_truth else "Data heatmap":
+        ("craft_data_heatmap", cache.data_heatmap(ctx.key, "natural" if has_truth else "subspace", 400, has_truth, model,
+                                                  ctx.X, data)),
+    "Cluster sizes": ("craft_cluster_sizes", plots.fig_cluster_sizes(model)),
+    "Objective and K per iteration": ("craft_iterations", plots.fig_history(model)),
+    "PCA projection": ("craft_projection", plots.fig_projection(cache.projection(ctx.key, 4000, model, ctx.X))),
+}
+for title, (name, figure) in figures.items():
+    row = st.columns([3, 2])
+    row[0].markdown(f"**{title}**")
+    download_buttons(figure, f"{stem}_{name}", key=f"export_{name}", container=row[1])
+
 st.subheader("Share this view")
-query = state.share_query(ctx.shareable)
+pages = {"clusters": "Tune & see", "": "Data", "evaluate": "Evaluate", "teach": "Teach", "compare": "Compare",
+         "whatif": "What-if", "export": "Export"}
+last = st.session_state.get("last_page")
+target = st.selectbox("The link opens", list(pages), index=list(pages).index(last) if last in pages else 0,
+                      format_func=pages.get, key="share_page",
+                      help="By default the page you looked at before this one (with its open tab).")
+query = state.share_query(ctx.shareable, page=target)
 if ctx.shareable:
-    st.markdown("The dataset and every parameter are in the page's address (only values that differ from the "
-                "defaults); this link reopens the same fit on any page:")
-    st.code(state.share_link(query), language=None)
+    st.markdown("The dataset and every parameter are in the address (only values that differ from the "
+                "defaults); this link reopens the same fit on the chosen page" +
+                (", on the same tab:" if target == "clusters" and st.session_state.get("view") else ":"))
+    st.code(state.share_link(query, target, current="export"), language=None)
 else:
     st.markdown(f"Uploaded data ({esc(data.name)}) cannot travel in a link: share the file and the parameters "
-                "JSON instead.")
+                "JSON instead. A link to this view would open with a message asking for the file again.")

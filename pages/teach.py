@@ -4,9 +4,11 @@ import numpy as np
 import streamlit as st
 
 from craft import CraftInputError, plots
+from craft.metrics import align_clusters
 from explorer.services import distance_table, rho_from_share
 from explorer import cache, context
-from explorer.ui import esc, note
+from explorer.figure_export import chart
+from explorer.ui import RHO_SELECTION_HELP, esc, note
 
 ctx = context.current()
 st.title("Teach: how CRAFT iterates")
@@ -45,17 +47,22 @@ def step_view() -> None:
     with left:
         figure = plots.fig_feature_masks(record.feature_mask, features=model.engine_features_, order="natural",
                                          title=f"Selected features after iteration {t}")
-        st.plotly_chart(figure, key="teach_masks")
+        chart(figure, key="teach_masks", name=f"teach_masks_iteration_{t}")
     if record.labels is None:
         note("Labels per iteration are not kept above 200,000 rows, so assignments and distances cannot be shown.")
         return
     with right:
         frame = cache.projection(ctx.key, 2000, model, X)
         labels_t = record.labels[frame["row"].to_numpy()]
+        # The run starts with every point in cluster 0, so iteration 1's "changed" are the points it moved
+        # out of cluster 0: the same count as the metric above (the engine's n_changed).
         before = history[t - 2].labels[frame["row"].to_numpy()] if t > 1 else np.zeros_like(labels_t)
         figure = plots.fig_projection(frame, labels=labels_t, highlight=labels_t != before,
-                                      title=f"Assignments after iteration {t} (outlined: changed cluster)")
-        st.plotly_chart(figure, key="teach_projection")
+                                      title=f"Assignments after iteration {t} (ringed: changed cluster)")
+        chart(figure, key="teach_projection", name=f"teach_assignments_iteration_{t}")
+        if t == 1:
+            st.caption("Iteration 1 starts from the paper's initial state, every point in cluster 0: the ringed "
+                       "points are those the first pass moved to another cluster.")
 
     try:
         state = cache.iteration_inspection(ctx.key, t, model, X)
@@ -125,6 +132,10 @@ elif terms.f_delta < 0:
     st.caption("For m above 0.5, F_Δ is negative: the feature-control term rewards selecting features.")
 
 
+#: ρ values of the demonstration, as shares of m(1−m): near global, in between, the paper's side.
+RHO_DEMO_SHARES = (0.001, 0.1, 0.5, 0.99)
+
+
 @st.fragment
 def rho_view() -> None:
     st.subheader("ρ: from global to cluster-specific selection")
@@ -132,17 +143,60 @@ def rho_view() -> None:
     upper = m * (1 - m)
     share = st.slider("ρ as a share of m(1−m)", 0.0, 1.0, float(round(terms.rho / upper, 2)), step=0.01,
                       key="teach_rho")
-    rho = rho_from_share(m, share)
-    st.plotly_chart(plots.fig_rho_demo(m, rho), key="teach_rho_fig")
+    rho = share * upper
+    chart(plots.fig_rho_demo(m, rho), key="teach_rho_fig", name="teach_rho_posterior_mean")
     st.latex(
         rf"\hat\nu_{{kd}} = m + \frac{{(v_{{kd}} - m)\rho}}{{m(1-m)}} = {m:.3g} + (v_{{kd}} - {m:.3g}) \times {share:.2f}"
         rf" = \begin{{cases}} {m + (1 - m) * share:.3f} & v_{{kd}} = 1 \\ {m - m * share:.3f} & v_{{kd}} = 0 \end{{cases}}"
     )
     st.markdown(
-        "As ρ → 0 every cluster's selection probability stays at m, whatever it selected: selection is **global**. "
-        "As ρ → m(1−m) it follows the cluster's own choice v_kd: selection is **cluster-specific**. "
-        f"The fit uses ρ = {esc(f'{terms.rho:.4g}')} (share {terms.rho / upper:.2f})."
+        "As ρ → 0 every cluster's selection probability stays at m, whatever it selected; as ρ → m(1−m) it "
+        "follows the cluster's own choice v_kd. **Whether this changes the masks depends on the selection "
+        "rule** (sidebar, “ρ acts on”):\n\n"
+        f"- **paper** — {esc(RHO_SELECTION_HELP['paper'])}\n"
+        f"- **shrink** — {esc(RHO_SELECTION_HELP['shrink'])}\n\n"
+        f"This fit uses the **{esc(model.rho_selection)}** rule with ρ = {esc(f'{terms.rho:.4g}')} "
+        f"(share {terms.rho / upper:.2f})."
     )
 
 
 rho_view()
+
+
+@st.fragment
+def rho_masks_view() -> None:
+    """The masks of this data and parameters refitted at a few ρ, under both selection rules."""
+    st.subheader("The masks at a few values of ρ, under both rules")
+    st.caption("The same data and parameters as the fit above, refitted at each ρ (shares of m(1−m)); each "
+               "fit's clusters are matched to this fit's, columns are the features in table order, blue = "
+               "selected. Under the paper's rule the masks stay cluster-specific at every ρ; under shrink they "
+               "merge into one common set as ρ → 0.")
+    upper = terms.m * (1 - terms.m)
+    for mode in ("paper", "shrink"):
+        masks, titles, differing = [], [], []
+        for share in RHO_DEMO_SHARES:
+            params = ctx.params.replace(rho=rho_from_share(terms.m, share), rho_selection=mode)
+            outcome = cache.fit(ctx.data.key, tuple(ctx.schema.numeric), tuple(ctx.schema.categorical), params,
+                                ctx.data.table, ctx.schema)
+            if outcome.model is None:
+                note(f"ρ = {share:g}·m(1−m): {outcome.error or 'no fit.'}")
+                continue
+            fitted = outcome.model
+            # Rows in the order of the clusters of this page's fit they match (unmatched ones last).
+            match = align_clusters(model.labels_, fitted.labels_)
+            order = np.argsort(np.where(match >= 0, match, match.size + np.arange(match.size)), kind="stable")
+            masks.append(fitted.feature_mask_[order])
+            titles.append(f"ρ = {share:g}·m(1−m)")
+            differing.append((share, int((fitted.feature_mask_ != fitted.feature_mask_[0]).any(axis=0).sum()),
+                              fitted.n_clusters_))
+        if not masks:
+            continue
+        figure = plots.fig_mask_panels(masks, titles, features=list(model.feature_names_in_),
+                                       title=f"ρ acts on: {mode}")
+        chart(figure, key=f"rho_demo_{mode}", name=f"rho_demo_{mode}")
+        st.caption(f"{mode}: clusters disagree on " + "; ".join(
+            f"{d} feature(s) at ρ = {share:g}·m(1−m) = {share * upper:.3g} (K = {k})" for share, d, k in differing
+        ) + ".")
+
+
+rho_masks_view()

@@ -6,6 +6,7 @@ from craft import CraftInputError, plots
 from explorer.services import SWEEPABLE, sweep_values
 from explorer import cache, context
 from explorer.ui import error
+from explorer.figure_export import chart
 
 ctx = context.current()
 st.title("What-if")
@@ -45,7 +46,7 @@ if run_sweep:
 stored = results.get("sweep")
 if stored is not None and stored[0] == (ctx.data_key, ctx.label):
     _, swept, frame = stored
-    st.plotly_chart(plots.fig_sweep(frame, swept, label=SWEEPABLE[swept]), key="sweep_fig")
+    chart(plots.fig_sweep(frame, swept, label=SWEEPABLE[swept]), key="sweep_fig", name=f"craft_sweep_{swept}")
     with st.expander("All runs"):
         st.dataframe(frame, hide_index=True)
     for message in frame["note"].dropna().unique():
@@ -71,7 +72,7 @@ if run_stability:
 stored = results.get("stability")
 if stored is not None and stored[0] == ctx.key:
     _, frequency, summary = stored
-    st.plotly_chart(plots.fig_mask_stability(frequency), key="stability_fig")
+    chart(plots.fig_mask_stability(frequency), key="stability_fig", name="craft_mask_stability")
     stable = float(((frequency.to_numpy() == 0) | (frequency.to_numpy() == 1)).mean())
     st.caption(f"{stable:.0%} of the cells are the same in every run. ARI to this fit per seed:")
     st.dataframe(summary, hide_index=True)

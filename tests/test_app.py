@@ -231,7 +231,8 @@ def test_rho_control_is_always_valid_and_moves_rho():
 
 
 def test_budget_eps_and_standardize_change_the_selection():
-    at = start("clusters", dataset="fig3_numeric", syn_n=150)
+    # The link's values win over the example's presets (approximate budget, raw units).
+    at = start("clusters", dataset="fig3_numeric", syn_n=150, budget="fixed", standardize="true")
     assert len(set(ctx(at).model.feature_mask_.sum(axis=1))) == 1  # fixed budget: same count everywhere
     at.radio(key="budget").set_value("approximate").run()
     at.checkbox(key="standardize").uncheck().run()
@@ -276,7 +277,7 @@ def test_choosing_a_dataset_applies_its_preset():
     assert ctx(at).model.n_clusters_ == 7
     at.selectbox(key="dataset").set_value("fig3_numeric").run()
     params = ctx(at).params
-    assert (params.budget, params.standardize, params.eps_v) == ("approximate", False, 4.0)
+    assert (params.budget, params.standardize, params.eps_v) == ("approximate", False, 6.0)
 
 
 def test_k_above_the_rows_is_explained():

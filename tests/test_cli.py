@@ -244,3 +244,28 @@ def test_unwritable_output_exits_2_naming_the_file(tmp_path, capsys):
     code, _, err = run(["fit", "wine", "--lam", 20, "--n-init", 1, "--no-progress", "--out", out], capsys)
     assert code == 2
     assert f"cannot write {str(out / 'masks.csv')!r}: Is a directory." in err
+
+
+def test_too_wide_csv_for_dask_is_refused_before_reading(tmp_path, capsys, monkeypatch):
+    pytest.importorskip("dask.dataframe")
+    monkeypatch.setenv("CRAFT_MAX_COLUMNS", "100")
+    path = tmp_path / "wide.csv"
+    path.write_text(",".join(f"c{i}" for i in range(500)) + "\n" + ",".join("1" * 500) + "\n")
+    for backend in (["--local-workers", 1], []):
+        code, _, err = run(["fit", path, "--lam", 1, *backend], capsys)
+        assert code == 2, err
+        assert "has about 500 columns; this machine takes at most 100 columns" in err
+
+
+def test_parquet_with_duplicated_names(tmp_path, capsys):
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    pytest.importorskip("dask.dataframe")
+    path = tmp_path / "dups.parquet"
+    values = np.r_[np.zeros(10), np.full(10, 5.0)]
+    pq.write_table(pa.Table.from_arrays([pa.array(values), pa.array(values[::-1])], names=["a", "a"]), path)
+    code, out, _ = run(["fit", path, "--lam", 1, "--no-progress"], capsys)
+    assert code == 0 and out.startswith("K=")  # in memory: read as a, a.1
+    code, _, err = run(["fit", path, "--lam", 1, "--local-workers", 1], capsys)
+    assert code == 2
+    assert f"{str(path)!r} names 2 columns 'a'; the Dask backend needs unique column names" in err

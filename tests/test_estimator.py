@@ -9,6 +9,7 @@ from sklearn.base import clone
 from sklearn.metrics import adjusted_rand_score
 
 from craft import CRAFT, CraftInputError, datasets, infer_schema, metrics, synthetic
+from craft.encoding import Encoder
 
 
 @pytest.fixture
@@ -172,13 +173,36 @@ def test_derived_lambda_is_never_below_or_at_zero():
         assert model.n_clusters_ == 2
 
 
+@pytest.mark.parametrize(
+    "params",
+    [{"budget": "approximate"}, {"m": 0.95}, {"m": 0.95, "k": 2}],
+    ids=["nothing-selected", "negative-feature-control", "search-start"],
+)
+def test_default_lambda_stays_positive_where_the_mean_cost_is_not(params):
+    """Mean cost 0 (one cluster selecting nothing) or < 0 (F_Delta < 0 above m = 0.5) once became 1e-12."""
+    from craft import _engine
+
+    rng = np.random.default_rng(1)
+    table = pd.DataFrame({"a": np.r_[rng.normal(0, 1, 20), rng.normal(6, 1, 20)], "b": rng.normal(0, 1, 40)})
+    model = CRAFT(random_state=0, n_init=1, categorical=[], **params)
+    options = model._validated_options()
+    data = Encoder(["a", "b"], [], True).fit_transform(table)
+    one = _engine.clusters_from_statistics(data, _engine.statistics(data, np.zeros(40, dtype=np.int64), 1), options)
+    mean_cost = float(_engine.nearest_cluster(data, one, options.terms)[0].mean())
+    assert mean_cost <= 0  # the case this test is about
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model.fit(table)
+    assert model.lam_ > 0.01
+
+
 @pytest.mark.parametrize("lam", [0.0, -1.0, float("nan"), float("-inf")])
 def test_a_non_positive_derived_lambda_is_an_error(lam):
     from craft.estimator import _checked_lambda
 
     with pytest.raises(CraftInputError, match="Farthest-first found no row at a positive"):
         _checked_lambda(lam, CRAFT(), 3)
-    with pytest.raises(CraftInputError, match=r"default lambda .* <= 0"):
+    with pytest.raises(CraftInputError, match=r"default lambda .* <= 0 .*every used column is constant"):
         _checked_lambda(lam, CRAFT(), None)
     assert _checked_lambda(0.5, CRAFT(), None) == 0.5
 

@@ -631,11 +631,11 @@ def test_xlsx_bomb_cell_far_away_is_bounded(tmp_path):
 def test_xlsx_refused_beyond_the_caps(tmp_path, monkeypatch):
     path = tmp_path / "long.xlsx"
     _xlsx(path, [["a", "b"]] + [[i, i * 2] for i in range(3000)])
-    monkeypatch.setenv("CRAFT_MAX_CELLS", "2000")
-    with pytest.raises(CraftInputError, match=r"'long\.xlsx' \(sheet 'Data'\) has about .* cells; this machine "
-                                              r"takes at most 2,000 cells"):
+    monkeypatch.setenv("CRAFT_MAX_EXCEL_CELLS", "2000")
+    with pytest.raises(CraftInputError, match=r"'long\.xlsx' \(sheet 'Data'\) has more than 2,000 non-empty cells "
+                                              r"\(1,001 rows read so far\); this machine reads at most 2,000 cells"):
         read_table(path)
-    monkeypatch.delenv("CRAFT_MAX_CELLS")
+    monkeypatch.delenv("CRAFT_MAX_EXCEL_CELLS")
     monkeypatch.setenv("CRAFT_MAX_UNZIPPED_MB", "0.01")
     with pytest.raises(CraftInputError, match=r"'long\.xlsx' expands to .* MB when unzipped .* reads at most 0 MB"):
         read_table(path)
@@ -757,3 +757,47 @@ def test_parquet_with_checksums_flipped_byte_is_refused(tmp_path):
     with pytest.raises(CraftInputError, match=r"'c\.parquet' is not a readable Parquet file: its data are damaged "
                                               r"\(.*CRC checksum verification failed"):
         read_table(bytes(data), name="c.parquet")
+
+
+def _with_shared_string(path, text: str, out):
+    """``path``'s workbook with its first text cell replaced by shared string 0 = ``text``."""
+    import zipfile
+
+    with zipfile.ZipFile(path) as source, zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as target:
+        for item in source.infolist():
+            content = source.read(item.filename)
+            if item.filename == "xl/worksheets/sheet1.xml":
+                content = content.replace(b't="inlineStr"><is><t>alpha</t></is>', b't="s"><v>0</v>')
+            elif item.filename == "[Content_Types].xml":
+                content = content.replace(b"</Types>", b'<Override PartName="/xl/sharedStrings.xml" ContentType="'
+                                          b'application/vnd.openxmlformats-officedocument.spreadsheetml.'
+                                          b'sharedStrings+xml"/></Types>')
+            elif item.filename == "xl/_rels/workbook.xml.rels":
+                content = content.replace(b"</Relationships>", b'<Relationship Id="rIdS" Type="http://schemas.'
+                                          b'openxmlformats.org/officeDocument/2006/relationships/sharedStrings" '
+                                          b'Target="sharedStrings.xml"/></Relationships>')
+            target.writestr(item.filename, content)
+        target.writestr("xl/sharedStrings.xml", '<?xml version="1.0"?><sst xmlns="http://schemas.openxmlformats.'
+                        'org/spreadsheetml/2006/main" count="1" uniqueCount="1"><si><t>' + text + "</t></si></sst>")
+
+
+def test_xlsx_huge_shared_string(tmp_path, monkeypatch):
+    path = tmp_path / "strings.xlsx"
+    _xlsx(path, [["name", "n"], ["alpha", 1], ["beta", 2], ["gamma", 3]])
+    # Longer than any Excel cell: refused with Excel's limit.
+    long_cell = tmp_path / "long.xlsx"
+    _with_shared_string(path, "x" * 40_000, long_cell)
+    with pytest.raises(CraftInputError, match=r"the cell at row 2, column 1 of sheet 'Data' holds 40,000 characters, "
+                                              r"and Excel cells hold at most 32,767"):
+        read_table(long_cell)
+    # More shared text than the cells may hold (the red team's 300 MB string,
+    # scaled down with the cap): refused before the strings are loaded.
+    monkeypatch.setenv("CRAFT_MAX_EXCEL_CELLS", "1000")
+    huge = tmp_path / "huge.xlsx"
+    _with_shared_string(path, "y" * 300_000, huge)
+    with pytest.raises(CraftInputError, match=r"'huge\.xlsx' holds 0 MB of shared text \(unzipped\); this machine "
+                                              r"reads at most 0 MB of it \(256 bytes for each of the 1,000 cells"):
+        read_table(huge)
+    ok = tmp_path / "ok.xlsx"
+    _with_shared_string(path, "z" * 100, ok)
+    assert read_table(ok)["name"].tolist() == ["z" * 100, "beta", "gamma"]

@@ -81,8 +81,9 @@ def test_a_module_without_its_extra_names_the_extra(blocked, module, extra):
 @pytest.fixture
 def without(monkeypatch):
     def block(*names):
-        for name in names:
-            monkeypatch.setitem(sys.modules, name, None)
+        # The package and every submodule already imported (``from a.b import c`` finds a cached ``a.b``).
+        for loaded in [key for key in sys.modules if key.split(".")[0] in names] + list(names):
+            monkeypatch.setitem(sys.modules, loaded, None)
 
     return block
 

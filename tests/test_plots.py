@@ -107,7 +107,7 @@ def test_fig_feature_masks_beside_truth_aligns_clusters(fig1):
     # the paper's Figure 1(b): CRAFT recovers the planted subspaces exactly, row for row
     assert np.array_equal(np.asarray(truth.z), data.true_mask.astype(float))
     assert np.array_equal(np.asarray(found.z), np.asarray(truth.z))
-    assert list(truth.y) == ["planted 1", "planted 2", "planted 3"]
+    assert list(truth.y) == ["planted 0", "planted 1", "planted 2"]
 
 
 def test_fig_feature_masks_rejects_bad_shapes():
@@ -253,8 +253,26 @@ def test_projection_frame_and_figure(mixed):
     changed = np.zeros(60, dtype=bool)
     changed[:3] = True
     outlined = plots.fig_projection(frame, highlight=changed)
-    widths = np.concatenate([np.asarray(trace.marker.line.width) for trace in outlined.data])
-    assert (widths > 0).sum() == 3
+    rings = [trace for trace in outlined.data if trace.marker.symbol == "circle-open"]
+    assert len(rings) == 1 and sorted(rings[0].customdata) == sorted(frame["row"].to_numpy()[:3])
+    assert len(plots.fig_projection(frame, highlight=np.zeros(60, dtype=bool)).data) == len(figure.data)
+
+
+def test_every_figure_has_readable_ticks(mixed):
+    """Tick labels of at least TICK_FONT_PX (14 px): readable on a projector at 1280 x 720."""
+    X, _, _, model = mixed
+    figures = [
+        plots.fig_feature_masks(model),
+        plots.fig_data_heatmap(model, X),
+        plots.fig_cluster_sizes(model),
+        plots.fig_projection(plots.projection_frame(model, X)),
+        plots.fig_history(model),
+    ]
+    assert plots.TICK_FONT_PX >= 14
+    for figure in figures:
+        assert figure.layout.font.size >= 14
+        axes = [value for name, value in figure.layout.to_plotly_json().items() if name.startswith(("xaxis", "yaxis"))]
+        assert axes and all(axis["tickfont"]["size"] >= 14 for axis in axes)
 
 
 def test_history_frame_and_figure(fig1):

@@ -11,6 +11,7 @@ from explorer.services import (
     METHODS,
     PRESETS,
     FitParams,
+    LoadedData,
     align_clusters,
     column_report,
     compare_methods,
@@ -24,7 +25,9 @@ from explorer.services import (
     mask_stability,
     rho_from_share,
     sweep,
+    suggested_k,
     sweep_values,
+    truth_agreement,
 )
 
 
@@ -37,18 +40,36 @@ def fig2():
 
 def test_fit_params_to_estimator_arguments():
     assert FitParams(m=0.4, k=5, k_method="farthest_first", n_init=4).estimator_kwargs() == dict(
-        m=0.4, rho=None, budget="fixed", standardize=True, random_state=0, n_init=4, max_iter=100, k=5,
-        k_method="farthest_first",
+        m=0.4, rho=None, rho_selection="paper", budget="fixed", standardize=True, random_state=0, n_init=4,
+        max_iter=100, k=5, k_method="farthest_first",
     )
     given = FitParams(size_by="lambda", lam=3.0, budget="approximate", eps_c=0.7, eps_v=2.0).estimator_kwargs()
     assert given["lam"] == 3.0 and "k" not in given and given["eps_c"] == 0.7 and given["eps_v"] == 2.0
     assert set(PRESETS) == set(EXAMPLES)
 
 
+def test_suggested_k_counts_the_label_classes():
+    table = pd.DataFrame({"x": np.arange(52.0), "class": [chr(65 + i % 26) for i in range(52)]})
+    data = LoadedData(key="upload:0", name="t.csv", kind="upload", table=table, schema=None, label="class")
+    assert suggested_k(data) == (26, "k = 26: the number of classes in the label column 'class'.")
+    unlabelled = LoadedData(key="upload:1", name="u.csv", kind="upload", table=table[["x"]], schema=None, label=None)
+    k, note = suggested_k(unlabelled)
+    assert k == FitParams().k and "no label column" in note
+
+
+def test_truth_agreement_reads_the_fitted_masks_by_column_name():
+    data = load_example("fig1_binary", n_samples=90)
+    model = CRAFT(m=1 / 3, k=3, random_state=0).fit(data.table[data.mask_features])
+    agreement = truth_agreement(model, data)
+    assert agreement["exact"] and agreement["clusters_matched"] == agreement["masks_equal"] == 3
+    assert truth_agreement(model, load_example("zoo")) is None  # no planted truth
+
+
 def test_fit_params_default_to_the_estimators_own_defaults():
     defaults = CRAFT().get_params()
     params = FitParams()
-    for name in ("m", "rho", "k_method", "budget", "eps_c", "eps_v", "standardize", "n_init", "max_iter"):
+    for name in ("m", "rho", "rho_selection", "k_method", "budget", "eps_c", "eps_v", "standardize", "n_init",
+                 "max_iter"):
         assert getattr(params, name) == defaults[name], name
     # the app's fit with its defaults is the estimator's fit with the same k and seed
     kwargs = params.estimator_kwargs()

@@ -1,0 +1,81 @@
+"""Every figure of the app as SVG and PNG: beside the figure and on the Export page.
+
+Two routes, both offline:
+
+* in the browser, the figure's toolbar camera (Plotly's client-side
+  ``toImage``) saves an SVG (:func:`chart_config`), so a figure can always be
+  saved, whatever the server has installed;
+* on the server, the two buttons under each figure render it with kaleido,
+  which drives the machine's own Chromium (no download at run time). The image
+  is made only when a button is clicked (a deferred ``download_button``).
+  Where kaleido or a Chromium is missing, the buttons are replaced by a line
+  that points to the camera.
+"""
+
+from __future__ import annotations
+
+import functools
+import shutil
+
+import plotly.graph_objects as go
+import plotly.io as pio
+import streamlit as st
+
+#: Executables kaleido (through choreographer) can drive.
+_BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "chrome")
+#: Pixel ratio of PNG exports (sharp on a projector or a slide).
+PNG_SCALE = 2
+#: Size of a static export when the figure does not fix one (a 16:9 slide).
+DEFAULT_SIZE = (1280, 720)
+
+
+@functools.cache
+def server_export_available() -> bool:
+    """Whether kaleido and a Chromium it can drive are installed."""
+    try:
+        import kaleido  # noqa: F401 - only its presence is checked
+    except ImportError:
+        return False
+    return any(shutil.which(name) for name in _BROWSERS)
+
+
+def chart_config(name: str) -> dict:
+    """Plotly config of an app figure: the toolbar camera saves ``name``.svg."""
+    return {
+        "displaylogo": False,
+        "toImageButtonOptions": {"format": "svg", "filename": name, "scale": PNG_SCALE},
+    }
+
+
+@functools.lru_cache(maxsize=32)
+def static_image(spec: str, fmt: str) -> bytes:
+    """``spec`` (a figure's JSON) rendered as ``fmt`` ("svg" or "png") by kaleido."""
+    figure = pio.from_json(spec)
+    width = figure.layout.width or DEFAULT_SIZE[0]
+    height = figure.layout.height or DEFAULT_SIZE[1]
+    return figure.to_image(format=fmt, width=width, height=height, scale=PNG_SCALE if fmt == "png" else 1)
+
+
+def download_buttons(figure: go.Figure, name: str, key: str, container=None) -> None:
+    """SVG and PNG buttons for ``figure`` (files ``name``.svg / .png), made on click."""
+    container = container if container is not None else st
+    if not server_export_available():
+        container.caption("Save this figure with the camera icon of its toolbar (SVG).")
+        return
+    spec = figure.to_json()
+    left, right, _ = container.columns([1, 1, 4])
+    left.download_button(
+        "SVG", lambda: static_image(spec, "svg"), file_name=f"{name}.svg", mime="image/svg+xml",
+        key=f"{key}_svg", icon=":material/download:", help="The figure as a vector image (slides, papers).",
+    )
+    right.download_button(
+        "PNG", lambda: static_image(spec, "png"), file_name=f"{name}.png", mime="image/png",
+        key=f"{key}_png", icon=":material/download:", help=f"The figure as a {PNG_SCALE}× PNG image.",
+    )
+
+
+def chart(figure: go.Figure, *, key: str, name: str, container=None) -> None:
+    """Show ``figure`` with its SVG/PNG downloads under it."""
+    container = container if container is not None else st
+    container.plotly_chart(figure, key=key, config=chart_config(name))
+    download_buttons(figure, name, key, container)
