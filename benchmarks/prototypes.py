@@ -50,7 +50,8 @@ def _gaussian_nearest(original):
         control = clusters.weights.sum(axis=1) * terms.f_delta
         control = control + (v * 0.5 * np.log(clusters.variances) + (1 - v) * 0.5 * np.log(g)[None, :]).sum(axis=1)
         return _kernels.nearest(
-            data.numeric, data.codes, data.offsets, rows, means, half, _engine.categorical_table(data, clusters), control, start_row
+            data.numeric, data.observed, data.codes, data.offsets, rows, means, half, _engine.categorical_table(data, clusters),
+            control, start_row,
         )
 
     return nearest

@@ -17,7 +17,11 @@ Choices the paper leaves open are made here and documented in
 * ``rho_selection="shrink"``, beside the paper's rule, lets rho reach the
   selection: each cluster ranks its own score shrunk towards the score pooled
   over clusters with the weight of the posterior mean of nu
-  (:func:`selection_scores`).
+  (:func:`selection_scores`);
+* a marginalised missing cell (``EncodedData.observed`` false, or a
+  categorical code -1) adds nothing to a row's cost and nothing to its
+  cluster's statistics: means, variances and level distributions are over
+  the observed cells of each feature.
 """
 
 from __future__ import annotations
@@ -103,6 +107,7 @@ class Statistics:
     """Sufficient statistics of a labelling (what a distributed map would reduce)."""
 
     counts: np.ndarray  # (K,)
+    numeric_counts: np.ndarray  # (K, P) observed cells per numeric feature
     sums: np.ndarray  # (K, P)
     sums_sq: np.ndarray  # (K, P)
     level_counts: np.ndarray  # (K, T)
@@ -185,9 +190,16 @@ def cost_terms(data: EncodedData, clusters: Clusters, terms: PriorTerms) -> Cost
     if data.n_numeric:
         w = half_precision(clusters, data.n_numeric)
         wz = w * clusters.means
-        numeric += data.numeric_sq @ w.T
-        numeric -= 2.0 * (data.numeric @ wz.T)
-        numeric += (wz * clusters.means).sum(axis=1)
+        if data.observed is None:
+            numeric += data.numeric_sq @ w.T
+            numeric -= 2.0 * (data.numeric @ wz.T)
+            numeric += (wz * clusters.means).sum(axis=1)
+        else:
+            # Each row sums its observed cells only: the mask zeroes the rest of every product.
+            observed = data.observed.astype(np.float64)
+            numeric += (data.numeric_sq * observed) @ w.T
+            numeric -= 2.0 * ((data.numeric * observed) @ wz.T)
+            numeric += observed @ (wz * clusters.means).T
     selected, global_ = np.zeros(shape), np.zeros(shape)
     if data.n_categorical:
         onehot = data.onehot()
@@ -217,15 +229,25 @@ def categorical_table(data: EncodedData, clusters: Clusters) -> np.ndarray:
 
 
 def new_clusters(data: EncodedData, rows: np.ndarray, weights: np.ndarray, opts: Options) -> Clusters:
-    """Clusters "set using x_n" for the given rows: mean x_n, sigma 1, eta from x_n smoothed."""
+    """Clusters "set using x_n" for the given rows: mean x_n, sigma 1, eta from x_n smoothed.
+
+    Where x_n lacks a value (a marginalised missing cell) the cluster starts
+    from the global statistics instead: the global mean, and eta_0.
+    """
     rows = np.atleast_1d(rows)
     onehot = np.zeros((rows.size, data.n_levels_total))
     codes = data.codes[rows]
     seen = codes >= 0
     onehot[np.nonzero(seen)[0], (codes + data.offsets[None, :])[seen]] = 1.0
+    for i, q in zip(*np.nonzero(~seen)):
+        block = slice(data.offsets[q], data.offsets[q] + data.n_levels[q])
+        onehot[i, block] = data.eta0[block]
+    means = data.numeric[rows].copy()
+    if data.observed is not None:
+        means = np.where(data.observed[rows], means, data.global_mean[None, :])
     eta = (onehot + opts.smoothing * data.eta0) / (1.0 + opts.smoothing)
     return Clusters(
-        means=data.numeric[rows].copy(),
+        means=means,
         variances=np.full((rows.size, data.n_numeric), 1.0 if opts.fixed_variance is None else opts.fixed_variance),
         log_eta=np.log(eta),
         weights=np.atleast_2d(weights).astype(np.float64),
@@ -237,20 +259,43 @@ def new_clusters(data: EncodedData, rows: np.ndarray, weights: np.ndarray, opts:
 
 
 def statistics(data: EncodedData, labels: np.ndarray, n_clusters: int) -> Statistics:
-    """Counts, sums, sums of squares and level counts per cluster."""
-    return Statistics(*_kernels.accumulate(data.numeric, data.codes, data.offsets, labels, n_clusters, data.n_levels_total))
+    """Counts, sums, sums of squares and level counts per cluster (observed cells only)."""
+    return Statistics(
+        *_kernels.accumulate(data.numeric, data.observed, data.codes, data.offsets, labels, n_clusters, data.n_levels_total)
+    )
 
 
-def raw_variances(stats: Statistics) -> tuple[np.ndarray, np.ndarray]:
-    """Means and (unfloored, non-negative) variances per cluster and numeric feature."""
-    counts = stats.counts[:, None]
-    means = stats.sums / counts
-    variances = np.maximum(stats.sums_sq / counts - means * means, 0.0)
+def raw_variances(stats: Statistics, data: EncodedData) -> tuple[np.ndarray, np.ndarray]:
+    """Means and (unfloored, non-negative) variances per cluster and numeric feature.
+
+    Over each feature's observed cells in the cluster; a cluster with none
+    takes the global mean and variance (it has no evidence of its own).
+    """
+    counts = stats.numeric_counts
+    empty = counts == 0
+    safe = np.where(empty, 1.0, counts)
+    means = np.where(empty, data.global_mean[None, :], stats.sums / safe)
+    variances = np.where(empty, data.global_var[None, :], np.maximum(stats.sums_sq / safe - means * means, 0.0))
     return means, variances
 
 
+def level_totals(data: EncodedData, level_counts: np.ndarray) -> np.ndarray:
+    """Observed cells per cluster and categorical feature, (K, Q): level counts summed per feature."""
+    return feature_sums(data, level_counts)
+
+
+def feature_sums(data: EncodedData, values: np.ndarray) -> np.ndarray:
+    """``values`` (K, T) summed over each categorical feature's levels, (K, Q)."""
+    if not data.n_categorical:
+        return np.zeros((values.shape[0], 0))
+    return np.add.reduceat(values, data.offsets, axis=1)
+
+
 def log_eta(data: EncodedData, stats: Statistics, smoothing: float) -> np.ndarray:
-    eta = (stats.level_counts + smoothing * data.eta0) / (stats.counts[:, None] + smoothing)
+    # The denominator is the cluster's observed cells of each feature (its
+    # size when nothing is marginalised), so that every feature's eta sums to 1.
+    observed = np.repeat(level_totals(data, stats.level_counts), data.n_levels, axis=1)
+    eta = (stats.level_counts + smoothing * data.eta0) / (observed + smoothing)
     return np.log(eta)
 
 
@@ -261,8 +306,8 @@ def categorical_gains(data: EncodedData, stats: Statistics, log_eta_k: np.ndarra
         return empty, empty
     global_cost = stats.level_counts * (-data.log_eta0)
     cluster_cost = stats.level_counts * (-log_eta_k)
-    g_global = np.add.reduceat(global_cost, data.offsets, axis=1)
-    g_cluster = np.add.reduceat(cluster_cost, data.offsets, axis=1)
+    g_global = feature_sums(data, global_cost)
+    g_cluster = feature_sums(data, cluster_cost)
     return g_global, g_global - g_cluster
 
 
@@ -313,10 +358,11 @@ def _shrunk_totals(own: np.ndarray, counts: np.ndarray, weight: float) -> np.nda
     """``weight * own + (1 - weight) * pooled`` for scores summed over each cluster's points.
 
     The pooled score is the per-point score of all points together, scaled
-    to the cluster's size, so both terms are in the same units.
+    to the cluster's size, so both terms are in the same units. ``counts``
+    (K, Q) are the points (observed cells) of each cluster and feature.
     """
-    pooled_per_point = own.sum(axis=0) / counts.sum()
-    return weight * own + (1.0 - weight) * counts[:, None] * pooled_per_point[None, :]
+    pooled_per_point = own.sum(axis=0) / counts.sum(axis=0)
+    return weight * own + (1.0 - weight) * counts * pooled_per_point[None, :]
 
 
 def selection_scores(
@@ -338,12 +384,14 @@ def selection_scores(
     set; as rho -> m(1-m) the paper's rule is recovered.
     """
     g_global, gains = categorical_gains(data, stats, log_eta_k)
-    second_moment = stats.sums_sq / stats.counts[:, None]
+    numeric_counts = stats.numeric_counts
+    second_moment = stats.sums_sq / np.maximum(numeric_counts, 1.0)
     if opts.rho_selection == "paper":
         return SelectionScores(variances, second_moment, gains, g_global, 1.0)
     weight = opts.terms.own_weight
-    counts = stats.counts.astype(np.float64)
-    per_point = counts[:, None] / counts.sum()
+    # Points, or observed cells where missing cells are marginalised, per cluster and feature.
+    counts = level_totals(data, stats.level_counts)
+    per_point = numeric_counts / np.maximum(numeric_counts.sum(axis=0), 1.0)
     # Variances and second moments are per point: pool them weighted by size.
     pooled_variance = (per_point * variances).sum(axis=0)
     pooled_moment = (per_point * second_moment).sum(axis=0)
@@ -461,7 +509,7 @@ def fit_clusters(data: EncodedData, labels: np.ndarray, n_clusters: int, opts: O
 
 def clusters_from_statistics(data: EncodedData, stats: Statistics, opts: Options) -> Clusters:
     """Cluster parameters from sufficient statistics; only ``data``'s global tables are read."""
-    means, variances = raw_variances(stats)
+    means, variances = raw_variances(stats, data)
     if opts.fixed_variance is not None:
         floored = np.full_like(variances, opts.fixed_variance)
     else:
@@ -507,16 +555,18 @@ class ObjectiveTerms:
 def objective_terms(data: EncodedData, clusters: Clusters, stats: Statistics, opts: Options) -> ObjectiveTerms:
     """The paper's objective term by term, for clusters fitted to ``stats``."""
     n_numeric = data.n_numeric
-    _, variances = raw_variances(stats)
+    _, variances = raw_variances(stats, data)
     v_num = clusters.weights[:, :n_numeric]
-    numeric = float((v_num * stats.counts[:, None] * variances / (2.0 * clusters.variances)).sum())
+    # n_kd: the observed cells of each feature (marginalised missing cells are in no term).
+    n_observed = stats.numeric_counts
+    numeric = float((v_num * n_observed * variances / (2.0 * clusters.variances)).sum())
     categorical = 0.0
     if data.n_categorical:
         table = categorical_table(data, clusters)
         categorical = float((stats.level_counts * table).sum())
     regularization = opts.threshold(data.n_features) * clusters.n_clusters
     feature_control = opts.terms.f_delta * float(clusters.weights.sum())
-    nll = float((v_num * stats.counts[:, None] * 0.5 * np.log(clusters.variances)).sum())
+    nll = float((v_num * n_observed * 0.5 * np.log(clusters.variances)).sum())
     return ObjectiveTerms(numeric, categorical, regularization, feature_control, nll)
 
 
@@ -562,7 +612,7 @@ def inspect(data: EncodedData, clusters: Clusters, stats: Statistics, opts: Opti
     Only ``data``'s global tables are read (a partitioned backend passes
     its template), so every backend inspects its fit with this one function.
     """
-    _, variances = raw_variances(stats)
+    _, variances = raw_variances(stats, data)
     selection = feature_selection(data, stats, variances, clusters.log_eta, opts)
     return Inspection(labels, clusters, stats, selection, objective_terms(data, clusters, stats, opts))
 
@@ -591,6 +641,7 @@ def nearest_cluster(
         start_row = np.full(clusters.n_clusters, -1, dtype=np.int64)
     return _kernels.nearest(
         data.numeric,
+        data.observed,
         data.codes,
         data.offsets,
         rows,

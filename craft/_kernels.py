@@ -13,9 +13,11 @@ import numba
 import numpy as np
 
 
-def _nearest_rows(numeric, codes, offsets, rows, means, half_precision, selected, n_selected, table, control, start_row, best, arg):
+def _nearest_rows(numeric, observed, codes, offsets, rows, means, half_precision, selected, n_selected, table, control, start_row, best, arg):
     n_clusters = control.shape[0]
     n_categorical = codes.shape[1]
+    # An empty mask means every numeric cell is observed.
+    masked = observed.shape[0] > 0
     for i in numba.prange(rows.shape[0]):
         row = rows[i]
         # The row's level columns in ``table``, looked up once for all clusters.
@@ -34,6 +36,8 @@ def _nearest_rows(numeric, codes, offsets, rows, means, half_precision, selected
             numeric_part = 0.0
             for s in range(n_selected[k]):
                 j = selected[k, s]
+                if masked and not observed[row, j]:
+                    continue
                 diff = numeric[row, j] - means[k, j]
                 numeric_part += diff * diff * half_precision[k, j]
             categorical_part = 0.0
@@ -56,10 +60,11 @@ _nearest_serial = numba.njit(cache=True, nogil=True)(_nearest_rows)
 _PARALLEL_WORK = 4_000_000
 
 
-def nearest(numeric, codes, offsets, rows, means, half_precision, table, control, start_row):
+def nearest(numeric, observed, codes, offsets, rows, means, half_precision, table, control, start_row):
     """Smallest distance and its cluster for each of ``rows``.
 
-    ``half_precision`` is ``v_kd / (2 sigma_kd^2)`` (zero for unselected
+    ``observed`` (or None: all) marks the numeric cells that count; a
+    missing one, like a categorical code -1, adds nothing. ``half_precision`` is ``v_kd / (2 sigma_kd^2)`` (zero for unselected
     numeric features), ``table`` the per-cluster cost of every categorical
     level and ``control`` the feature-control term of each cluster. Cluster
     ``k`` is only a candidate for rows after ``start_row[k]`` (a cluster
@@ -74,6 +79,7 @@ def nearest(numeric, codes, offsets, rows, means, half_precision, table, control
     kernel = _nearest_parallel if work >= _PARALLEL_WORK else _nearest_serial
     kernel(
         numeric,
+        _mask(observed),
         codes,
         offsets,
         np.ascontiguousarray(rows, dtype=np.int64),
@@ -90,6 +96,10 @@ def nearest(numeric, codes, offsets, rows, means, half_precision, table, control
     return best, arg
 
 
+def _mask(observed) -> np.ndarray:
+    return np.zeros((0, 0), dtype=np.bool_) if observed is None else np.ascontiguousarray(observed, dtype=np.bool_)
+
+
 def _selected_columns(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Per row of ``mask`` (clusters x numeric features), its True columns in
     increasing order, left-aligned, and how many there are."""
@@ -100,13 +110,17 @@ def _selected_columns(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 @numba.njit(cache=True, nogil=True)
-def _accumulate(numeric, codes, offsets, labels, counts, sums, sums_sq, level_counts):
+def _accumulate(numeric, observed, codes, offsets, labels, counts, numeric_counts, sums, sums_sq, level_counts):
     n_numeric = numeric.shape[1]
     n_categorical = codes.shape[1]
+    masked = observed.shape[0] > 0
     for row in range(labels.shape[0]):
         k = labels[row]
         counts[k] += 1.0
         for j in range(n_numeric):
+            if masked and not observed[row, j]:
+                continue
+            numeric_counts[k, j] += 1.0
             value = numeric[row, j]
             sums[k, j] += value
             sums_sq[k, j] += value * value
@@ -116,18 +130,22 @@ def _accumulate(numeric, codes, offsets, labels, counts, sums, sums_sq, level_co
                 level_counts[k, offsets[q] + code] += 1.0
 
 
-def accumulate(numeric, codes, offsets, labels, n_clusters, n_levels_total):
-    """Counts, sums, sums of squares and level counts per cluster, in row order.
+def accumulate(numeric, observed, codes, offsets, labels, n_clusters, n_levels_total):
+    """Counts (rows, and observed cells per numeric feature), sums, sums of
+    squares and level counts per cluster, in row order; cells that are not
+    ``observed`` (None: all are) and codes -1 are left out.
 
     Sequential on purpose: the sums then do not depend on the number of
     threads, so results are the same on every machine.
     """
     counts = np.zeros(n_clusters)
+    numeric_counts = np.zeros((n_clusters, numeric.shape[1]))
     sums = np.zeros((n_clusters, numeric.shape[1]))
     sums_sq = np.zeros((n_clusters, numeric.shape[1]))
     level_counts = np.zeros((n_clusters, n_levels_total))
-    _accumulate(numeric, codes, offsets, np.ascontiguousarray(labels, dtype=np.int64), counts, sums, sums_sq, level_counts)
-    return counts, sums, sums_sq, level_counts
+    labels = np.ascontiguousarray(labels, dtype=np.int64)
+    _accumulate(numeric, _mask(observed), codes, offsets, labels, counts, numeric_counts, sums, sums_sq, level_counts)
+    return counts, numeric_counts, sums, sums_sq, level_counts
 
 
 # ---------------------------------------------------------------------------
@@ -238,10 +256,10 @@ def warm_up() -> None:
     codes = np.zeros((2, 1), dtype=np.int64)
     offsets = np.zeros(1, dtype=np.int64)
     for kernel in (_nearest_serial, _nearest_parallel):
-        kernel(numeric, codes, offsets, np.arange(2, dtype=np.int64), np.zeros((1, 1)), np.ones((1, 1)),
+        kernel(numeric, _mask(None), codes, offsets, np.arange(2, dtype=np.int64), np.zeros((1, 1)), np.ones((1, 1)),
                np.zeros((1, 1), dtype=np.int64), np.ones(1, dtype=np.int64), np.zeros((1, 1)), np.zeros(1),
                np.full(1, -1, dtype=np.int64), np.empty(2), np.empty(2, dtype=np.int64))
-    accumulate(numeric, codes, offsets, np.zeros(2, dtype=np.int64), 1, 1)
+    accumulate(numeric, None, codes, offsets, np.zeros(2, dtype=np.int64), 1, 1)
     # pandas hands a one-dtype numeric block over column-major, a mixed one row-major.
     for raw in (np.zeros((2, 2), order="F"), np.zeros((2, 2), order="C")):
         scan(raw, 1.0)

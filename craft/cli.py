@@ -144,6 +144,7 @@ def _parser() -> argparse.ArgumentParser:
     model.add_argument("--smoothing", type=float, help=f"pseudo-count towards the global level distribution (default {_DEFAULTS['smoothing']})")
     model.add_argument("--min-variance", type=float, help=f"variance floor, share of the global variance (default {_DEFAULTS['min_variance']})")
     model.add_argument("--seed", type=int, default=0, help="random seed; the same seed gives the same result (default 0)")
+    model.add_argument("--missing", choices=("marginalise", "impute"), help=f"a missing cell: 'impute' (column mean; a level of its own) or 'marginalise' (adds nothing to its row's cost or its cluster's statistics) (default {_DEFAULTS['missing']})")
     model.add_argument("--no-standardize", dest="standardize", action="store_false", default=None, help="do not scale numeric columns to unit variance")
 
     columns = fit.add_argument_group("columns")
@@ -207,7 +208,8 @@ def _run_fit(args) -> int:
     progress = _progress_bar(args)
     given = {
         "m": args.m, "rho": args.rho, "lam": args.lam, "k": args.k, "k_method": args.k_method, "budget": args.budget,
-        "rho_selection": args.rho_selection, "eps_c": args.eps_c, "eps_v": args.eps_v, "standardize": args.standardize, "max_iter": args.max_iter,
+        "rho_selection": args.rho_selection, "eps_c": args.eps_c, "eps_v": args.eps_v, "standardize": args.standardize,
+        "missing": args.missing, "max_iter": args.max_iter,
         "n_init": _n_init(args.n_init) if args.n_init is not None else None, "init": args.init,
         "smoothing": args.smoothing, "min_variance": args.min_variance,
     }

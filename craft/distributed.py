@@ -65,9 +65,9 @@ import numpy as np
 import pandas as pd
 
 from . import _engine
-from .encoding import EncodedData, Encoder, _level_sort_key
+from .encoding import EncodedData, Encoder, _level_sort_key, check_observed
 from ._random import as_generator
-from .estimator import CRAFT, _checked_lambda, _number, _ranking, _replace, _Rule
+from .estimator import CRAFT, _checked_lambda, _number, _ranking, _replace, _Rule, _run_limit
 from ._optional import missing
 from .exceptions import CraftInputError
 from .priors import PriorTerms
@@ -175,6 +175,7 @@ class DaskCRAFT(CRAFT):
         eps_v=_DEFAULTS["eps_v"],
         categorical=_DEFAULTS["categorical"],
         standardize=_DEFAULTS["standardize"],
+        missing=_DEFAULTS["missing"],
         max_iter=_DEFAULTS["max_iter"],
         n_init=_DEFAULTS["n_init"],
         init=_DEFAULTS["init"],
@@ -198,6 +199,7 @@ class DaskCRAFT(CRAFT):
             eps_v=eps_v,
             categorical=categorical,
             standardize=standardize,
+            missing=missing,
             max_iter=max_iter,
             n_init=n_init,
             init=init,
@@ -241,7 +243,7 @@ class DaskCRAFT(CRAFT):
         schema = self._schema(_schema_sample(table, client, self.categorical))
         numeric, categorical = list(schema.numeric), list(schema.categorical)
         parts = _Partitions(client, table[numeric + categorical], chunk_rows=int(self.chunk_rows))
-        encoder = parts.fit_encoder(numeric, categorical, bool(self.standardize), persist=bool(self.persist))
+        encoder = parts.fit_encoder(numeric, categorical, bool(self.standardize), self.missing, persist=bool(self.persist))
         if parts.n_samples < 2:
             raise CraftInputError(f"CRAFT needs at least 2 rows; the table has n_samples={parts.n_samples}.")
 
@@ -312,14 +314,18 @@ class DaskCRAFT(CRAFT):
             sample = parts.sample(int(self.search_rows), np.random.default_rng(seeds[0]))
             lam, _ = self._search_lambda(sample, options, target, seeds[0])
         lam = _checked_lambda(lam, self, target)
-        options = _replace(options, lam=lam)
+        options = _replace(options, lam=lam, max_clusters=_run_limit(parts.n_samples, target))
         best, best_key = None, None
         for restart, seed in enumerate(seeds):
-            result = self._run(parts, options, seed, restart)
+            result = self._bounded_run(parts, options, seed, restart, parts.n_samples, target)
+            if result is None:
+                continue
             key = _ranking(result, target)
             # The first of equal runs is kept, as min() does in CRAFT.
             if best is None or key < best_key:
                 best, best_key = result, key
+        if best is None:
+            raise self._too_many_clusters(options.max_clusters, parts.n_samples, lam)
         self._warn_about(best, target, lam)
         return best, lam
 
@@ -431,11 +437,11 @@ class _Partitions:
         # Keys unique across clients that share a scheduler; a counter within the fit.
         self._name = f"craft-{uuid.uuid4().hex[:16]}"
         self._count = itertools.count()
-        self.sources = client.scatter([_Source.of(part) for part in table.to_delayed()], hash=False)
+        self.sources = [self.keep(_Source.of(part), name="source") for part in table.to_delayed()]
         self.n_partitions = len(self.sources)
         self._encoder = None
 
-    def fit_encoder(self, numeric: list, categorical: list, standardize: bool, *, persist: bool) -> Encoder:
+    def fit_encoder(self, numeric: list, categorical: list, standardize: bool, missing: str, *, persist: bool) -> Encoder:
         """Learn the encoder with two reductions; then the partitions are encoded with it."""
         describe = self._submit_all(
             _on_table, self._constant(_describe), self.sources, self._constant(numeric), self._constant(categorical),
@@ -445,19 +451,17 @@ class _Partitions:
         self.sizes = description.n_rows
         self.starts = np.concatenate([[0], np.cumsum(self.sizes)[:-1]]).astype(np.int64)
         self.n_samples = int(self.sizes.sum())
-        encoder = _encoder_from(description, numeric, categorical, standardize)
+        encoder = _encoder_from(description, numeric, categorical, standardize, missing)
         moments = self._submit_all(
             _on_table, self._constant(_moments), self.sources, self._constant(numeric), self._constant(categorical),
             self._constant(encoder.impute_), name="moments",
         )
-        _finish_encoder(encoder, self.reduce(moments, _combine_moments), self.n_samples)
-        self._encoder = self.client.scatter(encoder, broadcast=True, hash=False)
+        _finish_encoder(encoder, self.reduce(moments, _combine_moments), description.observed)
+        self._encoder = self.keep(encoder, name="encoder")
         if persist:
             self.sources = self._submit_all(_data, self.sources, self._constant(self._encoder), name="encoded")
-        empty = {name: pd.Series([], dtype=np.float64) for name in numeric}
-        empty.update({name: pd.Series([], dtype=object) for name in categorical})
         # No rows, but the global tables (eta_0, variances, level offsets) that the driver's updates read.
-        self.template = encoder.transform(pd.DataFrame(empty))
+        self.template = encoder.template()
         return encoder
 
     @property
@@ -473,6 +477,19 @@ class _Partitions:
         keys = self._keys(name or function.__name__, self.n_partitions)
         return self.client.map(function, *per_partition, key=keys, pure=False)
 
+    def keep(self, value, *, name: str):
+        """A future of ``value`` that the cluster can recompute.
+
+        Not ``client.scatter``: scattered data lives only on the worker that
+        holds it and is lost with that worker ("already forgotten"). A task
+        that returns the value carries the value in its definition, so the
+        scheduler reruns it on another worker, and the tasks that depend on
+        it (a partition read from its source, then its labels) are
+        recomputed from the source partitions.
+        """
+        (key,) = self._keys(name, 1)
+        return self.client.submit(_identity, value, key=key, pure=False)
+
     def _constant(self, value) -> list:
         return [value] * self.n_partitions
 
@@ -480,10 +497,9 @@ class _Partitions:
         """``function(data_p, *(arg[p] for arg in per_partition), context)`` on every partition.
 
         Every argument is a list with one item per partition. ``context`` is
-        scattered once and shared by all tasks. Returns one future per
-        partition.
+        sent once and shared by all tasks. Returns one future per partition.
         """
-        shared = self.client.scatter(context, hash=False) if context is not None else None
+        shared = self.keep(context, name="context") if context is not None else None
         return self._submit_all(
             _on_partition, self._constant(function), self.sources, self._constant(self._encoder), *per_partition,
             self._constant(shared), name=function.__name__,
@@ -574,6 +590,10 @@ class _Partitions:
         return float(np.sum(self.gather(self.map(_cost_sum, context=_NearestContext(clusters, terms)))))
 
 
+def _identity(value):
+    return value
+
+
 def _take(data: EncodedData, rows: np.ndarray) -> EncodedData:
     return data.take(rows)
 
@@ -581,9 +601,15 @@ def _take(data: EncodedData, rows: np.ndarray) -> EncodedData:
 def _concat(template: EncodedData, pieces: list) -> EncodedData:
     if not pieces:
         return template
+    observed = None
+    if any(piece.observed is not None for piece in pieces):
+        observed = np.vstack([
+            np.ones(piece.numeric.shape, dtype=bool) if piece.observed is None else piece.observed for piece in pieces
+        ])
     return dataclasses.replace(
         template,
         numeric=np.vstack([piece.numeric for piece in pieces]),
+        observed=observed,
         codes=np.vstack([piece.codes for piece in pieces]),
     )
 
@@ -675,27 +701,40 @@ def _combine_moments(*parts: _Moments) -> _Moments:
     return result
 
 
-def _encoder_from(description: _Description, numeric: list, categorical: list, standardize: bool) -> Encoder:
+def _encoder_from(description: _Description, numeric: list, categorical: list, standardize: bool, missing: str) -> Encoder:
     """The levels, level frequencies and imputation values that ``Encoder.fit_transform`` learns."""
     n_rows = int(description.n_rows.sum())
-    encoder = Encoder(numeric, categorical, standardize)
+    encoder = Encoder(numeric, categorical, standardize, missing)
     observed = description.observed
-    encoder.n_imputed_ = {name: int(n_rows - n) for name, n in zip(numeric, observed) if n_rows - n}
+    n_missing = {name: int(n_rows - n) for name, n in zip(numeric, observed) if n_rows - n}
+    n_missing.update((name, int(n)) for name, n in zip(categorical, description.n_missing) if n)
+    encoder.n_imputed_ = {} if encoder.marginalise else {name: n for name, n in n_missing.items() if name in numeric}
+    encoder.n_marginalised_ = n_missing if encoder.marginalise else {}
+    if encoder.marginalise:
+        check_observed(numeric + categorical, [int(n) for n in observed] + [n_rows - int(n) for n in description.n_missing])
     encoder.impute_ = np.divide(description.totals, observed, out=np.zeros(len(numeric)), where=observed > 0)
     encoder.levels_ = [sorted(counts, key=_level_sort_key) for counts in description.levels]
-    encoder.has_missing_level_ = [bool(n) for n in description.n_missing]
-    counts = []
-    for levels, seen, n_missing in zip(encoder.levels_, description.levels, description.n_missing):
-        counts.extend(seen[level] for level in levels)
-        if n_missing:
-            counts.append(int(n_missing))
-    encoder.fitted_eta0_ = np.array(counts, dtype=np.int64) / max(n_rows, 1)
+    encoder.has_missing_level_ = [bool(n) and not encoder.marginalise for n in description.n_missing]
+    eta0 = []
+    for levels, seen, n_missing_q in zip(encoder.levels_, description.levels, description.n_missing):
+        # As Encoder.fit_transform: over the observed cells when they are marginalised.
+        total = n_rows - int(n_missing_q) if encoder.marginalise else n_rows
+        eta0.extend(seen[level] / max(total, 1) for level in levels)
+        if n_missing_q and not encoder.marginalise:
+            eta0.append(int(n_missing_q) / max(total, 1))
+    encoder.fitted_eta0_ = np.array(eta0, dtype=np.float64)
     return encoder
 
 
-def _finish_encoder(encoder: Encoder, moments: _Moments, n_rows: int) -> None:
-    """Centres, scales and the variance of the encoded columns, from the imputed columns' moments."""
-    variance = moments.m2 / max(n_rows, 1)
+def _finish_encoder(encoder: Encoder, moments: _Moments, observed: np.ndarray) -> None:
+    """Centres, scales and the variance of the encoded columns, from the imputed columns' moments.
+
+    Imputed cells sit at the column's observed mean, so they add nothing to
+    the centred sum of squares: the observed cells' variance (marginalised
+    missing cells) is the same sum over the observed count.
+    """
+    n_rows = moments.n
+    variance = moments.m2 / np.maximum(observed if encoder.marginalise else n_rows, 1)
     if encoder.standardize:
         encoder.center_ = moments.total / max(n_rows, 1)
         spread = np.sqrt(variance)
@@ -738,6 +777,7 @@ def _combine_summaries(*parts) -> _Summary:
     return _Summary(
         _engine.Statistics(
             functools.reduce(np.add, [stats.counts for stats in rest], first.counts.copy()),
+            functools.reduce(np.add, [stats.numeric_counts for stats in rest], first.numeric_counts.copy()),
             functools.reduce(np.add, [stats.sums for stats in rest], first.sums.copy()),
             functools.reduce(np.add, [stats.sums_sq for stats in rest], first.sums_sq.copy()),
             functools.reduce(np.add, [stats.level_counts for stats in rest], first.level_counts.copy()),
@@ -1044,7 +1084,7 @@ def _walk(parts: _Partitions, clusters, opts, rng, n_candidates, states) -> _eng
         n_opened = 0 if walk.opened is None else walk.opened.n_clusters
         if shared["n_opened"] != n_opened:
             ctx = _WalkContext(walk.opened, opts.terms, threshold, parts.chunk_rows)
-            shared["future"] = parts.client.scatter(ctx, hash=False)
+            shared["future"] = parts.keep(ctx, name="walk-context")
             shared["n_opened"] = n_opened
         return shared["future"]
 
@@ -1075,5 +1115,5 @@ def _compact(parts: _Partitions, labels: list, summary: _Summary, previous: list
     mapping = np.cumsum(present) - 1
     outputs = parts._submit_all(_relabel, labels, previous, parts._constant(mapping))
     n_changed = int(sum(parts.gather(parts.pick(outputs, 1))))
-    stats = _engine.Statistics(stats.counts[present], stats.sums[present], stats.sums_sq[present], stats.level_counts[present])
+    stats = _engine.Statistics(*(getattr(stats, field.name)[present] for field in dataclasses.fields(stats)))
     return parts.pick(outputs, 0), stats, n_changed

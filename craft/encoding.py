@@ -1,9 +1,19 @@
 """From a table and its schema to the arrays the engine works on.
 
-Numeric columns become a float64 matrix (mean-imputed, standardized by
-default); categorical columns become integer level codes, one-hot encoded once
-per fit as a sparse matrix so that per-cluster categorical costs are a single
-sparse-dense product. A missing categorical value is a level of its own.
+Numeric columns become a float64 matrix (standardized by default);
+categorical columns become integer level codes, one-hot encoded once per fit
+as a sparse matrix so that per-cluster categorical costs are a single
+sparse-dense product.
+
+Missing cells are handled in one of two ways (``missing``):
+
+* ``"marginalise"``: a missing cell is left out. Numeric cells carry an
+  ``observed`` mask (the matrix keeps the column mean there, for display
+  only), missing categorical cells get code -1; the engine then adds nothing
+  for them to a row's cost or to its cluster's statistics. Scales, global
+  variances and ``eta_0`` come from the observed cells only.
+* ``"impute"``: a missing number is the column mean, a missing categorical
+  value is a level of its own, ``(missing)``.
 """
 
 from __future__ import annotations
@@ -19,6 +29,7 @@ from . import _kernels
 from .exceptions import CraftInputError
 
 MISSING_LEVEL = "(missing)"
+MISSING_MODES = ("marginalise", "impute")
 # Beyond this a value's square, summed over rows, can overflow float64.
 MAX_MAGNITUDE = 1e150
 
@@ -31,25 +42,32 @@ class EncodedData:
     ----------
     numeric : ndarray of shape (n_samples, n_numeric)
         Imputed (and, when asked, standardized) numeric values.
+    observed : ndarray of bool, shape (n_samples, n_numeric), or None
+        Which numeric cells were observed, when missing cells are
+        marginalised and any is missing; None means every cell counts.
     codes : ndarray of shape (n_samples, n_categorical)
-        Level codes per categorical feature; -1 marks a level unseen in fit.
-        Unseen levels add no cost, the same (zero) for every cluster.
+        Level codes per categorical feature; -1 marks a level unseen in fit
+        or, when missing cells are marginalised, a missing cell. Either adds
+        no cost, the same (zero) for every cluster.
     n_levels, offsets : ndarray of shape (n_categorical,)
         Feature ``q`` owns positions ``offsets[q]:offsets[q] + n_levels[q]``
         of the flat level axis used by ``eta0`` and per-cluster tables.
     log_eta0 : ndarray of shape (n_levels_total,)
         Log of the global level distribution eta_0 (from the fitted table).
     eta0 : ndarray of shape (n_levels_total,)
-    global_var : ndarray of shape (n_numeric,)
-        Variance of each numeric feature in the fitted table, in encoded units.
+    global_mean, global_var : ndarray of shape (n_numeric,)
+        Mean and variance of each numeric feature in the fitted table, in
+        encoded units (of the observed cells when they are marginalised).
     """
 
     numeric: np.ndarray
+    observed: np.ndarray | None
     codes: np.ndarray
     n_levels: np.ndarray
     offsets: np.ndarray
     eta0: np.ndarray
     log_eta0: np.ndarray
+    global_mean: np.ndarray
     global_var: np.ndarray
 
     @functools.cached_property
@@ -81,11 +99,13 @@ class EncodedData:
         """The same encoding restricted to ``rows`` (global tables kept)."""
         return EncodedData(
             numeric=self.numeric[rows],
+            observed=None if self.observed is None else self.observed[rows],
             codes=self.codes[rows],
             n_levels=self.n_levels,
             offsets=self.offsets,
             eta0=self.eta0,
             log_eta0=self.log_eta0,
+            global_mean=self.global_mean,
             global_var=self.global_var,
         )
 
@@ -117,17 +137,21 @@ class Encoder:
         Scale numeric columns to zero mean and unit variance. Fixed-budget
         selection ranks features by their within-cluster variance, which is
         only comparable across features on a common scale.
+    missing : {"marginalise", "impute"}
+        What a missing cell is (see the module docstring).
     """
 
     numeric: list[str]
     categorical: list[str]
     standardize: bool = True
+    missing: str = "impute"
     center_: np.ndarray = field(default=None, repr=False)
     scale_: np.ndarray = field(default=None, repr=False)
     impute_: np.ndarray = field(default=None, repr=False)
     levels_: list[list] = field(default=None, repr=False)
     has_missing_level_: list[bool] = field(default=None, repr=False)
     n_imputed_: dict[str, int] = field(default=None, repr=False)
+    n_marginalised_: dict[str, int] = field(default=None, repr=False)
     # eta_0 and the numeric variances of the fitted table travel with every later encoding.
     fitted_eta0_: np.ndarray = field(default=None, repr=False)
     fitted_var_: np.ndarray = field(default=None, repr=False)
@@ -135,7 +159,7 @@ class Encoder:
     def fit_transform(self, table: pd.DataFrame) -> EncodedData:
         """Learn imputation values, scales and levels from ``table``; encode it."""
         raw, n_missing = self._scanned_block(table)
-        self.n_imputed_ = {name: int(n) for name, n in zip(self.numeric, n_missing) if n}
+        self.n_imputed_ = {} if self.marginalise else {name: int(n) for name, n in zip(self.numeric, n_missing) if n}
         observed = len(table) - n_missing
         filled = raw
         if n_missing.any():
@@ -148,6 +172,9 @@ class Encoder:
         if self.standardize:
             self.center_ = filled.mean(axis=0)
             spread = filled.std(axis=0)
+            if self.marginalise:
+                # Imputed cells sit at the mean: the observed cells' spread is the same sum over fewer cells.
+                spread = spread * np.sqrt(len(table) / np.maximum(observed, 1))
             # A constant column has no scale; leave it unscaled instead of dividing by 0.
             self.scale_ = np.where(spread > 0, spread, 1.0)
         else:
@@ -156,7 +183,7 @@ class Encoder:
         del filled
         n_rows = len(table)
         self.levels_, self.has_missing_level_ = [], []
-        factorized, counts = [], []
+        factorized, counts, n_categorical_missing = [], [], []
         for name in self.categorical:
             inverse, uniques = _factorize(table[name], name)
             # Counts of each distinct value, the missing cells' first.
@@ -164,7 +191,8 @@ class Encoder:
             present = np.flatnonzero(per_unique[1:])
             order = sorted(range(present.size), key=lambda u: _level_sort_key(uniques[present[u]]))
             levels = [uniques[present[u]] for u in order]
-            has_missing = bool(per_unique[0])
+            has_missing = bool(per_unique[0]) and not self.marginalise
+            n_categorical_missing.append(int(per_unique[0]))
             self.levels_.append(levels)
             self.has_missing_level_.append(has_missing)
             counts.append(per_unique[1:][present[order]] if present.size else np.zeros(0, dtype=np.int64))
@@ -172,13 +200,28 @@ class Encoder:
                 counts.append(per_unique[:1])
             factorized.append((inverse, uniques))
         level_counts = np.concatenate(counts) if counts else np.zeros(0, dtype=np.int64)
-        self.fitted_eta0_ = level_counts / n_rows
+        n_levels = np.array([len(levels) + has for levels, has in zip(self.levels_, self.has_missing_level_)], dtype=np.int64)
+        categorical_observed = n_rows - np.array(n_categorical_missing, dtype=np.int64)
+        if self.marginalise:
+            check_observed(self.numeric + self.categorical, [*observed.tolist(), *categorical_observed.tolist()])
+            # eta_0 of a feature is over its observed cells.
+            self.fitted_eta0_ = level_counts / np.repeat(np.maximum(categorical_observed, 1), n_levels)
+        else:
+            self.fitted_eta0_ = level_counts / n_rows
+        n_missing_all = dict(zip(self.numeric + self.categorical, [*n_missing.tolist(), *n_categorical_missing]))
+        self.n_marginalised_ = {name: int(n) for name, n in n_missing_all.items() if n} if self.marginalise else {}
         return self._encode(raw, factorized, n_rows, fit=True)
 
     def transform(self, table: pd.DataFrame) -> EncodedData:
         """Encode a new table with the fitted imputation, scales and levels."""
         raw, _ = self._scanned_block(table)
         return self._encode(raw, [_factorize(table[name], name) for name in self.categorical], len(table))
+
+    def template(self) -> EncodedData:
+        """An encoding of no rows: the fitted global tables (eta_0, means, variances, level offsets)."""
+        empty = {name: pd.Series([], dtype=np.float64) for name in self.numeric}
+        empty.update({name: pd.Series([], dtype=object) for name in self.categorical})
+        return self.transform(pd.DataFrame(empty))
 
     def level_names(self) -> list[list[str]]:
         """Display names of every categorical feature's levels, in code order."""
@@ -243,8 +286,15 @@ class Encoder:
         travels with every later encoding.
         """
         numeric, sums = _kernels.standardized(raw, self.impute_, self.center_, self.scale_)
+        observed = None
+        if self.marginalise and raw.size:
+            observed = ~np.isnan(raw)
+            observed = None if observed.all() else observed
         if fit:
             self.fitted_var_ = _kernels.column_variance(numeric, sums)
+            if observed is not None:
+                # Imputed cells sit at the mean: the observed cells' variance is the same sum over fewer cells.
+                self.fitted_var_ = self.fitted_var_ * n_rows / np.maximum(observed.sum(axis=0), 1)
         n_levels = np.array(
             [len(levels) + has_missing for levels, has_missing in zip(self.levels_, self.has_missing_level_)],
             dtype=np.int64,
@@ -266,12 +316,33 @@ class Encoder:
             codes = np.empty((n_rows, 0), dtype=np.int64)
         return EncodedData(
             numeric=numeric,
+            observed=observed,
             codes=codes,
             n_levels=n_levels,
             offsets=offsets,
             eta0=self.fitted_eta0_,
             log_eta0=np.log(self.fitted_eta0_),
+            global_mean=(self.impute_ - self.center_) / self.scale_,
             global_var=self.fitted_var_,
+        )
+
+    @property
+    def marginalise(self) -> bool:
+        return self.missing == "marginalise"
+
+
+def check_observed(names: list[str], n_observed: list[int]) -> None:
+    """Refuse a used column with no observed cell when missing cells are marginalised.
+
+    Such a column would contribute nothing to any cost or statistic, yet
+    count in the model's number of features D; leaving it out is the same
+    fit without the pretence.
+    """
+    empty = [name for name, n in zip(names, n_observed) if n == 0]
+    if empty:
+        raise CraftInputError(
+            f"Column(s) {empty[:5]} have no observed value; with missing='marginalise' they carry no information. "
+            "Leave them out (categorical='auto' ignores all-missing columns)."
         )
 
 

@@ -14,7 +14,7 @@ from sklearn.exceptions import ConvergenceWarning
 
 from . import _engine
 from ._random import as_generator
-from .encoding import Encoder, EncodedData
+from .encoding import MISSING_MODES, Encoder, EncodedData
 from .exceptions import CraftInputError
 from .priors import prior_terms
 from .limits import check_table_shape
@@ -37,7 +37,7 @@ class _Rule:
     text: str
 
 
-def _number(low=None, high=None, *, low_open=True, high_open=True, integer=False, none=False):
+def _number(low=None, high=None, *, low_open=True, high_open=True, integer=False, none=False, why=""):
     def check(value):
         if value is None:
             return none
@@ -59,7 +59,7 @@ def _number(low=None, high=None, *, low_open=True, high_open=True, integer=False
         bounds.append(f"{'>' if low_open else '>='} {low}")
     if high is not None:
         bounds.append(f"{'<' if high_open else '<='} {high}")
-    text = f"{kind} {' and '.join(bounds)}".strip() + (" or None" if none else "")
+    text = f"{kind} {' and '.join(bounds)}".strip() + (" or None" if none else "") + (f" ({why})" if why else "")
     return _Rule(check, text)
 
 
@@ -71,22 +71,53 @@ def _random_state(value):
     return value is None or isinstance(value, (numbers.Integral, np.random.Generator, np.random.RandomState)) and not isinstance(value, bool)
 
 
+#: Most clusters a fit may have. Beyond it per-cluster feature masks summarise
+#: nothing, and every pass costs rows x clusters x features (see :func:`cluster_limit`).
+MAX_CLUSTERS = 1_000
+#: Most restarts and passes per run: a fit costs their product times a pass.
+MAX_N_INIT = 1_000
+MAX_ITER = 10_000
+
+
+_LIMIT_RULE = f"up to 100 clusters, or half the rows on larger tables, never more than {MAX_CLUSTERS:,}"
+
+
+def cluster_limit(n_samples: int) -> int:
+    """Most clusters a fit on ``n_samples`` rows may have.
+
+    Half the rows (clusters of two rows on average) on tables of more than
+    100 rows, and never more than :data:`MAX_CLUSTERS`; up to 100 rows any
+    K <= N (such fits are cheap). A λ so small that nearly every row opens
+    its own cluster makes every pass cost rows² x features and rarely
+    converges; the fit is refused instead.
+    """
+    return min(MAX_CLUSTERS, max(n_samples // 2, min(n_samples, 100)))
+
+
 _PARAMETER_RULES = {
     "m": _number(0, 1),
     # rho's range depends on m: prior_terms checks it, once, with a message that says why.
     "rho": _number(none=True),
     "lam": _number(0, None, none=True),
-    "k": _number(1, None, low_open=False, integer=True, none=True),
+    "k": _number(
+        1, MAX_CLUSTERS, low_open=False, high_open=False, integer=True, none=True,
+        why="more clusters summarise nothing per cluster, and every pass costs rows x clusters x features",
+    ),
     "k_method": _one_of("search", "farthest_first"),
     "budget": _one_of("fixed", "approximate"),
     "rho_selection": _one_of("paper", "shrink"),
     "eps_c": _number(0, 1),
     "eps_v": _number(0, None),
     "standardize": _Rule(lambda value: isinstance(value, (bool, np.bool_)), "True or False"),
-    "max_iter": _number(1, None, low_open=False, integer=True),
+    "missing": _one_of(*MISSING_MODES),
+    "max_iter": _number(
+        1, MAX_ITER, low_open=False, high_open=False, integer=True,
+        why="passes stop when no row changes cluster; runs converge in tens of passes",
+    ),
     "n_init": _Rule(
-        lambda value: value == "auto" or _number(1, None, low_open=False, integer=True).check(value),
-        "'auto' or an integer >= 1",
+        lambda value: value == "auto"
+        or _number(1, MAX_N_INIT, low_open=False, high_open=False, integer=True).check(value),
+        f"'auto' or an integer >= 1 and <= {MAX_N_INIT} (each restart is a whole fit)",
     ),
     "init": _one_of("craft++", "random"),
     "smoothing": _number(0, None),
@@ -155,6 +186,15 @@ class CRAFT(ClusterMixin, BaseEstimator):
         Scale numeric columns to zero mean and unit variance before fitting.
         Fixed-budget selection compares variances across features, which is
         only meaningful on a common scale.
+    missing : {"marginalise", "impute"}, default="marginalise"
+        What a missing cell is. "marginalise": it adds nothing to its row's
+        cost and nothing to its cluster's statistics (missing at random);
+        means, variances, level distributions, scales and eta_0 come from
+        the observed cells. "impute": a missing number is its column's mean,
+        a missing categorical value a level of its own, "(missing)" (better
+        where missingness itself tells the groups apart). The default was
+        chosen by the evidence in ``docs/RESULTS.md`` (*Missing values*);
+        see ``docs/numerics.md``.
     max_iter : int, default=100
         Maximum number of passes per run.
     n_init : "auto" or int, default="auto"
@@ -219,7 +259,11 @@ class CRAFT(ClusterMixin, BaseEstimator):
         Used features in the engine's order (numeric, then categorical).
     cluster_sizes_ : ndarray of shape (n_clusters_,)
     n_imputed_ : dict
-        Numeric cells imputed by the column mean, per column (only columns with any).
+        Numeric cells imputed by the column mean, per column (only columns
+        with any; empty when ``missing="marginalise"``).
+    n_marginalised_ : dict
+        Missing cells left out of the model, per column (only columns with
+        any; empty when ``missing="impute"``).
     feature_names_in_ : ndarray of str
     n_features_in_ : int
 
@@ -248,6 +292,7 @@ class CRAFT(ClusterMixin, BaseEstimator):
         eps_v=0.5,
         categorical="auto",
         standardize=True,
+        missing="marginalise",
         max_iter=100,
         n_init="auto",
         init="craft++",
@@ -267,6 +312,7 @@ class CRAFT(ClusterMixin, BaseEstimator):
         self.eps_v = eps_v
         self.categorical = categorical
         self.standardize = standardize
+        self.missing = missing
         self.max_iter = max_iter
         self.n_init = n_init
         self.init = init
@@ -296,7 +342,7 @@ class CRAFT(ClusterMixin, BaseEstimator):
         # Columns only, before the per-column work a very wide table pays for (its cells are already in memory).
         check_table_shape(0, table.shape[1], "X")
         schema = self._schema(table)
-        encoder = Encoder(list(schema.numeric), list(schema.categorical), bool(self.standardize))
+        encoder = Encoder(list(schema.numeric), list(schema.categorical), bool(self.standardize), self.missing)
         data = encoder.fit_transform(table)
         rng = as_generator(self.random_state)
         n_init = 10 if self.n_init == "auto" else self.n_init
@@ -309,7 +355,8 @@ class CRAFT(ClusterMixin, BaseEstimator):
         """Nearest existing cluster for every row of ``X``; never opens a cluster.
 
         Levels unseen in ``fit`` add the same cost to every cluster, so they
-        do not influence the choice; missing numbers take the fitted means.
+        do not influence the choice; missing cells are treated as in ``fit``
+        (``missing``).
         """
         self._check_fitted()
         table = _as_table(X)
@@ -486,7 +533,9 @@ class CRAFT(ClusterMixin, BaseEstimator):
         """The kept run and the lambda it used (nothing is stored on ``self``)."""
         keep_labels = data.n_samples <= 200_000
         options = _replace(options, keep_labels=keep_labels)
-        target = self._checked_target(data.n_samples)
+        # Only the exact-k search pays for an unreachable k (dozens of fits); farthest-first warns.
+        searching = self.k is not None and self.k_method == "search"
+        target = self._checked_target(data.n_samples, distinct_rows(data) if searching else None)
         # On a large table the λ search and the restarts run on a sample; the
         # best of them is then iterated on every row (docs/numerics.md).
         # Its rows come from a stream of their own (a child of the first seed's).
@@ -503,19 +552,23 @@ class CRAFT(ClusterMixin, BaseEstimator):
         else:
             lam, runs = self._search_lambda(search, options, target, seeds[0])
         lam = _checked_lambda(lam, self, target)
-        options = _replace(options, lam=lam)
+        options = _replace(options, lam=lam, max_clusters=_run_limit(data.n_samples, target))
         runs = [run for run in runs if run[0] == lam]
         results = [runs[0][1]] if runs else []
         # Restarts to choose among, or a search run to reuse, run on the sample;
         # a single run at a given λ has nothing to choose and runs on every row.
         pool = search if (results or len(seeds) > 1) else data
         for restart in range(len(results), len(seeds)):
-            results.append(self._run(pool, options, seeds[restart], restart))
+            result = self._bounded_run(pool, options, seeds[restart], restart, data.n_samples, target)
+            if result is not None:
+                results.append(result)
+        if not results:
+            raise self._too_many_clusters(options.max_clusters, data.n_samples, lam)
         best = min(range(len(results)), key=lambda i: _ranking(results[i], target))
         result = results[best]
         if pool is not data:
             # The kept run's clusters start the passes over every row.
-            result = self._run(data, options, seeds[best], best, initial=result.clusters)
+            result = self._bounded_run(data, options, seeds[best], best, data.n_samples, None, initial=result.clusters)
         self._warn_about(result, target, lam)
         return result, lam
 
@@ -533,11 +586,48 @@ class CRAFT(ClusterMixin, BaseEstimator):
                 f"CRAFT did not converge in max_iter={self.max_iter} passes; raise max_iter.", ConvergenceWarning, stacklevel=4
             )
 
-    def _checked_target(self, n_samples: int):
-        """``k``, refused when the table has fewer rows."""
-        if self.k is not None and self.k > n_samples:
+    def _checked_target(self, n_samples: int, n_distinct: int | None = None):
+        """``k``, refused beyond the rows, :func:`cluster_limit` or the distinct rows (when known)."""
+        if self.k is None:
+            return None
+        if self.k > n_samples:
             raise CraftInputError(f"k={self.k} exceeds the number of rows, n_samples={n_samples}.")
+        limit = cluster_limit(n_samples)
+        if self.k > limit:
+            raise CraftInputError(
+                f"k={self.k} is more clusters than a fit on {n_samples} rows may have: at most {limit} ({_LIMIT_RULE}); "
+                "with more, most clusters hold a single row. "
+                f"Ask for k <= {limit}."
+            )
+        if n_distinct is not None and self.k > n_distinct:
+            raise CraftInputError(
+                f"k={self.k} exceeds the {n_distinct} distinct rows of the table: identical rows always share a "
+                f"cluster, so no lambda gives k clusters (the search would try dozens of fits). Ask for "
+                f"k <= {n_distinct}."
+            )
         return self.k
+
+    def _bounded_run(self, data, options, seed, restart, n_samples: int, target, *, initial=None):
+        """One restart; one that opens more than ``options.max_clusters`` is refused (λ given or default)
+        or, where k is the target, dropped (it is far from k; another restart or the search's run stands)."""
+        try:
+            if initial is None:
+                return self._run(data, options, seed, restart)
+            return self._run(data, options, seed, restart, initial=initial)
+        except _engine.TooManyClusters as exceeded:
+            if target is not None:
+                return None
+            raise self._too_many_clusters(exceeded.args[0], n_samples, options.lam) from None
+
+    def _too_many_clusters(self, n_clusters: int, n_samples: int, lam: float) -> CraftInputError:
+        """The error of a fit whose λ opens more clusters than :func:`cluster_limit` allows."""
+        source = f"lam={lam:.3g}" if self.lam is not None else f"the lambda derived ({lam:.3g})"
+        return CraftInputError(
+            f"{source} opens more than {cluster_limit(n_samples)} clusters on {n_samples} rows (the most a fit may "
+            f"have: {_LIMIT_RULE}): nearly every row would be a cluster of "
+            "its own, and every pass would cost rows x clusters x features. "
+            + ("Ask for a smaller k." if self.k is not None else "Raise lam, or give k instead.")
+        )
 
     def _run(self, data, options, seed, restart, *, initial=None):
         return _engine.run(
@@ -555,7 +645,7 @@ class CRAFT(ClusterMixin, BaseEstimator):
 
         # A lambda that is far too small opens hundreds of clusters; knowing
         # that K exceeds the target is enough, so such runs stop early.
-        capped = _replace(options, max_clusters=max(2 * target, target + 10))
+        capped = _replace(options, max_clusters=_run_limit(data.n_samples, target))
 
         def evaluate(lam):
             try:
@@ -628,6 +718,7 @@ class CRAFT(ClusterMixin, BaseEstimator):
             "schema_": schema,
             "encoder_": encoder,
             "n_imputed_": dict(encoder.n_imputed_),
+            "n_marginalised_": dict(encoder.n_marginalised_),
             "feature_names_in_": names,
             "n_features_in_": int(names.size),
             "engine_features_": engine_features,
@@ -680,6 +771,39 @@ def _ranking(result: _engine.RunResult, target):
     # n_k/2 whatever the partition while above the variance floor), so they
     # are compared at 10 significant digits.
     return distance, float(f"{result.objective:.10g}"), result.numeric_nll
+
+
+def _run_limit(n_samples: int, target) -> int | None:
+    """Most clusters a restart may open: :func:`cluster_limit`, or with a target k as many as the λ search allows.
+
+    None where the limit is every row (small tables): a pass counts the
+    clusters it opens before emptied ones are dropped, which may then
+    exceed the rows without the fit being degenerate.
+    """
+    if target is not None:
+        return max(2 * target, target + 10)
+    limit = cluster_limit(n_samples)
+    return None if limit >= n_samples else limit
+
+
+def distinct_rows(data: EncodedData) -> int:
+    """Number of distinct rows of the encoded table (missing cells included as such).
+
+    Rows are compared by a 64-bit hash of their cells, one vectorized pass
+    per column (a collision could only undercount, with odds of about
+    N² / 2^64).
+    """
+    # +0.0 folds -0.0 into 0.0, so that equal numbers have equal bits.
+    columns = [(data.numeric[:, j] + 0.0).view(np.uint64) for j in range(data.n_numeric)]
+    columns += [data.codes[:, q].view(np.uint64) for q in range(data.n_categorical)]
+    if data.observed is not None:
+        columns += [data.observed[:, j].astype(np.uint64) for j in range(data.n_numeric)]
+    digest = np.full(data.n_samples, 14695981039346656037, dtype=np.uint64)  # FNV-1a, one 64-bit word at a time
+    for column in columns:
+        digest = (digest ^ column) * np.uint64(1099511628211)
+        digest ^= digest >> np.uint64(29)
+    digest.sort()  # a sort and a comparison: several times faster than np.unique on a million rows
+    return int(digest.size and 1 + np.count_nonzero(digest[1:] != digest[:-1]))
 
 
 def _search_sample(data: EncodedData, rng: np.random.Generator) -> EncodedData:

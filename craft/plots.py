@@ -78,8 +78,8 @@ _CHAR_PX = 0.625 * TICK_FONT_PX
 SELECTED_NAME, UNSELECTED_NAME = "selected", "not selected"
 #: The selection rule's cut in the profile charts.
 CUT_COLOR = "#d62728"
-#: The legend sits in the title's row, right-aligned, clear of subplot titles and ticks.
-_LEGEND = dict(orientation="h", x=1.0, xanchor="right", y=1.0, yanchor="top", yref="container", xref="container",
+#: The selection legend: a row of its own under the title (placed by ``_finish``).
+_LEGEND = dict(orientation="h", x=0.0, xanchor="left", y=1.0, yanchor="top", yref="container", xref="container",
                bgcolor="rgba(255,255,255,0.8)")
 
 
@@ -412,9 +412,17 @@ def _finish(fig: go.Figure, title: str, *, height: int | None = None, left: floa
     Margins are computed from the labels (not a fixed 10 px, which clips
     long names); the figure grows by what the labels take.
     """
+    top = 80
+    total = height or fig.layout.height or 450
+    if fig.layout.legend.yref == "container":
+        # The selection legend goes in its own row under the title, left-aligned: clear of the
+        # subplot titles and of the tool bar Plotly shows at the top right on hover.
+        top = 110
+        fig.update_layout(legend=dict(x=0, xanchor="left", y=1 - 42 / total))
     fig.update_layout(
-        title=dict(text=title, x=0, xanchor="left", font=dict(size=TICK_FONT_PX + 3)),
-        margin=dict(l=int(12 + left), r=12, t=80, b=int(12 + bottom)),
+        title=dict(text=title, x=0, xanchor="left", y=1 - 12 / total, yref="container", yanchor="top",
+                   font=dict(size=TICK_FONT_PX + 3)),
+        margin=dict(l=int(12 + left), r=12, t=top, b=int(12 + bottom)),
         font=_FONT,
     )
     fig.update_xaxes(tickfont=dict(size=TICK_FONT_PX))
@@ -742,7 +750,7 @@ def fig_data_heatmap(
         fig = go.Figure(_panel_traces(found, "cluster"))
         y_labels = _group_axis(fig, found, "cluster", 1)
         fig.update_xaxes(tickangle=angle, **_all_ticks("x", x_names))
-        _selection_legend(fig, SELECTED_SCALE[1][1], UNSELECTED_SCALE[1][1], what="feature (blue)")
+        _selection_legend(fig, SELECTED_COLOR, UNSELECTED_SCALE[-1][1], what="feature (blue)")
         return _finish(fig, f"Data sorted by CRAFT cluster{sampled}", height=height, left=_left_room(y_labels, x_names, angle),
                        bottom=_x_room(x_names, angle))
     planted = heatmap_panel(model, X, y_codes, truth_full[:, columns], modal=planted_modal, features=ordered,
@@ -757,7 +765,7 @@ def fig_data_heatmap(
     left_labels = _group_axis(fig, planted, "planted", 1, 1)
     _group_axis(fig, found, "cluster", 2)
     fig.update_xaxes(tickangle=angle, **_all_ticks("x", x_names))
-    _selection_legend(fig, SELECTED_SCALE[1][1], UNSELECTED_SCALE[1][1], what="(planted) feature (blue)")
+    _selection_legend(fig, SELECTED_COLOR, UNSELECTED_SCALE[-1][1], what="(planted) feature (blue)")
     return _finish(fig, f"Dataset | CRAFT{sampled}", height=height, left=_left_room(left_labels, x_names, angle),
                    bottom=_x_room(x_names, angle))
 

@@ -47,8 +47,9 @@ def _entropy(p: np.ndarray) -> float:
 def _pooled(stats: _engine.Statistics) -> _engine.Statistics:
     """The statistics of all rows as one cluster."""
     return _engine.Statistics(
-        stats.counts.sum(keepdims=True), stats.sums.sum(axis=0, keepdims=True),
-        stats.sums_sq.sum(axis=0, keepdims=True), stats.level_counts.sum(axis=0, keepdims=True),
+        stats.counts.sum(keepdims=True), stats.numeric_counts.sum(axis=0, keepdims=True),
+        stats.sums.sum(axis=0, keepdims=True), stats.sums_sq.sum(axis=0, keepdims=True),
+        stats.level_counts.sum(axis=0, keepdims=True),
     )
 
 
@@ -102,13 +103,15 @@ def cluster_profiles(model) -> pd.DataFrame:
     numeric = frame["kind"].to_numpy() == "numeric"
     cluster = frame["cluster"].to_numpy()
     column = np.where(numeric, np.arange(len(frame)) % len(model.engine_features_), 0)
+    # The global tables (means, variances, level offsets) the engine's statistics are read with.
+    template = model.encoder_.template()
     for name in PROFILE_COLUMNS:
         if name not in frame:
             frame[name] = np.nan if name not in ("top_level", "reason") else None
     if p:
         encoder = model.encoder_
-        means, variances = _engine.raw_variances(stats)
-        overall_means, overall_variances = _engine.raw_variances(_pooled(stats))
+        means, variances = _engine.raw_variances(stats, template)
+        overall_means, overall_variances = _engine.raw_variances(_pooled(stats), template)
         mean = encoder.to_original_units(means)
         sd = np.sqrt(variances) * encoder.scale_
         overall_mean = encoder.to_original_units(overall_means)[0]
@@ -123,8 +126,10 @@ def cluster_profiles(model) -> pd.DataFrame:
         data = model.encoder_
         names = data.level_names()
         offsets = np.concatenate([[0], np.cumsum([len(levels) for levels in names])[:-1]]).astype(np.int64)
-        shares = stats.level_counts / counts[:, None]
-        overall = stats.level_counts.sum(axis=0) / counts.sum()
+        # Shares of the observed cells (all cells unless missing ones are marginalised).
+        observed = np.repeat(_engine.level_totals(template, stats.level_counts), template.n_levels, axis=1)
+        shares = stats.level_counts / np.maximum(observed, 1.0)
+        overall = stats.level_counts.sum(axis=0) / np.maximum(observed.sum(axis=0), 1.0)
         for i in np.flatnonzero(~numeric):
             q = int(i % len(model.engine_features_)) - p
             k = int(cluster[i])
@@ -174,7 +179,9 @@ def level_distribution(model, X: pd.DataFrame, cluster: int, feature: str) -> pd
     -------
     DataFrame
         Columns ``level``, ``cluster_share``, ``overall_share``,
-        ``cluster_count``; levels in the encoder's order (missing last).
+        ``cluster_count``; levels in the encoder's order (missing last,
+        when missing cells are a level). Shares are of the observed cells
+        when missing cells are marginalised.
     """
     names = list(model.schema_.categorical)
     if feature not in names:
@@ -190,8 +197,8 @@ def level_distribution(model, X: pd.DataFrame, cluster: int, feature: str) -> pd
     return pd.DataFrame(
         dict(
             level=model.encoder_.level_names()[j],
-            cluster_share=cluster_counts / max(1, int(inside.sum())),
-            overall_share=overall_counts / max(1, len(codes)),
+            cluster_share=cluster_counts / max(1, int(cluster_counts.sum())),
+            overall_share=overall_counts / max(1, int(overall_counts.sum())),
             cluster_count=cluster_counts.astype(np.int64),
         )
     )

@@ -95,7 +95,7 @@ class FitParams:
 
     Parameters
     ----------
-    m, rho, rho_selection, k_method, budget, eps_c, eps_v, standardize, n_init, max_iter
+    m, rho, rho_selection, k_method, budget, eps_c, eps_v, standardize, missing, n_init, max_iter
         As in :class:`craft.CRAFT`. Build ``rho`` from a share of m(1-m)
         with :func:`rho_from_share`.
     size_by : {"k", "lambda"}
@@ -123,6 +123,7 @@ class FitParams:
     eps_c: float = ESTIMATOR_DEFAULTS["eps_c"]
     eps_v: float = ESTIMATOR_DEFAULTS["eps_v"]
     standardize: bool = ESTIMATOR_DEFAULTS["standardize"]
+    missing: str = ESTIMATOR_DEFAULTS["missing"]
     rho_selection: str = ESTIMATOR_DEFAULTS["rho_selection"]
     seed: int = 0
     n_init: int | str = ESTIMATOR_DEFAULTS["n_init"]
@@ -136,7 +137,7 @@ class FitParams:
         """Keyword arguments of :class:`craft.CRAFT` for these parameters."""
         kwargs = dict(
             m=self.m, rho=self.rho, rho_selection=self.rho_selection, budget=self.budget,
-            standardize=self.standardize, random_state=self.seed,
+            standardize=self.standardize, missing=self.missing, random_state=self.seed,
             n_init=self.n_init, max_iter=self.max_iter,
         )
         if self.size_by == "lambda":
@@ -561,7 +562,8 @@ def fit_schema(data: LoadedData, overrides: Mapping[str, str], label: str | None
     return schema, notes
 
 
-def column_report(table: pd.DataFrame, schema: Schema, label: str | None) -> pd.DataFrame:
+def column_report(table: pd.DataFrame, schema: Schema, label: str | None,
+                  missing: str = ESTIMATOR_DEFAULTS["missing"]) -> pd.DataFrame:
     """One row per column: role, reason, type, distinct values, missing cells and what is done with them.
 
     Parameters
@@ -571,6 +573,8 @@ def column_report(table: pd.DataFrame, schema: Schema, label: str | None) -> pd.
         Roles used for fitting (from :func:`fit_schema`).
     label : str or None
         The label column (its role is shown as ``"label"``).
+    missing : {"marginalise", "impute"}
+        The fit's handling of missing cells (:class:`craft.CRAFT`'s ``missing``).
 
     Returns
     -------
@@ -582,10 +586,12 @@ def column_report(table: pd.DataFrame, schema: Schema, label: str | None) -> pd.
     Examples
     --------
     >>> t = pd.DataFrame({"x": [1.0, None, 3.0], "c": ["a", None, "b"]})
-    >>> column_report(t, infer_schema(t), None)["missing_handling"].tolist()
-    ['1 missing cell(s) filled with the column mean', "missing cells form a level of their own, '(missing)'"]
+    >>> column_report(t, infer_schema(t), None, "impute")["missing_handling"].tolist()
+    ['1 missing cell(s) filled with the column mean', "1 missing cell(s) form a level of their own, '(missing)'"]
+    >>> column_report(t, infer_schema(t), None, "marginalise")["missing_handling"].tolist()[0]
+    '1 missing cell(s) left out: no cost to their row, no part in their cluster'
     """
-    rows = []
+    rows, mode = [], missing
     info = read_info(table)
     for column in table.columns:
         values = table[column]
@@ -598,10 +604,12 @@ def column_report(table: pd.DataFrame, schema: Schema, label: str | None) -> pd.
         role = "label" if column == label else schema.role(column)
         if missing == 0:
             handling = "none missing"
+        elif role in ("numeric", "categorical") and mode == "marginalise":
+            handling = f"{missing} missing cell(s) left out: no cost to their row, no part in their cluster"
         elif role == "numeric":
             handling = f"{missing} missing cell(s) filled with the column mean"
         elif role == "categorical":
-            handling = "missing cells form a level of their own, '(missing)'"
+            handling = f"{missing} missing cell(s) form a level of their own, '(missing)'"
         elif role == "label":
             handling = "rows without a label are left out of the evaluation"
         else:
@@ -759,6 +767,10 @@ def fit_craft(table: pd.DataFrame, schema: Schema, params: FitParams, callback: 
     if model.n_imputed_:
         total = sum(model.n_imputed_.values())
         notes.append(f"{total} missing numeric cell(s) were filled with their column mean.")
+    if model.n_marginalised_:
+        total = sum(model.n_marginalised_.values())
+        notes.append(f"{total:,} missing cell(s) in {len(model.n_marginalised_)} column(s) were left out of the fit "
+                     "(marginalised: no cost to their row, no part in their cluster's statistics).")
     return FitOutcome(model, notes=notes, seconds=seconds)
 
 

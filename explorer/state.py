@@ -43,6 +43,7 @@ WIDGET_DEFAULTS = {
     "eps_c": _DEFAULT.eps_c,
     "eps_v": _DEFAULT.eps_v,
     "standardize": _DEFAULT.standardize,
+    "missing": _DEFAULT.missing,
     "seed": _DEFAULT.seed,
     # "auto" is the estimator's default; the slider only shows when it is unticked.
     "n_init_auto": _DEFAULT.n_init == "auto",

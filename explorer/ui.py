@@ -129,6 +129,13 @@ def render_sidebar() -> FitParams:
                                           "ε_v (a share of the overall variance when standardized).")
     with sidebar.expander("Scaling, seed and iterations"):
         standardize = st.checkbox("Standardize numeric features", True, key="standardize", bind="query-params")
+        missing = st.radio(
+            "Missing cells", ["marginalise", "impute"], key="missing", bind="query-params", horizontal=True,
+            captions=["left out", "mean / own level"],
+            help="Marginalise: a missing cell adds nothing to its row's cost and nothing to its cluster's "
+                 "statistics (missing at random). Impute: a missing number is its column's mean, a missing "
+                 "category a level of its own, '(missing)' — better when missingness itself tells groups apart.",
+        )
         seed = st.number_input("Seed", 0, 2**31 - 1, 0, key="seed", bind="query-params")
         n_init = "auto"
         if not st.checkbox("Restarts: the estimator's default", state.WIDGET_DEFAULTS["n_init_auto"],
@@ -140,8 +147,9 @@ def render_sidebar() -> FitParams:
         max_iter = st.number_input("Max iterations", 1, 1000, state.WIDGET_DEFAULTS["max_iter"], key="max_iter",
                                    bind="query-params")
     return FitParams(
-        m=float(m), rho=rho, rho_selection=rho_selection, size_by=size_by, k=int(k), k_method=k_method, lam=float(lam), budget=budget,
-        eps_c=float(eps_c), eps_v=float(eps_v), standardize=bool(standardize), seed=int(seed),
+        m=float(m), rho=rho, rho_selection=rho_selection, size_by=size_by, k=int(k), k_method=k_method, lam=float(lam),
+        budget=budget, eps_c=float(eps_c), eps_v=float(eps_v), standardize=bool(standardize), missing=missing,
+        seed=int(seed),
         n_init=n_init if n_init == "auto" else int(n_init), max_iter=int(max_iter),
     )
 

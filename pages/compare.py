@@ -3,10 +3,10 @@
 import streamlit as st
 
 from craft import plots
-from explorer.services import METHODS
 from explorer import cache, context
-from explorer.ui import esc
 from explorer.figure_export import chart
+from explorer.services import METHODS
+from explorer.ui import esc
 
 ctx = context.current()
 st.title("Compare methods")

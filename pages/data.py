@@ -144,7 +144,7 @@ if data.kind == "upload":
 
 st.subheader("Columns: roles and missing values")
 schema = ctx.schema if ctx.schema is not None else data.schema
-report = column_report(table, schema, ctx.label)
+report = column_report(table, schema, ctx.label, ctx.params.missing)
 counts = report["role"].value_counts()
 st.caption(
     f"{counts.get('numeric', 0)} numeric, {counts.get('categorical', 0)} categorical, "

@@ -6,8 +6,8 @@ import streamlit as st
 
 from craft import metrics, plots
 from explorer import context
-from explorer.ui import esc, fit_summary, note
 from explorer.figure_export import chart
+from explorer.ui import esc, fit_summary, note
 
 MAX_CLASSES = 200
 

@@ -5,9 +5,9 @@ import streamlit as st
 
 from craft import CraftInputError, plots
 from craft.metrics import align_clusters
-from explorer.services import distance_table, rho_from_share
 from explorer import cache, context
 from explorer.figure_export import chart
+from explorer.services import distance_table, rho_from_share
 from explorer.ui import RHO_SELECTION_HELP, esc, note
 
 ctx = context.current()

@@ -3,10 +3,10 @@
 import streamlit as st
 
 from craft import CraftInputError, plots
-from explorer.services import SWEEPABLE, sweep_values
 from explorer import cache, context
-from explorer.ui import error
 from explorer.figure_export import chart
+from explorer.services import SWEEPABLE, sweep_values
+from explorer.ui import error
 
 ctx = context.current()
 st.title("What-if")

@@ -12,10 +12,23 @@ import numpy as np
 import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
+from test_app import (
+    APP,
+    PAGES,
+    SYNTHETIC,
+    array,
+    charts,
+    clear_caches,
+    ctx,
+    errors,
+    pytestmark,
+    text,
+    upload,
+    visit,
+)
 
 from explorer import figure_export, state
 from explorer.services import EXAMPLE_ROWS, PRESETS, truth_agreement
-from test_app import APP, PAGES, SYNTHETIC, array, charts, clear_caches, ctx, errors, pytestmark, text, upload, visit
 
 __all__ = ["clear_caches", "pytestmark"]  # the autouse cache fixture and the warning filters of test_app
 

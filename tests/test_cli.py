@@ -137,6 +137,19 @@ def test_unreadable_file_exits_2(tmp_path, capsys):
     assert code == 2 and "'empty.csv': the file is empty" in err
 
 
+def test_missing_marginalise_is_the_librarys(tmp_path, capsys):
+    # Soybean has 2,337 missing cells: the option reaches the estimator and is recorded.
+    code, _, err = run(["fit", "soybean", "--k", 19, "--n-init", 1, "--missing", "marginalise", "--out", tmp_path,
+                        "--no-progress"], capsys)
+    assert code == 0, err
+    labels, _, summary = read_outputs(tmp_path)
+    model, _ = library_fit("soybean", k=19, n_init=1, random_state=0, missing="marginalise")
+    np.testing.assert_array_equal(labels["cluster"], model.labels_)
+    assert summary["parameters"]["missing"] == "marginalise"
+    code, _, err = run(["fit", "soybean", "--missing", "drop"], capsys)
+    assert code == 2 and "invalid choice: 'drop'" in err
+
+
 def test_usage_errors_help_and_version(capsys):
     assert run(["fit", "wine", "--m", "abc"], capsys)[0] == 2  # argparse: invalid float value
     assert run([], capsys)[0] == 2
@@ -145,7 +158,7 @@ def test_usage_errors_help_and_version(capsys):
     code, out, _ = run(["fit", "--help"], capsys)
     assert code == 0
     for option in ("--m", "--rho", "--lam", "--k", "--k-method", "--budget", "--eps-c", "--eps-v", "--categorical",
-                   "--ignore", "--label", "--seed", "--n-init", "--max-iter", "--no-standardize", "--out", "--format",
+                   "--ignore", "--label", "--seed", "--n-init", "--max-iter", "--no-standardize", "--missing", "--out", "--format",
                    "--scheduler", "--local-workers", "--progress", "--quiet"):
         assert option in out
 

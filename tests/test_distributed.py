@@ -161,7 +161,8 @@ def test_empty_partitions_persist_and_parquet(client, table, tmp_path):
 def test_encoder_learnt_by_reductions_matches_fit_transform(client, table):
     memory_encoder = Encoder(["x", "y", "z"], CATEGORICAL, True)
     memory_encoder.fit_transform(table)
-    model = DaskCRAFT(lam=4.0, n_init=1, max_iter=1, init="random", categorical=CATEGORICAL, random_state=0)
+    model = DaskCRAFT(lam=4.0, n_init=1, max_iter=1, init="random", categorical=CATEGORICAL, missing="impute",
+                      random_state=0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         model.fit(split(table, [100, 300, 200]))
@@ -172,6 +173,22 @@ def test_encoder_learnt_by_reductions_matches_fit_transform(client, table):
     np.testing.assert_array_equal(ours.fitted_eta0_, memory_encoder.fitted_eta0_)
     for name in ("impute_", "center_", "scale_", "fitted_var_"):
         np.testing.assert_allclose(getattr(ours, name), getattr(memory_encoder, name), rtol=1e-12, err_msg=name)
+
+
+@pytest.mark.parametrize("params", [{"lam": 4.0, "init": "random"}, {"k": 3}, {}], ids=["lam", "k", "default-lambda"])
+def test_marginalised_missing_cells_equal_in_memory(client, params):
+    table = mixed_table(600, 7)
+    rng = np.random.default_rng(7)
+    for column in table:
+        table.loc[rng.random(len(table)) < 0.25, column] = np.nan if column in "xyz" else None
+    memory, dask_model = fit_both(table, split(table, [100, 250, 0, 250]), missing="marginalise", random_state=8, **params)
+    assert_same_fit(memory, dask_model)
+    assert dask_model.n_marginalised_ == memory.n_marginalised_ and len(memory.n_marginalised_) == 6
+    ours, theirs = dask_model.encoder_, memory.encoder_
+    assert ours.has_missing_level_ == theirs.has_missing_level_ == [False, False, False]
+    np.testing.assert_allclose(ours.fitted_eta0_, theirs.fitted_eta0_, rtol=1e-15)
+    for name in ("impute_", "center_", "scale_", "fitted_var_"):
+        np.testing.assert_allclose(getattr(ours, name), getattr(theirs, name), rtol=1e-12, err_msg=name)
 
 
 # ----------------------------------------------------------------------
@@ -281,3 +298,41 @@ def test_input_checks(client, table):
         model.fit(dd.from_pandas(table, npartitions=2))
     with pytest.raises(CraftInputError, match=r"X lacks the fitted column\(s\) \['x'\]"):
         model.predict(dd.from_pandas(table.drop(columns="x"), npartitions=2))
+
+
+# ----------------------------------------------------------------------
+# Faults
+
+
+def test_a_worker_killed_mid_fit_is_survived_with_the_same_result():
+    """Issue 14: killing one of two workers mid-fit lost scattered data ("already forgotten").
+
+    Every future the fit holds is a task that the scheduler can rerun, so the
+    lost worker's partitions are read again from their sources elsewhere.
+    """
+    import os
+    import signal
+
+    table = mixed_table(6000, 11)
+    params = dict(lam=6.0, n_init=1, random_state=3, categorical=CATEGORICAL, init="random")
+    memory = CRAFT(**params).fit(table)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None)
+    with cluster, distributed.Client(cluster) as client:
+        victim = min(client.run(os.getpid).values())
+        killed = []
+
+        def kill_one_worker(record):
+            if record.iteration == 2 and not killed:
+                os.kill(victim, signal.SIGKILL)
+                killed.append(record.iteration)
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            model = DaskCRAFT(**params, callback=kill_one_worker).fit(dd.from_pandas(table, npartitions=8))
+        labels = model.labels_.compute().to_numpy()
+    assert killed and model.n_iter_ > 2  # the worker died with passes still to run
+    np.testing.assert_array_equal(labels, memory.labels_)
+    assert model.n_clusters_ == memory.n_clusters_
+    assert model.objective_ == pytest.approx(memory.objective_, rel=1e-9)

@@ -255,10 +255,48 @@ def test_schema_and_list_select_roles():
 
 def test_missing_values_are_imputed_and_counted():
     table = pd.DataFrame({"x": [1.0, np.nan, 3.0, 4.0, np.nan, 6.0], "c": ["a", None, "a", "b", "b", None]})
-    model = CRAFT(lam=1.0, categorical=["c"], random_state=0).fit(table)
-    assert model.n_imputed_ == {"x": 2}
+    model = CRAFT(lam=1.0, categorical=["c"], missing="impute", random_state=0).fit(table)
+    assert model.n_imputed_ == {"x": 2} and model.n_marginalised_ == {}
     assert model.encoder_.level_names()[0] == ["a", "b", "(missing)"]
     assert len(model.labels_) == 6
+
+
+def test_missing_values_are_marginalised_and_counted_by_default():
+    table = pd.DataFrame({"x": [1.0, np.nan, 3.0, 4.0, np.nan, 6.0], "c": ["a", None, "a", "b", "b", None]})
+    model = CRAFT(lam=1.0, categorical=["c"], random_state=0).fit(table)
+    assert model.n_marginalised_ == {"x": 2, "c": 2} and model.n_imputed_ == {}
+    assert model.encoder_.level_names()[0] == ["a", "b"]
+    assert len(model.labels_) == 6
+
+
+def test_parameters_that_make_the_work_explode_are_refused_with_the_reason():
+    rng = np.random.default_rng(0)
+    table = pd.DataFrame({"x": rng.normal(size=300), "y": rng.normal(size=300), "c": rng.choice(list("abc"), 300)})
+    with pytest.raises(CraftInputError, match=r"n_init=1000000000 is invalid: it must be 'auto' or an integer >= 1 and "
+                                              r"<= 1000 \(each restart is a whole fit\)"):
+        CRAFT(n_init=10**9).fit(table)
+    with pytest.raises(CraftInputError, match=r"n_init=1000000 is invalid"):
+        CRAFT(n_init=10**6, max_iter=1).fit(table)
+    with pytest.raises(CraftInputError, match=r"max_iter=100000 is invalid: it must be an integer >= 1 and <= 10000"):
+        CRAFT(max_iter=100_000).fit(table)
+    with pytest.raises(CraftInputError, match=r"k=5000 is invalid: it must be an integer >= 1 and <= 1000 or None"):
+        CRAFT(k=5000).fit(table)
+    # k equal to the rows: refused before any fit, with the most it may be.
+    with pytest.raises(CraftInputError, match=r"k=300 is more clusters than a fit on 300 rows may have: at most 150 "
+                                              r"\(up to 100 clusters, or half the rows on larger tables"):
+        CRAFT(k=300).fit(table)
+    # A tiny lambda: every row would open its own cluster; the first pass stops at the limit.
+    for lam in (1e-300, 1e-6):
+        with pytest.raises(CraftInputError, match=rf"lam={lam:.3g} opens more than 150 clusters on 300 rows .* Raise lam"):
+            CRAFT(lam=lam).fit(table)
+
+
+def test_k_beyond_the_distinct_rows_is_refused():
+    table = pd.DataFrame({"x": [0.0, 1.0, 2.0] * 40, "c": ["a", "b", "b"] * 40})
+    with pytest.raises(CraftInputError, match=r"k=4 exceeds the 3 distinct rows of the table: identical rows always "
+                                              r"share a cluster.*Ask for k <= 3"):
+        CRAFT(k=4).fit(table)
+    assert CRAFT(k=3, random_state=0).fit(table).n_clusters_ == 3
 
 
 def test_callback_sees_every_iteration():
@@ -277,11 +315,14 @@ def test_k_search_reaches_k_and_farthest_first_reports_lambda():
     assert heuristic.lam_ > 0 and heuristic.n_clusters_ >= 1
 
 
-def test_unreachable_k_warns_with_the_k_found():
-    table = pd.DataFrame({"x": [0.0, 0.0, 0.0, 1.0, 1.0, 1.0]})
-    with pytest.warns(UserWarning, match=r"k=4 clusters were not reachable .* n_clusters_=2"):
-        model = CRAFT(k=4, categorical=[], random_state=0).fit(table)
-    assert model.n_clusters_ == 2
+def test_unreachable_k_warns_with_the_k_found(monkeypatch):
+    # Beyond the distinct rows k is refused up front (next test); below them a
+    # K the search cannot reach is rare, so the search is made to miss here.
+    table = pd.DataFrame({"x": [0.0, 0.1, 0.2, 5.0, 5.1, 5.2]})
+    monkeypatch.setattr(CRAFT, "_search_lambda", lambda self, data, options, target, seed: (1e6, []))
+    with pytest.warns(UserWarning, match=r"k=3 clusters were not reachable .* n_clusters_=1"):
+        model = CRAFT(k=3, categorical=[], init="random", random_state=0).fit(table)
+    assert model.n_clusters_ == 1
 
 
 def test_default_lambda_without_k_or_lam(mixed_table):
@@ -374,7 +415,8 @@ def test_approximate_rule_selects_the_categorical_subspaces_given_the_partition(
     from craft import _engine
 
     X, y, true_mask = synthetic.fig3_categorical(random_state=0)
-    model = CRAFT(m=m, lam=1.0, budget="approximate", eps_c=eps_c, max_iter=1, n_init=1, random_state=0).fit(X)
+    # Only the encoder and the options are used; lambda just has to be one a fit accepts.
+    model = CRAFT(m=m, lam=100.0, budget="approximate", eps_c=eps_c, max_iter=1, n_init=1, random_state=0).fit(X)
     data = model.encoder_.transform(X)
     clusters, _ = _engine.fit_clusters(data, np.asarray(y, dtype=np.int64), 3, model.options_)
     np.testing.assert_array_equal(clusters.weights > 0.5, true_mask)
@@ -387,7 +429,7 @@ def test_approximate_rule_selects_the_numeric_subspaces_given_the_partition(m, e
     from craft import _engine
 
     X, y, true_mask = synthetic.fig3_numeric(random_state=0)
-    model = CRAFT(m=m, lam=1.0, budget="approximate", eps_v=eps_v, standardize=False, max_iter=1, n_init=1).fit(X)
+    model = CRAFT(m=m, lam=100.0, budget="approximate", eps_v=eps_v, standardize=False, max_iter=1, n_init=1).fit(X)
     data = model.encoder_.transform(X)
     clusters, _ = _engine.fit_clusters(data, np.asarray(y, dtype=np.int64), 3, model.options_)
     np.testing.assert_array_equal(clusters.weights > 0.5, true_mask)

@@ -119,12 +119,26 @@ def test_level_distribution_and_numeric_values(tiny):
         level_distribution(model, X, first, "a")
 
 
-def test_missing_levels_are_a_level_of_their_own():
+def test_missing_levels_are_a_level_of_their_own_when_imputed():
     X = pd.DataFrame({"c": ["a", None, "a", "b", "b", None], "x": [0.0, 0.1, 0.0, 4.0, 4.1, 4.0]})
-    model = CRAFT(m=0.5, k=2, n_init=1, random_state=0).fit(X)
+    model = CRAFT(m=0.5, k=2, n_init=1, missing="impute", random_state=0).fit(X)
     levels = level_distribution(model, X, int(model.labels_[1]), "c")
     assert "(missing)" in levels["level"].tolist()
     assert levels["overall_share"].sum() == pytest.approx(1.0)
+
+
+def test_marginalised_missing_cells_are_left_out_of_shares_and_means():
+    X = pd.DataFrame({"c": ["a", None, "a", "b", "b", None], "x": [0.0, np.nan, 0.0, 4.0, 4.1, 4.0]})
+    model = CRAFT(m=0.5, k=2, n_init=1, random_state=0).fit(X)
+    cluster = int(model.labels_[1])
+    levels = level_distribution(model, X, cluster, "c")
+    assert levels["level"].tolist() == ["a", "b"]
+    assert levels["overall_share"].tolist() == pytest.approx([0.5, 0.5])  # of the 4 observed cells
+    assert levels["cluster_share"].sum() == pytest.approx(1.0)
+    profiles = cluster_profiles(model).set_index(["cluster", "feature"])
+    members = X[model.labels_ == cluster]
+    assert profiles.loc[(cluster, "x"), "mean"] == pytest.approx(members["x"].mean())  # pandas skips the NaN
+    assert profiles.loc[(cluster, "x"), "overall_mean"] == pytest.approx(X["x"].mean())
 
 
 def test_cluster_summary_in_words(tiny):

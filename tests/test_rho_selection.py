@@ -50,7 +50,7 @@ def test_own_weight_is_the_posterior_means_weight_of_v():
 
 def test_shrunk_scores_by_hand():
     data, stats = _two_clusters()
-    _, variances = _engine.raw_variances(stats)
+    _, variances = _engine.raw_variances(stats, data)
     log_eta = _engine.log_eta(data, stats, 0.1)
     terms = prior_terms(0.5, 0.05)  # w = 0.2
     paper = _engine.selection_scores(data, stats, variances, log_eta, _engine.Options(terms=terms, lam=1.0))
@@ -71,7 +71,7 @@ def test_shrunk_scores_by_hand():
 
 def test_paper_rule_ignores_rho_and_shrunk_rule_follows_it():
     data, stats = _two_clusters()
-    _, variances = _engine.raw_variances(stats)
+    _, variances = _engine.raw_variances(stats, data)
     log_eta = _engine.log_eta(data, stats, 0.1)
 
     def weights(rho, mode):
@@ -90,7 +90,7 @@ def test_paper_rule_ignores_rho_and_shrunk_rule_follows_it():
 def test_one_cluster_selects_the_same_under_both_rules():
     data, _ = _two_clusters()
     one = _engine.statistics(data, np.zeros(6, dtype=np.int64), 1)
-    _, variances = _engine.raw_variances(one)
+    _, variances = _engine.raw_variances(one, data)
     log_eta = _engine.log_eta(data, one, 0.1)
     for budget in ("fixed", "approximate"):
         paper = _engine.Options(terms=prior_terms(0.5, 0.01), lam=1.0, budget=budget, eps_v=5.0, eps_c=0.1)
@@ -140,3 +140,17 @@ def test_invalid_rho_selection_is_refused():
     X, _, _ = FIGURES["fig1_binary"](random_state=0)
     with pytest.raises(CraftInputError, match=r"rho_selection='global' is invalid: it must be one of 'paper', 'shrink'"):
         CRAFT(rho_selection="global").fit(X)
+
+
+def test_cli_rho_selection_reaches_the_estimator(tmp_path, capsys):
+    import json
+
+    from craft.cli import main
+
+    code = main(["fit", "zoo", "--k", "7", "--n-init", "1", "--seed", "0", "--rho", "0.0001", "--rho-selection",
+                 "shrink", "--out", str(tmp_path), "--no-progress"])
+    assert code == 0, capsys.readouterr().err
+    summary = json.loads((tmp_path / "summary.json").read_text(encoding="utf-8"))
+    assert summary["parameters"]["rho_selection"] == "shrink"
+    selected = summary["result"]["selected_features"]
+    assert all(row == selected[0] for row in selected)  # rho near 0: one common set

@@ -1,11 +1,12 @@
 """The app's computations without Streamlit: data loading, roles, fits, comparisons, sweeps, Teach."""
 
+import dataclasses
+
 import numpy as np
 import pandas as pd
 import pytest
 
-from craft import CraftInputError, _engine
-from craft import CRAFT
+from craft import CRAFT, CraftInputError, _engine
 from explorer.services import (
     EXAMPLES,
     METHODS,
@@ -40,8 +41,8 @@ def fig2():
 
 def test_fit_params_to_estimator_arguments():
     assert FitParams(m=0.4, k=5, k_method="farthest_first", n_init=4).estimator_kwargs() == dict(
-        m=0.4, rho=None, rho_selection="paper", budget="fixed", standardize=True, random_state=0, n_init=4,
-        max_iter=100, k=5, k_method="farthest_first",
+        m=0.4, rho=None, rho_selection="paper", budget="fixed", standardize=True, missing="marginalise",
+        random_state=0, n_init=4, max_iter=100, k=5, k_method="farthest_first",
     )
     given = FitParams(size_by="lambda", lam=3.0, budget="approximate", eps_c=0.7, eps_v=2.0).estimator_kwargs()
     assert given["lam"] == 3.0 and "k" not in given and given["eps_c"] == 0.7 and given["eps_v"] == 2.0
@@ -156,13 +157,28 @@ def test_fit_schema_overrides_and_label(fig2):
     assert data.label in none.ignored
 
 
+def test_fit_notes_say_what_was_done_with_missing_cells():
+    table = pd.DataFrame({"x": [1.0, None, 3.0, 4.0, 8.0, 9.0], "c": ["a", "b", None, "a", "b", "b"]})
+    data = load_upload(table.to_csv(index=False).encode(), "m.csv")
+    schema, _ = fit_schema(data, {}, None)
+    marginalised = fit_craft(data.table, schema, FitParams(m=0.5, k=2, n_init=1))
+    assert any("2 missing cell(s) in 2 column(s) were left out of the fit" in note for note in marginalised.notes)
+    imputed = fit_craft(data.table, schema, FitParams(m=0.5, k=2, n_init=1, missing="impute"))
+    assert any("1 missing numeric cell(s) were filled with their column mean" in note for note in imputed.notes)
+    assert imputed.model.missing == "impute" and marginalised.model.missing == "marginalise"
+
+
 def test_column_report_missing_values():
     table = pd.DataFrame({"x": [1.0, None, 3.0, 4.0], "c": ["a", None, "b", "a"], "y": ["p", "q", None, "p"]})
     data = load_upload(table.to_csv(index=False).encode(), "m.csv")
     schema, _ = fit_schema(data, {}, "y")
-    report = column_report(data.table, schema, "y").set_index("column")
+    report = column_report(data.table, schema, "y", "impute").set_index("column")
     assert report.loc["x", "missing"] == 1 and "filled with the column mean" in report.loc["x", "missing_handling"]
     assert "level of their own" in report.loc["c", "missing_handling"]
+    marginalised = column_report(data.table, schema, "y").set_index("column")  # the estimator's default
+    for column in ("x", "c"):
+        assert marginalised.loc[column, "missing_handling"].startswith("1 missing cell(s) left out")
+    assert "left out of the evaluation" in marginalised.loc["y", "missing_handling"]
     assert report.loc["y", "role"] == "label"
     assert "left out of the evaluation" in report.loc["y", "missing_handling"]
     y, note = labels_for_evaluation(data.table, "y")
@@ -179,14 +195,27 @@ def test_fit_craft_turns_input_problems_into_messages(fig2):
     assert data.label not in outcome.model.feature_names_in_
 
 
-def test_fit_craft_notes_unreachable_k():
+def test_fit_craft_notes_unreachable_k(monkeypatch):
+    table = pd.DataFrame({"x": [0.0, 0.1, 0.2, 5.0, 5.1, 5.2]})
+    data = load_upload(table.to_csv(index=False).encode(), "two.csv")
+    schema, _ = fit_schema(data, {"x": "numeric"}, None)
+    # A K the search cannot reach below the distinct rows is rare; the search is made to miss here.
+    original = CRAFT._validated_options
+    monkeypatch.setattr(CRAFT, "_validated_options", lambda self: dataclasses.replace(original(self), init="random"))
+    monkeypatch.setattr(CRAFT, "_search_lambda", lambda self, data, options, target, seed: (1e6, []))
+    with pytest.warns(UserWarning, match="not reachable"):
+        outcome = fit_craft(data.table, schema, FitParams(m=0.5, k=3, n_init=1))
+    assert outcome.model is not None
+    assert any(note.startswith("k = 3 clusters were not reached") for note in outcome.notes)
+
+
+def test_fit_craft_refuses_k_beyond_the_distinct_rows():
     table = pd.DataFrame({"x": [0.0, 0.0, 0.0, 1.0, 1.0, 1.0]})
     data = load_upload(table.to_csv(index=False).encode(), "two.csv")
     schema, _ = fit_schema(data, {"x": "numeric"}, None)
-    with pytest.warns(UserWarning, match="not reachable"):
-        outcome = fit_craft(data.table, schema, FitParams(m=0.5, k=4, n_init=1))
-    assert outcome.model is not None
-    assert any(note.startswith("k = 4 clusters were not reached") for note in outcome.notes)
+    outcome = fit_craft(data.table, schema, FitParams(m=0.5, k=4, n_init=1))
+    assert outcome.model is None
+    assert "k=4 exceeds the 2 distinct rows of the table" in outcome.error
 
 
 @pytest.mark.parametrize("method", METHODS)

@@ -235,6 +235,12 @@ def test_open_the_app_loads_the_example_and_draws_the_mask_heatmap(page):
     page.wait_for_selector(".st-key-fig_heatmap .js-plotly-plot")
     assert_clean(page)
     screenshot(page, "data_heatmap")
+    page.get_by_role("tab", name="Sizes & profiles").click()
+    wait_idle(page)
+    page.wait_for_selector(".st-key-fig_profile .js-plotly-plot")
+    page.locator(".st-key-fig_profile").scroll_into_view_if_needed()
+    assert_clean(page)
+    screenshot(page, "profiles")
 
 
 # ---------------------------------------------------------------------------
@@ -428,10 +434,11 @@ def test_two_sessions_do_not_see_each_other(new_page):
     assert first.locator(".st-key-k input").input_value() == "3"
     assert mask_figure(first, until=mixed_at_095) == first_figure
 
-    # The first session's address does not carry its data to a third session.
+    # The first session's address does not carry its data to a third session: it asks for the table again.
     third = new_page()
     open_app(third, first.url)
-    assert selected(third, "dataset") == "fig1_binary"
+    assert selected(third, "dataset") == UPLOAD
+    assert any("has to be uploaded again" in text for text in alerts(third, "error"))
     assert not any("people.csv" in c for c in captions(third))
     for page in (first, second, third):
         assert_clean(page)

@@ -12,8 +12,16 @@ import re
 from pathlib import Path
 
 import pytest
-
-from test_flows import APP_IDLE, RUN_TIMEOUT_MS, alerts, assert_clean, captions, go_to, slider_value, wait_idle
+from test_flows import (
+    APP_IDLE,
+    RUN_TIMEOUT_MS,
+    alerts,
+    assert_clean,
+    captions,
+    go_to,
+    slider_value,
+    wait_idle,
+)
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
 
