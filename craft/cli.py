@@ -35,8 +35,8 @@ import numpy as np
 import pandas as pd
 
 from . import __version__, datasets, export, metrics
-from .estimator import CRAFT
 from ._optional import missing, require
+from .estimator import CRAFT
 from .exceptions import CraftInputError
 from .io import read_table
 from .limits import check_table_shape
@@ -473,9 +473,9 @@ def _check_parquet_footers(source: str, path: Path) -> None:
 
 
 def _fit_dask(args, parameters, categorical, ignore, callback) -> dict:
-    from .distributed import DaskCRAFT
-
     import dask.dataframe as dd
+
+    from .distributed import DaskCRAFT
 
     table, label, default_schema = _read_dask(args)
     with _dask_client(args) as client:

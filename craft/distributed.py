@@ -309,7 +309,7 @@ class DaskCRAFT(CRAFT):
         elif target is None:
             lam = _engine.default_lambda(parts, options)
         elif self.k_method == "farthest_first":
-            lam = _farthest_first_lambda(parts, target, options, np.random.default_rng(seeds[0]))
+            lam = _engine.farthest_first_lambda(parts, target, options, np.random.default_rng(seeds[0]))
         else:
             sample = parts.sample(int(self.search_rows), np.random.default_rng(seeds[0]))
             lam, _ = self._search_lambda(sample, options, target, seeds[0])
@@ -565,8 +565,41 @@ class _Partitions:
         return dd.from_delayed(pieces, meta=meta, divisions=divisions, verify_meta=False)
 
     # -- the engine's backend interface (see craft._engine.InMemory) ----
-    def initial_clusters(self, opts: _engine.Options, rng: np.random.Generator) -> _engine.Clusters:
-        return _initial_clusters(self, opts, rng)
+    def seed_row(self, row: int):
+        owner = int(self.owner(row))
+        return owner, row - int(self.starts[owner]), self.rows([row])
+
+    def lower(self, state, seed, weights: np.ndarray, opts: _engine.Options, floor: float):
+        """Each partition lowers its rows' best distances with the seed's cluster (one map)."""
+        owner, local_row, seed_data = seed
+        n = self.n_partitions
+        states = self.map(_seed_update, state[0] if state is not None else [None] * n, [p == owner for p in range(n)],
+                          [(local_row, seed_data)] * n, context=_SeedContext(weights, opts, floor))
+        totals = self.gather(self.pick(states, 1))
+        return (states, totals), int(sum(count for count, _, _ in totals))
+
+    def draw(self, state, uniform: float, floor: float):
+        """The engine's proportional draw, its cumulative sum carried from partition to partition."""
+        states, totals = state
+        starts, carry = [], 0.0
+        for count, total, _ in totals:
+            starts.append(carry)
+            if count:
+                carry = carry + total
+        target = uniform * carry
+        owner = next((p for p, (count, total, _) in enumerate(totals) if count and starts[p] + total > target), None)
+        if owner is None:  # the end of the cumulative sum: the last row beyond
+            owner = max(p for p, (count, _, _) in enumerate(totals) if count)
+        row, data = self.submit(_seed_resolve, owner, states[owner], starts[owner], target, floor).result()
+        return owner, row, data
+
+    def farthest(self, state):
+        """The first partition's farthest row among the partitions holding the maximum, as np.argmax."""
+        _, totals = state
+        values = np.array([value for _, _, (value, _, _) in totals])
+        owner = int(np.argmax(values))
+        _, _, (value, row, data) = totals[owner]
+        return (owner, row, data), float(value)
 
     def initial_labels(self) -> list:
         return [None] * self.n_partitions  # the engine starts from all zeros
@@ -934,9 +967,14 @@ def _lower(data: EncodedData, state, owner: bool, seed: tuple, ctx: _SeedContext
 
 
 def _seed_update(data: EncodedData, state, owner: bool, seed: tuple, ctx: _SeedContext):
-    """craft++: lower the best distances with the new seed; then how many rows qualify and their total."""
+    """Lower the best distances with the new seed; then how many rows lie beyond the floor, their
+    total (craft++'s draw) and the farthest row (farthest-first)."""
     best = _lower(data, state, owner, seed, ctx)
-    return best, _beyond_total(best, ctx.floor)
+    count, total = _beyond_total(best, ctx.floor)
+    if best.size == 0:
+        return best, (count, total, (-np.inf, -1, None))
+    i = int(np.argmax(best))
+    return best, (count, total, (float(best[i]), i, data.take(np.array([i]))))
 
 
 def _seed_resolve(data: EncodedData, state, start: float, target: float, floor: float):
@@ -949,97 +987,11 @@ def _seed_resolve(data: EncodedData, state, start: float, target: float, floor: 
     return row, data.take(np.array([row]))
 
 
-def _farthest_update(data: EncodedData, state, owner: bool, seed: tuple, ctx: _SeedContext):
-    """Farthest-first: lower the best distances with the expected cluster; then the farthest row here."""
-    best = _lower(data, state, owner, seed, ctx)
-    if best.size == 0:
-        return best, (-np.inf, -1, None)
-    i = int(np.argmax(best))
-    return best, (float(best[i]), i, data.take(np.array([i])))
-
-
 # ----------------------------------------------------------------------
-# Driver side: the partition-specific steps of the engine's run, one map at a
-# time. The run itself (passes, updates, objective, history, the last
-# assignment) is craft._engine.run, which drives _Partitions through the
-# engine's backend interface.
-
-
-def _initial_clusters(parts: _Partitions, opts: _engine.Options, rng: np.random.Generator) -> _engine.Clusters:
-    """:func:`craft._engine.initial_clusters` over the partitions, with the same random draws.
-
-    Each seed costs one map (every partition lowers its rows' best distance
-    and reports how many rows qualify and their total) and one task on the
-    partition that holds the drawn row, whose result the next map takes
-    directly from that worker.
-    """
-    first = int(rng.integers(parts.n_samples))
-    v = opts.draw_selection(rng, opts.terms.m, parts.n_features)
-    seed_data = parts.rows([first])
-    clusters = _engine.new_clusters(seed_data, np.array([0]), v, opts)
-    if opts.init == "random":
-        return clusters
-    threshold = opts.threshold(parts.n_features)
-
-    def floor(n_clusters):
-        # The first n_seeds clusters open at any point; then only where the pass would open one.
-        return 0.0 if n_clusters < opts.n_seeds else threshold
-
-    n = parts.n_partitions
-    states = [None] * n
-    owner = parts.owner(first)
-    seed = (first - int(parts.starts[owner]), seed_data)
-    pending = None  # the drawn seed not yet in `clusters`: (future of (row, its data), v)
-    while True:
-        n_clusters = clusters.n_clusters + (pending is not None)
-        states = parts.map(
-            _seed_update, states, [p == owner for p in range(n)], [seed] * n, context=_SeedContext(v, opts, floor(n_clusters))
-        )
-        totals = parts.gather(parts.pick(states, 1))
-        if pending is not None:
-            clusters = clusters.stack(_engine.new_clusters(pending[0].result()[1], np.array([0]), pending[1], opts))
-            _engine._check_cluster_budget(clusters.n_clusters, opts)
-        n_beyond = np.array([count for count, _ in totals])
-        if n_beyond.sum() == 0:
-            return clusters
-        uniform = rng.random()
-        # The engine's cumulative sum over the rows beyond, carried from partition to partition.
-        starts, carry = [], 0.0
-        for count, total in totals:
-            starts.append(carry)
-            if count:
-                carry = carry + total
-        target = uniform * carry
-        owner = next((p for p, (count, total) in enumerate(totals) if count and starts[p] + total > target), None)
-        if owner is None:  # the end of the cumulative sum: the last row beyond
-            owner = int(np.flatnonzero(n_beyond)[-1])
-        seed = parts.submit(_seed_resolve, owner, states[owner], starts[owner], target, floor(clusters.n_clusters))
-        probability = opts.terms.selection_probability(clusters.weights.mean(axis=0))
-        v = opts.draw_selection(rng, probability, parts.n_features)
-        pending = (seed, v)
-
-
-def _farthest_first_lambda(parts: _Partitions, k: int, opts: _engine.Options, rng: np.random.Generator) -> float:
-    """:func:`craft._engine.farthest_first_lambda`, one map over the partitions per round."""
-    start = int(rng.integers(parts.n_samples))
-    context = _SeedContext(np.full(parts.n_features, opts.terms.m), opts, np.inf)
-    n = parts.n_partitions
-    states = [None] * n
-    owner = parts.owner(start)
-    seed = (start - int(parts.starts[owner]), parts.rows([start]))
-    lam = float("nan")  # as the in-memory twin: the last positive distance, NaN if none
-    for _ in range(k):
-        states = parts.map(_farthest_update, states, [p == owner for p in range(n)], [seed] * n, context=context)
-        farthest = parts.gather(parts.pick(states, 1))
-        values = np.array([value for value, _, _ in farthest])
-        owner = int(np.argmax(values))  # the first partition holding the maximum, as np.argmax
-        distance = float(values[owner])
-        if not (np.isfinite(distance) and distance > 0):
-            break
-        lam = distance
-        _, local_row, seed_data = farthest[owner]
-        seed = (local_row, seed_data)
-    return lam
+# Driver side: the partition-specific steps of the engine's pass, one map at a
+# time. The run itself (seeding, passes, updates, objective, history, the last
+# assignment) and the λ heuristics are craft._engine's, which drive
+# _Partitions through the engine's backend interface.
 
 
 def _assignment_pass(parts: _Partitions, clusters: _engine.Clusters, opts: _engine.Options, rng, previous):

@@ -26,6 +26,7 @@ import zipfile
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -449,6 +450,7 @@ def _bom_free_encoding(data: bytes) -> str | None:
 
 
 def _decode(data: bytes, label: str) -> tuple[str, str]:
+    encodings: tuple[str, ...]
     if data.startswith(b"\xef\xbb\xbf"):
         encodings = ("utf-8-sig",)
     elif data.startswith((b"\xff\xfe\x00\x00", b"\x00\x00\xfe\xff")):
@@ -514,10 +516,9 @@ def _read_text(data: bytes, label: str, options: _Options, *, prefer_tab: bool) 
     check_table_shape(max(1, n_lines - 1), header_line.count(delimiter) + 1, label, estimated=True)
     decimal_comma = delimiter != "," and _uses_decimal_comma(records[1:])
 
-    read_options = {
+    base: dict[str, object] = {
         "sep": delimiter,
         "decimal": "," if decimal_comma else ".",
-        "na_values": [] if options.as_text else [""],
         "keep_default_na": False,
         "low_memory": False,
         "engine": "c",
@@ -525,9 +526,54 @@ def _read_text(data: bytes, label: str, options: _Options, *, prefer_tab: bool) 
         # Blank lines become all-missing rows, dropped and counted below.
         "skip_blank_lines": False,
     }
-    if options.as_text:
-        read_options["dtype"] = str
     header = records[0] if records else None
+    # The cells as written (empty ones missing): what exports write, and
+    # what the markers are counted from.
+    written_options = {**base, "dtype": object, "na_values": [""]}
+    if options.as_text:
+        cells, raw = _parse_csv(text, label, header, records, written_options)
+        typed = None
+    else:
+        # Numbers parsed by pandas in native code with the markers missing: a
+        # column it makes numeric is numeric, the others are decided from the
+        # cells as written. Those are read (as Python strings, the slow part)
+        # only for the columns where they can differ: those with a missing cell.
+        typed, raw = _parse_csv(text, label, header, records,
+                                {**base, "na_values": sorted(options.tokens | {""})})
+        need = [p for p in range(typed.shape[1]) if typed.iloc[:, p].isna().any()]
+        cells = typed.copy(deep=False)
+        if need:
+            written, _ = _parse_csv(text, label, header, records, {**written_options, "usecols": need})
+            for i, position in enumerate(need):
+                cells.isetitem(position, written.iloc[:, i])
+    blank = _blank_rows(cells, hint=typed)
+    blank_rows = int(blank.sum())
+    if blank_rows == len(blank):
+        raise CraftInputError(f"cannot read {label}: it has a header but no data rows")
+    if blank_rows:
+        cells = cells.loc[~blank].reset_index(drop=True)
+        if typed is not None:
+            typed = typed.loc[~blank].reset_index(drop=True)
+            # The blank rows made integer columns float: integers again when
+            # nothing else is missing, as if the rows had never been there.
+            for position in need:
+                column = typed.iloc[:, position]
+                if pd.api.types.is_float_dtype(column.dtype) and not column.isna().any():
+                    exact = pd.to_numeric(cells.iloc[:, position], errors="coerce")
+                    if pd.api.types.is_integer_dtype(exact.dtype):
+                        typed.isetitem(position, exact)
+    check_table_shape(cells.shape[0], cells.shape[1], label)
+    names = _clean_names(raw)
+    cells.columns = names
+    info = ReadInfo(label, "text", encoding=encoding, delimiter=delimiter, blank_rows=blank_rows)
+    if typed is None:
+        return _finish_as_text(cells, info)
+    typed.columns = names
+    return _finish_columns(cells, info, options, decimal_comma=delimiter != ",", typed=typed)
+
+
+def _parse_csv(text: str, label: str, header, records, read_options: dict) -> tuple[pd.DataFrame, list]:
+    """``pd.read_csv`` of the whole text, and the header's raw labels."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         # pandas warns when the first data row has more fields than the
@@ -552,15 +598,7 @@ def _read_text(data: bytes, label: str, options: _Options, *, prefer_tab: bool) 
             raise CraftInputError(f"cannot read {label}: the file is empty") from None
         except (pd.errors.ParserError, pd.errors.ParserWarning) as exc:
             raise CraftInputError(_parser_message(exc, label)) from None
-    df, blank_rows = _drop_blank_rows(df)
-    if df.shape[0] == 0:
-        raise CraftInputError(f"cannot read {label}: it has a header but no data rows")
-    check_table_shape(*df.shape, label)
-    df.columns = _clean_names(raw)
-    info = ReadInfo(label, "text", encoding=encoding, delimiter=delimiter, blank_rows=blank_rows)
-    if options.as_text:
-        return _finish_as_text(df, info)
-    return _finish_columns(df, info, options, decimal_comma=delimiter != ",")
+    return df, list(raw)
 
 
 def _parser_message(exc: Exception, label: str) -> str:
@@ -657,8 +695,10 @@ def _uses_decimal_comma(records: Sequence[Sequence[str]]) -> bool:
 
 def _is_blank(column: pd.Series) -> np.ndarray:
     """Cells that hold nothing: missing, or text of only whitespace."""
-    blank = column.isna().to_numpy()
-    if column.dtype == object or isinstance(column.dtype, pd.StringDtype):
+    blank = column.isna().to_numpy(dtype=bool)
+    if isinstance(column.dtype, pd.StringDtype):
+        return blank | column.str.strip().eq("").fillna(False).to_numpy(dtype=bool)
+    if column.dtype == object:
         text = ~blank
         if text.any():
             values = column.to_numpy(dtype=object)
@@ -667,23 +707,18 @@ def _is_blank(column: pd.Series) -> np.ndarray:
     return blank
 
 
-def _drop_blank_rows(df: pd.DataFrame) -> tuple[pd.DataFrame, int]:
-    """The rows that have a value, renumbered, and how many were dropped."""
-    if df.shape[0] == 0:
-        return df, 0
+def _blank_rows(df: pd.DataFrame, hint: pd.DataFrame | None = None) -> np.ndarray:
+    """Rows in which no cell has a value. ``hint``, the same table typed by
+    pandas (numbers in native arrays), is looked at first: it settles most
+    rows without touching a Python string."""
     candidates = np.ones(df.shape[0], dtype=bool)
-    # Numbers first: a row with any number is not blank, and no text is
-    # looked at for it.
-    order = sorted(range(df.shape[1]), key=lambda p: df.iloc[:, p].dtype == object)
-    for position in order:
-        rows = np.flatnonzero(candidates)
-        if rows.size == 0:
-            return df, 0
-        candidates[rows] = _is_blank(df.iloc[rows, position])
-    n_blank = int(candidates.sum())
-    if n_blank == 0:
-        return df, 0
-    return df.loc[~candidates].reset_index(drop=True), n_blank
+    for frame in (df,) if hint is None else (hint, df):
+        for position in range(frame.shape[1]):
+            rows = np.flatnonzero(candidates)
+            if rows.size == 0:
+                return candidates
+            candidates[rows] = _is_blank(frame.iloc[rows, position])
+    return candidates
 
 
 def _finish_as_text(df: pd.DataFrame, info: ReadInfo) -> pd.DataFrame:
@@ -695,16 +730,31 @@ def _finish_as_text(df: pd.DataFrame, info: ReadInfo) -> pd.DataFrame:
 
 
 def _finish_columns(df: pd.DataFrame, info: ReadInfo, options: _Options, *, decimal_comma: bool,
-                    notes: dict | None = None) -> pd.DataFrame:
+                    notes: dict | None = None, typed: pd.DataFrame | None = None) -> pd.DataFrame:
     """Numbers for the columns that pandas left as text only because of
     missing markers, dash placeholders, decimal commas, thousands separators
-    or integers too large for 64 bits; markers counted in the ReadInfo."""
+    or integers too large for 64 bits; markers counted in the ReadInfo.
+
+    ``typed`` is the same table as parsed by pandas with the markers
+    missing: where it found numbers or booleans its column is taken, and the
+    markers it turned missing are counted from ``df``'s cells."""
     read_as_missing: dict[str, dict[str, int]] = {}
     kept_as_text: dict[str, dict[str, int]] = {}
     column_notes: dict[str, str] = dict(notes or {})
     placeholders = options.tokens | _NUMERIC_PLACEHOLDERS if options.tokens else frozenset()
     for position, name in enumerate(df.columns):
         column = df.iloc[:, position]
+        parsed = typed.iloc[:, position] if typed is not None else None
+        # A column of only markers is text that says so ("None", "NA"), not an empty number column.
+        if parsed is not None and (pd.api.types.is_numeric_dtype(parsed.dtype)
+                                   or pd.api.types.is_bool_dtype(parsed.dtype)) and (
+                parsed.notna().any() or column.isna().all()):
+            turned = parsed.isna().to_numpy(dtype=bool) & column.notna().to_numpy(dtype=bool)
+            if turned.any():
+                counts = column[turned].astype(str).str.strip().value_counts()
+                read_as_missing[name] = {str(k): int(v) for k, v in counts.items()}
+            df.isetitem(position, parsed)
+            continue
         if not (column.dtype == object or isinstance(column.dtype, pd.StringDtype)):
             continue
         converted = _as_numbers(column, decimal_comma=decimal_comma, placeholders=placeholders)
@@ -718,6 +768,11 @@ def _finish_columns(df: pd.DataFrame, info: ReadInfo, options: _Options, *, deci
                                            f"numbers written with thousands separators (e.g. {thousands!r}) "
                                            f"read as numbers")
             continue
+        if typed is not None and column.dtype == object:
+            # Text as pandas types it (its string dtype), as a plain read_csv would.
+            column = column.astype(typed.iloc[:, position].dtype) if isinstance(
+                typed.iloc[:, position].dtype, pd.StringDtype) else column
+            df.isetitem(position, column)
         if not options.tokens:
             continue
         found = _marker_counts(column, options.tokens)
@@ -766,13 +821,62 @@ def _as_numbers(column: pd.Series, *, decimal_comma: bool,
     and an example of a number with thousands separators (or None); None if
     a value is neither a number nor a placeholder, or no value is a number.
 
-    Bounded work: one parse per distinct value, stopping at the first value
-    that is not a number.
+    A text column is parsed by pandas in native code; only the cells it
+    cannot parse (markers, thousands separators, decimal commas, integers
+    beyond 64 bits) are looked at one distinct value at a time. A column of
+    words is settled by its first values.
     """
     present = column.dropna()
     if present.empty:
         return None
-    mapping: dict[object, object] = {}
+    if pd.api.types.infer_dtype(present, skipna=True) != "string":
+        return _as_numbers_by_value(column, present, decimal_comma=decimal_comma, placeholders=placeholders)
+    head = pd.unique(present.iloc[:256])
+    if any(_parse_number(v, decimal_comma=decimal_comma, placeholders=placeholders) is None for v in head):
+        return None
+    parsed = pd.to_numeric(present, errors="coerce")
+    if parsed.dtype == object:  # e.g. integers beyond 64 bits: value by value
+        return _as_numbers_by_value(column, present, decimal_comma=decimal_comma, placeholders=placeholders)
+    failed = parsed.isna().to_numpy()
+    mapping: dict[object, Any] = {}
+    for value in pd.unique(present[failed]):
+        number = _parse_number(value, decimal_comma=decimal_comma, placeholders=placeholders)
+        if number is None:
+            return None
+        mapping[value] = number
+    numbers_found = {v: n for v, n in mapping.items() if n is not _PLACEHOLDER}
+    if failed.all() and not numbers_found:
+        return None
+    thousands = None if decimal_comma else next(
+        (v.strip() for v in numbers_found if _THOUSANDS_RE.fullmatch(v.strip())), None)
+    markers_found = [v for v, n in mapping.items() if n is _PLACEHOLDER]
+    markers: dict[str, int] = {}
+    if markers_found:
+        counts = present[failed].map(lambda v: str(v).strip()).value_counts()
+        markers = {str(k): int(v) for k, v in counts.items()
+                   if str(k) and mapping.get(k, _PLACEHOLDER) is _PLACEHOLDER and k in placeholders}
+    if not markers_found and len(present) == len(column):
+        ok = pd.to_numeric(present[~failed]) if (~failed).any() else pd.Series([], dtype="int64")
+        if pd.api.types.is_integer_dtype(ok.dtype) and all(
+                isinstance(n, int) and -(2**63) <= n < 2**63 for n in numbers_found.values()):
+            ints = np.empty(len(present), dtype=np.int64)
+            ints[~failed] = ok.to_numpy(dtype=np.int64)
+            if failed.any():
+                ints[failed] = present[failed].map(numbers_found).to_numpy(dtype=np.int64)
+            return pd.Series(ints, index=column.index, name=column.name), markers, thousands
+    floats = parsed.to_numpy(dtype=np.float64, na_value=np.nan, copy=True)
+    if failed.any():
+        floats[failed] = [np.nan if mapping[v] is _PLACEHOLDER else _to_float(mapping[v]) for v in present[failed]]
+    numbers = pd.Series(np.nan, index=column.index, name=column.name, dtype="float64")
+    numbers[present.index] = floats
+    return numbers, markers, thousands
+
+
+def _as_numbers_by_value(column: pd.Series, present: pd.Series, *, decimal_comma: bool,
+                         placeholders: frozenset) -> tuple[pd.Series, dict[str, int], str | None] | None:
+    """:func:`_as_numbers` for cells of mixed Python types (an Excel column):
+    one parse per distinct value, stopping at the first that is not a number."""
+    mapping: dict[object, Any] = {}
     all_int = True
     n_numbers = 0
     thousands = None
@@ -1178,7 +1282,7 @@ def _read_xls(data: bytes, label: str, options: _Options) -> pd.DataFrame:
         raise CraftInputError(
             f"{label} is not a readable Excel file: {type(exc).__name__}: {_short_error(exc)}"
         ) from None
-    check_table_shape(*raw.shape, label)
+    check_table_shape(raw.shape[0], raw.shape[1], label)
     rows = []
     for number, record in enumerate(raw.itertuples(index=False), start=1):
         values = {c: v for c, v in enumerate(record, start=1)

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+from scipy import sparse
 
 from ._optional import missing
 
@@ -923,6 +924,9 @@ def projection_frame(model, X: pd.DataFrame, *, max_points: int = 4000, random_s
     The PCA is fitted on at most 5,000 rows (a random sample beyond: two
     components of a mean and covariance are estimated well from it); at most
     ``max_points`` rows (stratified by cluster) are returned for display.
+    The one-hot block stays sparse (ARPACK with implicit centring), so memory
+    follows the table's cells, not rows x levels: a 30,000-row column of
+    12,000 levels would be 2.9 GB dense.
 
     Returns
     -------
@@ -937,14 +941,17 @@ def projection_frame(model, X: pd.DataFrame, *, max_points: int = 4000, random_s
     if not model.standardize and data.n_numeric:
         spread = matrix.std(axis=0)
         matrix = (matrix - matrix.mean(axis=0)) / np.where(spread > 0, spread, 1.0)
-    if data.n_categorical:
-        matrix = np.hstack([matrix, data.onehot().toarray()])
+    matrix = sparse.hstack([sparse.csr_matrix(matrix), data.onehot()], format="csr")
     labels = np.asarray(model.labels_)
     n = matrix.shape[0]
     rng = np.random.default_rng(random_state)
     fit_rows = np.arange(n) if n <= 5000 else np.sort(rng.choice(n, 5000, replace=False))
     n_components = int(min(2, matrix.shape[1], len(fit_rows)))
-    pca = PCA(n_components=n_components, random_state=0).fit(matrix[fit_rows])
+    if min(matrix.shape[1], len(fit_rows)) > n_components:
+        pca = PCA(n_components=n_components, svd_solver="arpack", random_state=0).fit(matrix[fit_rows])
+    else:  # at most two columns (or rows): ARPACK needs more; the dense block is tiny
+        matrix = matrix.toarray()
+        pca = PCA(n_components=n_components, random_state=0).fit(matrix[fit_rows])
     shown = np.sort(sample_rows(labels, max_points, random_state=random_state))
     coords = pca.transform(matrix[shown])
     if coords.shape[1] < 2:

@@ -119,7 +119,7 @@ class Schema:
     reasons: Mapping[str, str]
 
     def __post_init__(self) -> None:
-        roles = {}
+        roles: dict[str, str] = {}
         for role in ROLES:
             names = _as_names(getattr(self, role), role)
             object.__setattr__(self, role, names)
@@ -226,7 +226,7 @@ class Schema:
         unknown = [c for c in wanted if c not in self.reasons]
         if unknown:
             raise CraftInputError(_unknown_message(unknown, self.columns))
-        roles = {role: [] for role in ROLES}
+        roles: dict[str, list[str]] = {role: [] for role in ROLES}
         reasons = {}
         for column in self.reasons:
             if column in wanted:
