@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import numbers
 import warnings
+from collections.abc import Callable
 
 import numpy as np
 import pandas as pd
@@ -33,7 +34,7 @@ SEARCH_ROWS = 50_000
 class _Rule:
     """One declarative constraint on a constructor parameter."""
 
-    check: callable
+    check: Callable[[object], bool]
     text: str
 
 
@@ -877,7 +878,7 @@ def _schema_from_list(table: pd.DataFrame, categorical) -> Schema:
     chosen = []
     for item in names:
         if isinstance(item, (numbers.Integral, np.integer)) and not isinstance(item, bool):
-            if not -len(columns) <= item < len(columns):
+            if not -len(columns) <= int(item) < len(columns):
                 raise CraftInputError(f"categorical column position {item} is out of range for {len(columns)} columns.")
             chosen.append(columns[item])
         elif str(item) in columns:

@@ -290,6 +290,18 @@ def html_report(key: str, label, dataset_name: str, _model, _X, _params: dict, _
     )
 
 
+@st.cache_resource(max_entries=_DERIVED_ENTRIES, show_spinner=False)
+def figure(key: str, name: str, _build):
+    """The figure ``_build()`` makes, kept under the fit named ``key`` and ``name``.
+
+    For figures a page draws itself (Teach's per-iteration views): ``name``
+    must say everything the figure depends on besides the fit, e.g. the
+    iteration. Building a Plotly figure costs 30-60 ms of validation; a
+    step back to an iteration already seen then costs nothing.
+    """
+    return _build()
+
+
 @_stored
 def iteration_inspection(key: str, iteration: int, _model, _X):
     """Clusters, selection and objective terms after one iteration of the fit named ``key``."""
