@@ -195,6 +195,12 @@ def html_report(key: str, label, dataset_name: str, _model, _X, _params: dict, _
 
 
 @st.cache_data(max_entries=_DERIVED_ENTRIES, show_spinner=False)
-def iteration_inspection(key: str, iteration: int, _model, _X):
+def encoded(key: str, _model, _X):
+    """The fitted columns encoded by the fit named ``key`` (a wide table costs per column: once)."""
+    return _model.encoder_.transform(_X)
+
+
+@st.cache_data(max_entries=_DERIVED_ENTRIES, show_spinner=False)
+def iteration_inspection(key: str, iteration: int, _model, _data):
     """Clusters, selection and objective terms after one iteration of the fit named ``key``."""
-    return _model.inspect_iteration(_X, iteration)
+    return _model.inspect_iteration(_data, iteration)
