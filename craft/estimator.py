@@ -541,6 +541,7 @@ class CRAFT(ClusterMixin, BaseEstimator):
         # best of them is then iterated on every row (docs/numerics.md).
         # Its rows come from a stream of their own (a child of the first seed's).
         search = _search_sample(data, np.random.default_rng(np.random.SeedSequence(int(seeds[0])).spawn(1)[0]))
+        runs: list[tuple[float, _engine.RunResult]]
         if self.lam is not None:
             lam = float(self.lam)
             runs = []
@@ -620,7 +621,7 @@ class CRAFT(ClusterMixin, BaseEstimator):
                 return None
             raise self._too_many_clusters(exceeded.args[0], n_samples, options.lam) from None
 
-    def _too_many_clusters(self, n_clusters: int, n_samples: int, lam: float) -> CraftInputError:
+    def _too_many_clusters(self, n_clusters: int | None, n_samples: int, lam: float) -> CraftInputError:
         """The error of a fit whose λ opens more clusters than :func:`cluster_limit` allows."""
         source = f"lam={lam:.3g}" if self.lam is not None else f"the lambda derived ({lam:.3g})"
         return CraftInputError(
@@ -635,7 +636,7 @@ class CRAFT(ClusterMixin, BaseEstimator):
             data, options, np.random.default_rng(seed), restart=restart, callback=self.callback, initial=initial
         )
 
-    def _search_lambda(self, data, options, target, seed):
+    def _search_lambda(self, data, options, target, seed):  # noqa: C901 - one bracket-then-bisect search, read in one place
         """Lambda whose fit (first seed) has exactly ``target`` clusters, if one is found.
 
         Starts from the farthest-first lambda, brackets by doubling or
