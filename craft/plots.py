@@ -552,7 +552,8 @@ def modal_codes(level_counts: np.ndarray, n_levels) -> np.ndarray:
     n_levels = np.asarray(n_levels, dtype=np.int64)
     offsets = np.concatenate([[0], np.cumsum(n_levels)[:-1]]).astype(np.int64)
     out = np.zeros((level_counts.shape[0], n_levels.size), dtype=np.int64)
-    for q, (start, width) in enumerate(zip(offsets, n_levels, strict=True)):
+    # Not strict: with no categorical feature, offsets is [0] and n_levels empty.
+    for q, (start, width) in enumerate(zip(offsets, n_levels, strict=False)):
         out[:, q] = np.argmax(level_counts[:, start : start + width], axis=1)
     return out
 
