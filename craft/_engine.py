@@ -239,7 +239,7 @@ def new_clusters(data: EncodedData, rows: np.ndarray, weights: np.ndarray, opts:
     codes = data.codes[rows]
     seen = codes >= 0
     onehot[np.nonzero(seen)[0], (codes + data.offsets[None, :])[seen]] = 1.0
-    for i, q in zip(*np.nonzero(~seen)):
+    for i, q in zip(*np.nonzero(~seen), strict=True):
         block = slice(data.offsets[q], data.offsets[q] + data.n_levels[q])
         onehot[i, block] = data.eta0[block]
     means = data.numeric[rows].copy()
@@ -939,6 +939,7 @@ def run(
         if final_stats.counts.shape[0] != clusters.n_clusters or n_changed:
             labels, stats = final, final_stats
             clusters = clusters_from_statistics(template, stats, opts)
+    assert stats is not None  # max_iter >= 1 (validated), so a pass ran
     value, nll = objective(template, clusters, stats, opts)
     return RunResult(labels, clusters, stats, value, nll, len(history), converged, history)
 

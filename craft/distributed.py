@@ -78,7 +78,7 @@ try:
     from dask import delayed
     from dask.local import get_sync
     from dask.optimization import cull
-    from distributed import Client, default_client
+    from distributed import Client, Future, default_client
 except ImportError as error:  # pragma: no cover - depends on the installation
     raise missing("dask[dataframe,distributed]", extra="dask", needed_for="craft.distributed") from error
 
@@ -145,7 +145,8 @@ class DaskCRAFT(CRAFT):
         cluster's memory: compute or persist it before closing the client.
     partition_sizes_ : ndarray of shape (n_partitions,)
         Rows per partition.
-    n_clusters_, feature_mask_, objective_, history_, n_iter_, converged_, lam_, rho_, schema_, engine_features_, cluster_sizes_, n_imputed_, feature_names_in_, n_features_in_
+    n_clusters_, feature_mask_, objective_, history_, n_iter_, converged_, lam_, rho_, schema_, \
+    engine_features_, cluster_sizes_, n_imputed_, feature_names_in_, n_features_in_
         As in :class:`craft.CRAFT`; ``history_`` records carry no labels.
 
     Examples
@@ -401,7 +402,7 @@ class _Source:
         return cls(graph, partition.key)
 
     def __call__(self) -> pd.DataFrame:
-        return get_sync(self.graph, self.key)
+        return get_sync(self.graph, self.key)  # type: ignore[arg-type]  # a dask key; dask's annotation is narrower
 
 
 def _data(source, encoder: Encoder) -> EncodedData:
@@ -530,7 +531,7 @@ class _Partitions:
         while True:  # at least one combine, which also unpacks a single partition's result
             groups = [level[i : i + _FAN_IN] for i in range(0, len(level), _FAN_IN)]
             keys = self._keys(combine.__name__, len(groups))
-            level = [self.client.submit(combine, *group, key=key, pure=False) for group, key in zip(groups, keys)]
+            level = [self.client.submit(combine, *group, key=key, pure=False) for group, key in zip(groups, keys, strict=True)]
             if len(level) == 1:
                 return level[0]
 
@@ -557,7 +558,7 @@ class _Partitions:
 
     def label_series(self, labels: list):
         """The labels futures as a dask Series indexed by global row position."""
-        pieces = [delayed(_label_piece, pure=False)(future, int(start)) for future, start in zip(labels, self.starts)]
+        pieces = [delayed(_label_piece, pure=False)(future, int(start)) for future, start in zip(labels, self.starts, strict=True)]
         meta = pd.Series(np.zeros(0, dtype=np.int64), name="cluster")
         divisions = None
         if (self.sizes > 0).all():
@@ -674,7 +675,7 @@ def _describe(table: pd.DataFrame, numeric: list, categorical: list) -> _Descrip
         column = table[name]
         counts = column.value_counts(dropna=True, sort=False)
         counts = counts[counts > 0]  # a category dtype lists its unused categories too
-        levels.append(dict(zip(counts.index.tolist(), counts.to_numpy(dtype=np.int64).tolist())))
+        levels.append(dict(zip(counts.index.tolist(), counts.to_numpy(dtype=np.int64).tolist(), strict=True)))
         n_missing.append(int(column.isna().sum()))
     return _Description(
         n_rows=np.array([len(table)], dtype=np.int64),
@@ -686,9 +687,9 @@ def _describe(table: pd.DataFrame, numeric: list, categorical: list) -> _Descrip
 
 
 def _combine_descriptions(*parts: _Description) -> _Description:
-    levels = [dict() for _ in parts[0].levels]
+    levels: list[dict] = [dict() for _ in parts[0].levels]
     for part in parts:
-        for merged, counts in zip(levels, part.levels):
+        for merged, counts in zip(levels, part.levels, strict=True):
             for level, count in counts.items():
                 merged[level] = merged.get(level, 0) + count
     return _Description(
@@ -739,8 +740,8 @@ def _encoder_from(description: _Description, numeric: list, categorical: list, s
     n_rows = int(description.n_rows.sum())
     encoder = Encoder(numeric, categorical, standardize, missing)
     observed = description.observed
-    n_missing = {name: int(n_rows - n) for name, n in zip(numeric, observed) if n_rows - n}
-    n_missing.update((name, int(n)) for name, n in zip(categorical, description.n_missing) if n)
+    n_missing = {name: int(n_rows - n) for name, n in zip(numeric, observed, strict=True) if n_rows - n}
+    n_missing.update((name, int(n)) for name, n in zip(categorical, description.n_missing, strict=True) if n)
     encoder.n_imputed_ = {} if encoder.marginalise else {name: n for name, n in n_missing.items() if name in numeric}
     encoder.n_marginalised_ = n_missing if encoder.marginalise else {}
     if encoder.marginalise:
@@ -748,8 +749,8 @@ def _encoder_from(description: _Description, numeric: list, categorical: list, s
     encoder.impute_ = np.divide(description.totals, observed, out=np.zeros(len(numeric)), where=observed > 0)
     encoder.levels_ = [sorted(counts, key=_level_sort_key) for counts in description.levels]
     encoder.has_missing_level_ = [bool(n) and not encoder.marginalise for n in description.n_missing]
-    eta0 = []
-    for levels, seen, n_missing_q in zip(encoder.levels_, description.levels, description.n_missing):
+    eta0: list[float] = []
+    for levels, seen, n_missing_q in zip(encoder.levels_, description.levels, description.n_missing, strict=True):
         # As Encoder.fit_transform: over the observed cells when they are marginalised.
         total = n_rows - int(n_missing_q) if encoder.marginalise else n_rows
         eta0.extend(seen[level] / max(total, 1) for level in levels)
@@ -803,8 +804,8 @@ def _summary(data: EncodedData, labels: np.ndarray, n_clusters: int, previous, n
     return _Summary(stats, int(np.count_nonzero(labels != before)), np.array([n_candidates], dtype=np.int64))
 
 
-def _combine_summaries(*parts) -> _Summary:
-    parts = [part[0] if isinstance(part, tuple) else part for part in parts]
+def _combine_summaries(*pieces) -> _Summary:
+    parts = [piece[0] if isinstance(piece, tuple) else piece for piece in pieces]
     first = parts[0].stats
     rest = [part.stats for part in parts[1:]]
     return _Summary(
@@ -1007,12 +1008,13 @@ def _assignment_pass(parts: _Partitions, clusters: _engine.Clusters, opts: _engi
         return parts.pick(states, 2), summary, clusters
     walk = _walk(parts, clusters, opts, rng, n_candidates, states)
     light = copy.copy(walk)
-    light.rng = None  # the workers only assign; the random stream stays on the driver
+    light.rng = None  # type: ignore[assignment]  # the workers only assign; the random stream stays on the driver
     n_total = clusters.n_clusters + len(walk.rows)
     outputs = parts.map(
         _assign_partition, states, previous, list(parts.starts), context=_AssignContext(light, clusters, n_total)
     )
     summary = parts.reduce(outputs, _combine_summaries)
+    assert walk.opened is not None  # the first candidate is beyond every old cluster, so it opened one
     return parts.pick(outputs, 1), summary, clusters.stack(walk.opened)
 
 
@@ -1029,7 +1031,7 @@ def _walk(parts: _Partitions, clusters, opts, rng, n_candidates, states) -> _eng
     walk = _engine.OpeningWalk(clusters, opts, rng)
     threshold = opts.threshold(parts.n_features)
     todo = [p for p in range(parts.n_partitions) if n_candidates[p] > 0]
-    pending: dict[int, object] = {}
+    pending: dict[int, Future] = {}
     shared = {"n_opened": -1, "future": None}
 
     def context():

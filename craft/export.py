@@ -79,7 +79,7 @@ def neutralize_frame(frame: pd.DataFrame) -> pd.DataFrame:
     converted cell by cell with :func:`neutralize`.
     """
     out = frame.copy()
-    for position, column in enumerate(frame.columns):
+    for position in range(frame.shape[1]):
         series = frame.iloc[:, position]
         if (pd.api.types.is_numeric_dtype(series.dtype) or pd.api.types.is_bool_dtype(series.dtype)
                 or pd.api.types.is_datetime64_any_dtype(series.dtype)):
