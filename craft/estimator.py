@@ -416,8 +416,8 @@ class CRAFT(ClusterMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : DataFrame
-            Rows with the fitted columns.
+        X : DataFrame or EncodedData
+            Rows with the fitted columns, or ``encoder_.transform`` of them.
         state : craft.Inspection or None
             None: the fitted clusters (``total``'s row-wise argmin is
             ``predict(X)``). Else the clusters of that state, e.g. after one
@@ -446,8 +446,8 @@ class CRAFT(ClusterMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : DataFrame
-            The table the model was fitted on.
+        X : DataFrame or EncodedData
+            The table the model was fitted on, or ``encoder_.transform`` of it.
         iteration : int
             1 .. ``len(history_)``.
 
@@ -481,6 +481,8 @@ class CRAFT(ClusterMixin, BaseEstimator):
         return _engine.inspect(data, clusters, stats, self.options_, labels)
 
     def _encoded(self, X) -> EncodedData:
+        if isinstance(X, EncodedData):  # encoded once by the caller (a wide table costs per column)
+            return X
         table = _as_table(X)
         missing = [name for name in self.engine_features_ if name not in table.columns]
         if missing:

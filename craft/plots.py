@@ -602,16 +602,17 @@ def heatmap_panel(model, X: pd.DataFrame, labels, mask, *, modal=None, features=
     if modal is None:
         modal = modal_codes(model.statistics_.level_counts, data.n_levels)
     values = np.zeros((rows.size, len(features)))
-    numeric, categorical = list(model.schema_.numeric), list(model.schema_.categorical)
+    numeric = {name: p for p, name in enumerate(model.schema_.numeric)}
+    categorical = {name: q for q, name in enumerate(model.schema_.categorical)}
     for j, name in enumerate(features):
         if name in numeric:
-            column = data.numeric[:, numeric.index(name)]
+            column = data.numeric[:, numeric[name]]
             spread = column.std()
             z = (column[rows] - column.mean()) / spread if spread > 0 else np.zeros(rows.size)
             missing = X[name].iloc[rows].isna().to_numpy()
             values[:, j] = np.where(missing, 0.0, np.clip(z, -2.5, 2.5) / 5.0 + 0.5)
         elif name in categorical:
-            q = categorical.index(name)
+            q = categorical[name]
             values[:, j] = np.where(data.codes[rows, q] == modal[groups, q], MODAL_VALUE, OTHER_LEVEL_VALUE)
     shown = X.iloc[rows]
     text = shown[features].astype("string").fillna("missing").to_numpy(dtype=object)

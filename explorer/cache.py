@@ -303,6 +303,12 @@ def figure(key: str, name: str, _build):
 
 
 @_stored
-def iteration_inspection(key: str, iteration: int, _model, _X):
+def encoded(key: str, _model, _X):
+    """The fitted columns encoded by the fit named ``key`` (a wide table costs per column: once)."""
+    return _model.encoder_.transform(_X)
+
+
+@_stored
+def iteration_inspection(key: str, iteration: int, _model, _data):
     """Clusters, selection and objective terms after one iteration of the fit named ``key``."""
-    return _model.inspect_iteration(_X, iteration)
+    return _model.inspect_iteration(_data, iteration)

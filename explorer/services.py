@@ -1095,14 +1095,14 @@ def mask_stability(
 # Teach: the fit's own inspection surface, as tables
 
 
-def distance_table(model: CRAFT, X: pd.DataFrame, state, row: int) -> pd.DataFrame:
+def distance_table(model: CRAFT, data, state, row: int) -> pd.DataFrame:
     """The distance d_nk of one row to every cluster of ``state``, term by term.
 
     Parameters
     ----------
     model : CRAFT
-    X : DataFrame
-        The fitted columns.
+    data : EncodedData
+        ``model.encoder_.transform`` of the fitted columns (encoded once by the caller).
     state : craft.Inspection
         From ``model.inspect_iteration`` (the clusters after one iteration).
     row : int
@@ -1119,9 +1119,9 @@ def distance_table(model: CRAFT, X: pd.DataFrame, state, row: int) -> pd.DataFra
     CraftInputError
         For a row outside the table.
     """
-    if not 0 <= row < len(X):
-        raise CraftInputError(f"row={row} must lie in 0..{len(X) - 1}.")
-    terms = model.cost_terms(X.iloc[[row]], state=state)
+    if not 0 <= row < data.n_samples:
+        raise CraftInputError(f"row={row} must lie in 0..{data.n_samples - 1}.")
+    terms = model.cost_terms(data.take(np.array([row])), state=state)
     return pd.DataFrame(dict(
         cluster=np.arange(state.clusters.n_clusters), numeric=terms.numeric[0],
         categorical_selected=terms.categorical_selected[0], categorical_global=terms.categorical_global[0],

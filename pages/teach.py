@@ -67,7 +67,8 @@ def step_view() -> None:
                        "points are those the first pass moved to another cluster.")
 
     try:
-        state = cache.iteration_inspection(ctx.key, t, model, X)
+        data = cache.encoded(ctx.key, model, X)
+        state = cache.iteration_inspection(ctx.key, t, model, data)
     except CraftInputError as problem:
         note(str(problem))
         return
@@ -79,7 +80,7 @@ def step_view() -> None:
         r" + \Big(\sum_{d=1}^{D} v_{kd}\Big) F_\Delta"
     )
     row = st.number_input("Row n", 0, len(X) - 1, 0, key="teach_row")
-    table = distance_table(model, X, state, int(row))
+    table = distance_table(model, data, state, int(row))
     st.dataframe(
         table.rename(columns={"numeric": "numeric part", "categorical_selected": "selected categorical",
                               "categorical_global": "unselected categorical", "feature_control": "|v_k| F_Δ",
