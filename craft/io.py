@@ -848,7 +848,7 @@ def _as_numbers(column: pd.Series, *, decimal_comma: bool,
     if failed.all() and not numbers_found:
         return None
     thousands = None if decimal_comma else next(
-        (v.strip() for v in numbers_found if _THOUSANDS_RE.fullmatch(v.strip())), None)
+        (str(v).strip() for v in numbers_found if _THOUSANDS_RE.fullmatch(str(v).strip())), None)
     markers_found = [v for v, n in mapping.items() if n is _PLACEHOLDER]
     markers: dict[str, int] = {}
     if markers_found:
