@@ -239,7 +239,7 @@ def new_clusters(data: EncodedData, rows: np.ndarray, weights: np.ndarray, opts:
     codes = data.codes[rows]
     seen = codes >= 0
     onehot[np.nonzero(seen)[0], (codes + data.offsets[None, :])[seen]] = 1.0
-    for i, q in zip(*np.nonzero(~seen)):
+    for i, q in zip(*np.nonzero(~seen), strict=True):
         block = slice(data.offsets[q], data.offsets[q] + data.n_levels[q])
         onehot[i, block] = data.eta0[block]
     means = data.numeric[rows].copy()
@@ -766,7 +766,7 @@ def sample_proportional(weights: np.ndarray, uniform: float) -> int:
     return min(int(np.searchsorted(cumulative, uniform * cumulative[-1], side="right")), weights.size - 1)
 
 
-def initial_clusters(data: EncodedData, opts: Options, rng: np.random.Generator) -> Clusters:
+def initial_clusters(data, opts: Options, rng: np.random.Generator) -> Clusters:
     """The clusters that exist when the first pass starts.
 
     ``init="random"`` is the paper's: one cluster at a random point with
@@ -777,30 +777,30 @@ def initial_clusters(data: EncodedData, opts: Options, rng: np.random.Generator)
     distance) instead of taking the first one in row order. With a target
     number of clusters (``n_seeds``), the first ``n_seeds`` clusters are
     opened this way whatever their distance, so a fit asked for k starts
-    from k.
+    from k. ``data`` is an :class:`EncodedData` or a backend (see
+    :class:`InMemory`): the per-row best distance is the backend's state.
     """
-    first = int(rng.integers(data.n_samples))
-    v = opts.draw_selection(rng, opts.terms.m, data.n_features)
-    clusters = new_clusters(data, np.array([first]), v, opts)
+    backend = as_backend(data)
+    n_features = backend.template.n_features
+    first = int(rng.integers(backend.n_samples))
+    v = opts.draw_selection(rng, opts.terms.m, n_features)
+    seed = backend.seed_row(first)
+    clusters = new_clusters(seed[-1], np.array([0]), v, opts)
     if opts.init == "random":
         return clusters
-    threshold = opts.threshold(data.n_features)
-    best, _ = nearest_cluster(data, clusters, opts.terms)
-    best[first] = -np.inf
+    threshold = opts.threshold(n_features)
+    state = None
     while True:
         # The first n_seeds clusters open at any point (a target k asks for
         # them); beyond that only points the pass itself would open qualify.
         floor = 0.0 if clusters.n_clusters < opts.n_seeds else threshold
-        beyond = np.flatnonzero(best > floor)
-        if beyond.size == 0:
+        state, n_beyond = backend.lower(state, seed, v, opts, floor)
+        if n_beyond == 0:
             return clusters
-        row = int(beyond[sample_proportional(best[beyond], rng.random())])
+        seed = backend.draw(state, rng.random(), floor)
         probability = opts.terms.selection_probability(clusters.weights.mean(axis=0))
-        v = opts.draw_selection(rng, probability, data.n_features)
-        seed = new_clusters(data, np.array([row]), v, opts)
-        best = np.minimum(best, nearest_cluster(data, seed, opts.terms)[0])
-        best[row] = -np.inf
-        clusters = clusters.stack(seed)
+        v = opts.draw_selection(rng, probability, n_features)
+        clusters = clusters.stack(new_clusters(seed[-1], np.array([0]), v, opts))
         _check_cluster_budget(clusters.n_clusters, opts)
 
 
@@ -829,9 +829,28 @@ class InMemory:
         self.template = data
         self.n_samples = data.n_samples
 
-    def initial_clusters(self, opts: Options, rng: np.random.Generator) -> Clusters:
-        """The clusters when the first pass starts (:func:`initial_clusters`)."""
-        return initial_clusters(self.data, opts, rng)
+    def seed_row(self, row: int):
+        """A handle of one row for seeding: ``(row, its EncodedData)`` (the data last)."""
+        return row, self.data.take(np.array([row]))
+
+    def lower(self, best, seed, weights: np.ndarray, opts: Options, floor: float):
+        """Every row's best distance lowered by a cluster at ``seed`` (its own row then out of reach),
+        and how many rows lie beyond ``floor``."""
+        row, seed_data = seed
+        distance = nearest_cluster(self.data, new_clusters(seed_data, np.array([0]), weights, opts), opts.terms)[0]
+        best = distance if best is None else np.minimum(best, distance)
+        best[row] = -np.inf
+        return best, int(np.count_nonzero(best > floor))
+
+    def draw(self, best, uniform: float, floor: float):
+        """The row beyond ``floor`` drawn in proportion to its best distance (:func:`sample_proportional`)."""
+        beyond = np.flatnonzero(best > floor)
+        return self.seed_row(int(beyond[sample_proportional(best[beyond], uniform)]))
+
+    def farthest(self, best):
+        """The row farthest from its nearest seed, and that distance."""
+        row = int(np.argmax(best))
+        return self.seed_row(row), float(best[row])
 
     def initial_labels(self) -> np.ndarray:
         """The labelling the first pass is compared with: every row in cluster 0."""
@@ -887,7 +906,7 @@ def run(
     """
     backend = as_backend(data)
     template = backend.template
-    clusters = backend.initial_clusters(opts, rng) if initial is None else initial
+    clusters = initial_clusters(backend, opts, rng) if initial is None else initial
     labels = backend.initial_labels()
     history: list[IterationRecord] = []
     converged = False
@@ -920,6 +939,7 @@ def run(
         if final_stats.counts.shape[0] != clusters.n_clusters or n_changed:
             labels, stats = final, final_stats
             clusters = clusters_from_statistics(template, stats, opts)
+    assert stats is not None  # max_iter >= 1 (validated), so a pass ran
     value, nll = objective(template, clusters, stats, opts)
     return RunResult(labels, clusters, stats, value, nll, len(history), converged, history)
 
@@ -937,13 +957,7 @@ def compact(labels: np.ndarray, n_clusters: int) -> tuple[np.ndarray, int]:
 # Lambda
 
 
-def expected_cluster(data: EncodedData, row: int, opts: Options) -> Clusters:
-    """A new cluster at ``row`` whose selection is its expectation under Bernoulli(m)."""
-    weights = np.full(data.n_features, opts.terms.m)
-    return new_clusters(data, np.array([row]), weights, opts)
-
-
-def farthest_first_lambda(data: EncodedData, k: int, opts: Options, rng: np.random.Generator) -> float:
+def farthest_first_lambda(data, k: int, opts: Options, rng: np.random.Generator) -> float:
     """The paper's farthest-first heuristic on CRAFT's own distance.
 
     T starts as one random point; each of ``k`` rounds adds the point farthest
@@ -955,20 +969,20 @@ def farthest_first_lambda(data: EncodedData, k: int, opts: Options, rng: np.rand
     A point once in T has distance -inf, so it is never added again. Where
     fewer than k points lie at a positive distance from T (k exceeds the
     distinct rows), lambda is the last positive distance found; NaN when
-    there is none (the caller refuses it: lambda must be > 0).
+    there is none (the caller refuses it: lambda must be > 0). ``data`` is
+    an :class:`EncodedData` or a backend (see :class:`InMemory`).
     """
-    start = int(rng.integers(data.n_samples))
-    best, _ = nearest_cluster(data, expected_cluster(data, start, opts), opts.terms)
-    best[start] = -np.inf
+    backend = as_backend(data)
+    weights = np.full(backend.template.n_features, opts.terms.m)
+    seed = backend.seed_row(int(rng.integers(backend.n_samples)))
+    best = None
     lam = float("nan")
     for _ in range(k):
-        row = int(np.argmax(best))
-        distance = float(best[row])
+        best, _ = backend.lower(best, seed, weights, opts, np.inf)
+        farthest, distance = backend.farthest(best)
         if not (np.isfinite(distance) and distance > 0):
             break
-        lam = distance
-        best = np.minimum(best, nearest_cluster(data, expected_cluster(data, row, opts), opts.terms)[0])
-        best[row] = -np.inf
+        lam, seed = distance, farthest
     return lam
 
 

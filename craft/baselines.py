@@ -107,7 +107,7 @@ def _check_X(X, *, min_rows: int = 2) -> np.ndarray:
 
 def _check_positive_real(value, name: str) -> float:
     if isinstance(value, bool) or not isinstance(value, numbers.Real) or not (
-        math.isfinite(value) and value > 0
+        math.isfinite(value) and float(value) > 0
     ):
         raise CraftInputError(f"{name}={value!r} must be a finite number > 0.")
     return float(value)
@@ -373,14 +373,13 @@ def _dpmeans_run(X: np.ndarray, init_center: np.ndarray, lam: float, max_iter: i
     labels = np.zeros(n, dtype=np.intp)
     centers = init_center[None, :].copy()
     converged, n_iter = False, 0
-    for n_iter in range(1, max_iter + 1):
+    while not converged and n_iter < max_iter:
+        n_iter += 1
         raw, opened = _dpmeans_pass(X, x_sq, centers, lam)
         new_labels, n_clusters = _compact(raw, centers.shape[0] + opened.size)
         centers, _ = _cluster_stats(X, X2, new_labels, n_clusters)
         converged = np.array_equal(new_labels, labels)
         labels = new_labels
-        if converged:
-            break
     return _Fitted(labels, centers, None, n_iter, converged)
 
 
@@ -528,15 +527,14 @@ def _dprf_run(
     centers = X[first][None, :].copy()
     masks = first_mask[None, :].copy()
     converged, n_iter = False, 0
-    for n_iter in range(1, max_iter + 1):
+    while not converged and n_iter < max_iter:
+        n_iter += 1
         raw, opened, _ = _dprf_pass(X, X2, centers, masks, threshold, terms, rng)
         new_labels, n_clusters = _compact(raw, centers.shape[0] + opened.size)
         centers, variances = _cluster_stats(X, X2, new_labels, n_clusters)
         masks = _select_lowest_variance(variances, n_select)
         converged = np.array_equal(new_labels, labels)
         labels = new_labels
-        if converged:
-            break
     return _Fitted(labels, centers, masks, n_iter, converged)
 
 

@@ -126,7 +126,8 @@ def _parser() -> argparse.ArgumentParser:
     model = fit.add_argument_group("model (an option not given takes the library's default, shown)")
     model.add_argument("--m", type=float, help=f"fraction of features each cluster selects, in (0, 1) (default {_DEFAULTS['m']})")
     model.add_argument("--rho", type=float, help="prior variance of the selection probability (default: the paper's max(0.01, m(1-m)-0.01))")
-    model.add_argument("--lam", type=float, help="cost of opening a cluster, lambda > 0; give at most one of --lam and --k (default: the mean cost of a point under one global cluster)")
+    model.add_argument("--lam", type=float, help="cost of opening a cluster, lambda > 0; give at most one of --lam and --k "
+                       "(default: the mean cost of a point under one global cluster)")
     model.add_argument("--k", type=int, help="desired number of clusters; lambda is then derived by --k-method")
     model.add_argument("--k-method", choices=("search", "farthest_first"), help=f"how lambda is derived from --k (default {_DEFAULTS['k_method']})")
     model.add_argument("--budget", choices=("fixed", "approximate"), help=f"feature budget per cluster (default {_DEFAULTS['budget']})")
@@ -144,7 +145,9 @@ def _parser() -> argparse.ArgumentParser:
     model.add_argument("--smoothing", type=float, help=f"pseudo-count towards the global level distribution (default {_DEFAULTS['smoothing']})")
     model.add_argument("--min-variance", type=float, help=f"variance floor, share of the global variance (default {_DEFAULTS['min_variance']})")
     model.add_argument("--seed", type=int, default=0, help="random seed; the same seed gives the same result (default 0)")
-    model.add_argument("--missing", choices=("marginalise", "impute"), help=f"a missing cell: 'impute' (column mean; a level of its own) or 'marginalise' (adds nothing to its row's cost or its cluster's statistics) (default {_DEFAULTS['missing']})")
+    model.add_argument("--missing", choices=("marginalise", "impute"),
+                       help=f"a missing cell: 'impute' (column mean; a level of its own) or 'marginalise' (adds nothing "
+                       f"to its row's cost or its cluster's statistics) (default {_DEFAULTS['missing']})")
     model.add_argument("--no-standardize", dest="standardize", action="store_false", default=None, help="do not scale numeric columns to unit variance")
 
     columns = fit.add_argument_group("columns")
@@ -163,7 +166,8 @@ def _parser() -> argparse.ArgumentParser:
     )
 
     output = fit.add_argument_group("output")
-    output.add_argument("--out", type=Path, default=None, help="folder for labels, masks.csv and summary.json (created if needed); without it only the summary is printed")
+    output.add_argument("--out", type=Path, default=None,
+                        help="folder for labels, masks.csv and summary.json (created if needed); without it only the summary is printed")
     output.add_argument("--format", choices=("csv", "parquet"), default="csv", help="format of the labels file, columns row and cluster (default csv)")
     output.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None, help="progress bar on stderr (default: when stderr is a terminal)")
     output.add_argument("--quiet", action="store_true", help="print nothing on success")
@@ -546,7 +550,7 @@ def _summary(args, parameters, model, result, messages, seconds) -> str:
         "converged": bool(model.converged_),
         "cluster_sizes": [int(s) for s in model.cluster_sizes_],
         "selected_features": [
-            [str(name) for name, keep in zip(model.feature_names_in_, row) if keep] for row in model.feature_mask_
+            [str(name) for name, keep in zip(model.feature_names_in_, row, strict=True) if keep] for row in model.feature_mask_
         ],
         "seconds": round(seconds, 3),
         "warnings": messages,

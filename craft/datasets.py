@@ -284,7 +284,7 @@ def dataset_schema(name: str) -> Schema:
     info = _info(name)
     X = _frame(name).drop(columns=TARGET)
     roles = info.roles(X)
-    by_role = {"numeric": [], "categorical": [], "ignored": []}
+    by_role: dict[str, list[str]] = {"numeric": [], "categorical": [], "ignored": []}
     for column, (role, _) in roles.items():
         by_role[role].append(column)
     return Schema(

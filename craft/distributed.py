@@ -78,7 +78,7 @@ try:
     from dask import delayed
     from dask.local import get_sync
     from dask.optimization import cull
-    from distributed import Client, default_client
+    from distributed import Client, Future, default_client
 except ImportError as error:  # pragma: no cover - depends on the installation
     raise missing("dask[dataframe,distributed]", extra="dask", needed_for="craft.distributed") from error
 
@@ -145,7 +145,8 @@ class DaskCRAFT(CRAFT):
         cluster's memory: compute or persist it before closing the client.
     partition_sizes_ : ndarray of shape (n_partitions,)
         Rows per partition.
-    n_clusters_, feature_mask_, objective_, history_, n_iter_, converged_, lam_, rho_, schema_, engine_features_, cluster_sizes_, n_imputed_, feature_names_in_, n_features_in_
+    n_clusters_, feature_mask_, objective_, history_, n_iter_, converged_, lam_, rho_, schema_, \
+    engine_features_, cluster_sizes_, n_imputed_, feature_names_in_, n_features_in_
         As in :class:`craft.CRAFT`; ``history_`` records carry no labels.
 
     Examples
@@ -309,7 +310,7 @@ class DaskCRAFT(CRAFT):
         elif target is None:
             lam = _engine.default_lambda(parts, options)
         elif self.k_method == "farthest_first":
-            lam = _farthest_first_lambda(parts, target, options, np.random.default_rng(seeds[0]))
+            lam = _engine.farthest_first_lambda(parts, target, options, np.random.default_rng(seeds[0]))
         else:
             sample = parts.sample(int(self.search_rows), np.random.default_rng(seeds[0]))
             lam, _ = self._search_lambda(sample, options, target, seeds[0])
@@ -401,7 +402,7 @@ class _Source:
         return cls(graph, partition.key)
 
     def __call__(self) -> pd.DataFrame:
-        return get_sync(self.graph, self.key)
+        return get_sync(self.graph, self.key)  # type: ignore[arg-type]  # a dask key; dask's annotation is narrower
 
 
 def _data(source, encoder: Encoder) -> EncodedData:
@@ -530,7 +531,7 @@ class _Partitions:
         while True:  # at least one combine, which also unpacks a single partition's result
             groups = [level[i : i + _FAN_IN] for i in range(0, len(level), _FAN_IN)]
             keys = self._keys(combine.__name__, len(groups))
-            level = [self.client.submit(combine, *group, key=key, pure=False) for group, key in zip(groups, keys)]
+            level = [self.client.submit(combine, *group, key=key, pure=False) for group, key in zip(groups, keys, strict=True)]
             if len(level) == 1:
                 return level[0]
 
@@ -557,7 +558,7 @@ class _Partitions:
 
     def label_series(self, labels: list):
         """The labels futures as a dask Series indexed by global row position."""
-        pieces = [delayed(_label_piece, pure=False)(future, int(start)) for future, start in zip(labels, self.starts)]
+        pieces = [delayed(_label_piece, pure=False)(future, int(start)) for future, start in zip(labels, self.starts, strict=True)]
         meta = pd.Series(np.zeros(0, dtype=np.int64), name="cluster")
         divisions = None
         if (self.sizes > 0).all():
@@ -565,8 +566,41 @@ class _Partitions:
         return dd.from_delayed(pieces, meta=meta, divisions=divisions, verify_meta=False)
 
     # -- the engine's backend interface (see craft._engine.InMemory) ----
-    def initial_clusters(self, opts: _engine.Options, rng: np.random.Generator) -> _engine.Clusters:
-        return _initial_clusters(self, opts, rng)
+    def seed_row(self, row: int):
+        owner = int(self.owner(row))
+        return owner, row - int(self.starts[owner]), self.rows([row])
+
+    def lower(self, state, seed, weights: np.ndarray, opts: _engine.Options, floor: float):
+        """Each partition lowers its rows' best distances with the seed's cluster (one map)."""
+        owner, local_row, seed_data = seed
+        n = self.n_partitions
+        states = self.map(_seed_update, state[0] if state is not None else [None] * n, [p == owner for p in range(n)],
+                          [(local_row, seed_data)] * n, context=_SeedContext(weights, opts, floor))
+        totals = self.gather(self.pick(states, 1))
+        return (states, totals), int(sum(count for count, _, _ in totals))
+
+    def draw(self, state, uniform: float, floor: float):
+        """The engine's proportional draw, its cumulative sum carried from partition to partition."""
+        states, totals = state
+        starts, carry = [], 0.0
+        for count, total, _ in totals:
+            starts.append(carry)
+            if count:
+                carry = carry + total
+        target = uniform * carry
+        owner = next((p for p, (count, total, _) in enumerate(totals) if count and starts[p] + total > target), None)
+        if owner is None:  # the end of the cumulative sum: the last row beyond
+            owner = max(p for p, (count, _, _) in enumerate(totals) if count)
+        row, data = self.submit(_seed_resolve, owner, states[owner], starts[owner], target, floor).result()
+        return owner, row, data
+
+    def farthest(self, state):
+        """The first partition's farthest row among the partitions holding the maximum, as np.argmax."""
+        _, totals = state
+        values = np.array([value for _, _, (value, _, _) in totals])
+        owner = int(np.argmax(values))
+        _, _, (value, row, data) = totals[owner]
+        return (owner, row, data), float(value)
 
     def initial_labels(self) -> list:
         return [None] * self.n_partitions  # the engine starts from all zeros
@@ -641,7 +675,7 @@ def _describe(table: pd.DataFrame, numeric: list, categorical: list) -> _Descrip
         column = table[name]
         counts = column.value_counts(dropna=True, sort=False)
         counts = counts[counts > 0]  # a category dtype lists its unused categories too
-        levels.append(dict(zip(counts.index.tolist(), counts.to_numpy(dtype=np.int64).tolist())))
+        levels.append(dict(zip(counts.index.tolist(), counts.to_numpy(dtype=np.int64).tolist(), strict=True)))
         n_missing.append(int(column.isna().sum()))
     return _Description(
         n_rows=np.array([len(table)], dtype=np.int64),
@@ -653,9 +687,9 @@ def _describe(table: pd.DataFrame, numeric: list, categorical: list) -> _Descrip
 
 
 def _combine_descriptions(*parts: _Description) -> _Description:
-    levels = [dict() for _ in parts[0].levels]
+    levels: list[dict] = [dict() for _ in parts[0].levels]
     for part in parts:
-        for merged, counts in zip(levels, part.levels):
+        for merged, counts in zip(levels, part.levels, strict=True):
             for level, count in counts.items():
                 merged[level] = merged.get(level, 0) + count
     return _Description(
@@ -706,8 +740,8 @@ def _encoder_from(description: _Description, numeric: list, categorical: list, s
     n_rows = int(description.n_rows.sum())
     encoder = Encoder(numeric, categorical, standardize, missing)
     observed = description.observed
-    n_missing = {name: int(n_rows - n) for name, n in zip(numeric, observed) if n_rows - n}
-    n_missing.update((name, int(n)) for name, n in zip(categorical, description.n_missing) if n)
+    n_missing = {name: int(n_rows - n) for name, n in zip(numeric, observed, strict=True) if n_rows - n}
+    n_missing.update((name, int(n)) for name, n in zip(categorical, description.n_missing, strict=True) if n)
     encoder.n_imputed_ = {} if encoder.marginalise else {name: n for name, n in n_missing.items() if name in numeric}
     encoder.n_marginalised_ = n_missing if encoder.marginalise else {}
     if encoder.marginalise:
@@ -715,8 +749,8 @@ def _encoder_from(description: _Description, numeric: list, categorical: list, s
     encoder.impute_ = np.divide(description.totals, observed, out=np.zeros(len(numeric)), where=observed > 0)
     encoder.levels_ = [sorted(counts, key=_level_sort_key) for counts in description.levels]
     encoder.has_missing_level_ = [bool(n) and not encoder.marginalise for n in description.n_missing]
-    eta0 = []
-    for levels, seen, n_missing_q in zip(encoder.levels_, description.levels, description.n_missing):
+    eta0: list[float] = []
+    for levels, seen, n_missing_q in zip(encoder.levels_, description.levels, description.n_missing, strict=True):
         # As Encoder.fit_transform: over the observed cells when they are marginalised.
         total = n_rows - int(n_missing_q) if encoder.marginalise else n_rows
         eta0.extend(seen[level] / max(total, 1) for level in levels)
@@ -770,8 +804,8 @@ def _summary(data: EncodedData, labels: np.ndarray, n_clusters: int, previous, n
     return _Summary(stats, int(np.count_nonzero(labels != before)), np.array([n_candidates], dtype=np.int64))
 
 
-def _combine_summaries(*parts) -> _Summary:
-    parts = [part[0] if isinstance(part, tuple) else part for part in parts]
+def _combine_summaries(*pieces) -> _Summary:
+    parts = [piece[0] if isinstance(piece, tuple) else piece for piece in pieces]
     first = parts[0].stats
     rest = [part.stats for part in parts[1:]]
     return _Summary(
@@ -934,9 +968,14 @@ def _lower(data: EncodedData, state, owner: bool, seed: tuple, ctx: _SeedContext
 
 
 def _seed_update(data: EncodedData, state, owner: bool, seed: tuple, ctx: _SeedContext):
-    """craft++: lower the best distances with the new seed; then how many rows qualify and their total."""
+    """Lower the best distances with the new seed; then how many rows lie beyond the floor, their
+    total (craft++'s draw) and the farthest row (farthest-first)."""
     best = _lower(data, state, owner, seed, ctx)
-    return best, _beyond_total(best, ctx.floor)
+    count, total = _beyond_total(best, ctx.floor)
+    if best.size == 0:
+        return best, (count, total, (-np.inf, -1, None))
+    i = int(np.argmax(best))
+    return best, (count, total, (float(best[i]), i, data.take(np.array([i]))))
 
 
 def _seed_resolve(data: EncodedData, state, start: float, target: float, floor: float):
@@ -949,97 +988,11 @@ def _seed_resolve(data: EncodedData, state, start: float, target: float, floor: 
     return row, data.take(np.array([row]))
 
 
-def _farthest_update(data: EncodedData, state, owner: bool, seed: tuple, ctx: _SeedContext):
-    """Farthest-first: lower the best distances with the expected cluster; then the farthest row here."""
-    best = _lower(data, state, owner, seed, ctx)
-    if best.size == 0:
-        return best, (-np.inf, -1, None)
-    i = int(np.argmax(best))
-    return best, (float(best[i]), i, data.take(np.array([i])))
-
-
 # ----------------------------------------------------------------------
-# Driver side: the partition-specific steps of the engine's run, one map at a
-# time. The run itself (passes, updates, objective, history, the last
-# assignment) is craft._engine.run, which drives _Partitions through the
-# engine's backend interface.
-
-
-def _initial_clusters(parts: _Partitions, opts: _engine.Options, rng: np.random.Generator) -> _engine.Clusters:
-    """:func:`craft._engine.initial_clusters` over the partitions, with the same random draws.
-
-    Each seed costs one map (every partition lowers its rows' best distance
-    and reports how many rows qualify and their total) and one task on the
-    partition that holds the drawn row, whose result the next map takes
-    directly from that worker.
-    """
-    first = int(rng.integers(parts.n_samples))
-    v = opts.draw_selection(rng, opts.terms.m, parts.n_features)
-    seed_data = parts.rows([first])
-    clusters = _engine.new_clusters(seed_data, np.array([0]), v, opts)
-    if opts.init == "random":
-        return clusters
-    threshold = opts.threshold(parts.n_features)
-
-    def floor(n_clusters):
-        # The first n_seeds clusters open at any point; then only where the pass would open one.
-        return 0.0 if n_clusters < opts.n_seeds else threshold
-
-    n = parts.n_partitions
-    states = [None] * n
-    owner = parts.owner(first)
-    seed = (first - int(parts.starts[owner]), seed_data)
-    pending = None  # the drawn seed not yet in `clusters`: (future of (row, its data), v)
-    while True:
-        n_clusters = clusters.n_clusters + (pending is not None)
-        states = parts.map(
-            _seed_update, states, [p == owner for p in range(n)], [seed] * n, context=_SeedContext(v, opts, floor(n_clusters))
-        )
-        totals = parts.gather(parts.pick(states, 1))
-        if pending is not None:
-            clusters = clusters.stack(_engine.new_clusters(pending[0].result()[1], np.array([0]), pending[1], opts))
-            _engine._check_cluster_budget(clusters.n_clusters, opts)
-        n_beyond = np.array([count for count, _ in totals])
-        if n_beyond.sum() == 0:
-            return clusters
-        uniform = rng.random()
-        # The engine's cumulative sum over the rows beyond, carried from partition to partition.
-        starts, carry = [], 0.0
-        for count, total in totals:
-            starts.append(carry)
-            if count:
-                carry = carry + total
-        target = uniform * carry
-        owner = next((p for p, (count, total) in enumerate(totals) if count and starts[p] + total > target), None)
-        if owner is None:  # the end of the cumulative sum: the last row beyond
-            owner = int(np.flatnonzero(n_beyond)[-1])
-        seed = parts.submit(_seed_resolve, owner, states[owner], starts[owner], target, floor(clusters.n_clusters))
-        probability = opts.terms.selection_probability(clusters.weights.mean(axis=0))
-        v = opts.draw_selection(rng, probability, parts.n_features)
-        pending = (seed, v)
-
-
-def _farthest_first_lambda(parts: _Partitions, k: int, opts: _engine.Options, rng: np.random.Generator) -> float:
-    """:func:`craft._engine.farthest_first_lambda`, one map over the partitions per round."""
-    start = int(rng.integers(parts.n_samples))
-    context = _SeedContext(np.full(parts.n_features, opts.terms.m), opts, np.inf)
-    n = parts.n_partitions
-    states = [None] * n
-    owner = parts.owner(start)
-    seed = (start - int(parts.starts[owner]), parts.rows([start]))
-    lam = float("nan")  # as the in-memory twin: the last positive distance, NaN if none
-    for _ in range(k):
-        states = parts.map(_farthest_update, states, [p == owner for p in range(n)], [seed] * n, context=context)
-        farthest = parts.gather(parts.pick(states, 1))
-        values = np.array([value for value, _, _ in farthest])
-        owner = int(np.argmax(values))  # the first partition holding the maximum, as np.argmax
-        distance = float(values[owner])
-        if not (np.isfinite(distance) and distance > 0):
-            break
-        lam = distance
-        _, local_row, seed_data = farthest[owner]
-        seed = (local_row, seed_data)
-    return lam
+# Driver side: the partition-specific steps of the engine's pass, one map at a
+# time. The run itself (seeding, passes, updates, objective, history, the last
+# assignment) and the λ heuristics are craft._engine's, which drive
+# _Partitions through the engine's backend interface.
 
 
 def _assignment_pass(parts: _Partitions, clusters: _engine.Clusters, opts: _engine.Options, rng, previous):
@@ -1055,12 +1008,13 @@ def _assignment_pass(parts: _Partitions, clusters: _engine.Clusters, opts: _engi
         return parts.pick(states, 2), summary, clusters
     walk = _walk(parts, clusters, opts, rng, n_candidates, states)
     light = copy.copy(walk)
-    light.rng = None  # the workers only assign; the random stream stays on the driver
+    light.rng = None  # type: ignore[assignment]  # the workers only assign; the random stream stays on the driver
     n_total = clusters.n_clusters + len(walk.rows)
     outputs = parts.map(
         _assign_partition, states, previous, list(parts.starts), context=_AssignContext(light, clusters, n_total)
     )
     summary = parts.reduce(outputs, _combine_summaries)
+    assert walk.opened is not None  # the first candidate is beyond every old cluster, so it opened one
     return parts.pick(outputs, 1), summary, clusters.stack(walk.opened)
 
 
@@ -1077,7 +1031,7 @@ def _walk(parts: _Partitions, clusters, opts, rng, n_candidates, states) -> _eng
     walk = _engine.OpeningWalk(clusters, opts, rng)
     threshold = opts.threshold(parts.n_features)
     todo = [p for p in range(parts.n_partitions) if n_candidates[p] > 0]
-    pending: dict[int, object] = {}
+    pending: dict[int, Future] = {}
     shared = {"n_opened": -1, "future": None}
 
     def context():

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -27,6 +28,10 @@ from scipy import sparse
 
 from . import _kernels
 from .exceptions import CraftInputError
+
+# A fitted attribute (trailing underscore) is None until fit sets it; it is
+# typed as what fit sets, so that the code that runs after fit type-checks.
+_UNFITTED: Any = None
 
 MISSING_LEVEL = "(missing)"
 MISSING_MODES = ("marginalise", "impute")
@@ -145,21 +150,21 @@ class Encoder:
     categorical: list[str]
     standardize: bool = True
     missing: str = "impute"
-    center_: np.ndarray = field(default=None, repr=False)
-    scale_: np.ndarray = field(default=None, repr=False)
-    impute_: np.ndarray = field(default=None, repr=False)
-    levels_: list[list] = field(default=None, repr=False)
-    has_missing_level_: list[bool] = field(default=None, repr=False)
-    n_imputed_: dict[str, int] = field(default=None, repr=False)
-    n_marginalised_: dict[str, int] = field(default=None, repr=False)
+    center_: np.ndarray = field(default=_UNFITTED, repr=False)
+    scale_: np.ndarray = field(default=_UNFITTED, repr=False)
+    impute_: np.ndarray = field(default=_UNFITTED, repr=False)
+    levels_: list[list] = field(default=_UNFITTED, repr=False)
+    has_missing_level_: list[bool] = field(default=_UNFITTED, repr=False)
+    n_imputed_: dict[str, int] = field(default=_UNFITTED, repr=False)
+    n_marginalised_: dict[str, int] = field(default=_UNFITTED, repr=False)
     # eta_0 and the numeric variances of the fitted table travel with every later encoding.
-    fitted_eta0_: np.ndarray = field(default=None, repr=False)
-    fitted_var_: np.ndarray = field(default=None, repr=False)
+    fitted_eta0_: np.ndarray = field(default=_UNFITTED, repr=False)
+    fitted_var_: np.ndarray = field(default=_UNFITTED, repr=False)
 
     def fit_transform(self, table: pd.DataFrame) -> EncodedData:
         """Learn imputation values, scales and levels from ``table``; encode it."""
         raw, n_missing = self._scanned_block(table)
-        self.n_imputed_ = {} if self.marginalise else {name: int(n) for name, n in zip(self.numeric, n_missing) if n}
+        self.n_imputed_ = {} if self.marginalise else {name: int(n) for name, n in zip(self.numeric, n_missing, strict=True) if n}
         observed = len(table) - n_missing
         filled = raw
         if n_missing.any():
@@ -200,7 +205,7 @@ class Encoder:
                 counts.append(per_unique[:1])
             factorized.append((inverse, uniques))
         level_counts = np.concatenate(counts) if counts else np.zeros(0, dtype=np.int64)
-        n_levels = np.array([len(levels) + has for levels, has in zip(self.levels_, self.has_missing_level_)], dtype=np.int64)
+        n_levels = np.array([len(levels) + has for levels, has in zip(self.levels_, self.has_missing_level_, strict=True)], dtype=np.int64)
         categorical_observed = n_rows - np.array(n_categorical_missing, dtype=np.int64)
         if self.marginalise:
             check_observed(self.numeric + self.categorical, [*observed.tolist(), *categorical_observed.tolist()])
@@ -208,7 +213,7 @@ class Encoder:
             self.fitted_eta0_ = level_counts / np.repeat(np.maximum(categorical_observed, 1), n_levels)
         else:
             self.fitted_eta0_ = level_counts / n_rows
-        n_missing_all = dict(zip(self.numeric + self.categorical, [*n_missing.tolist(), *n_categorical_missing]))
+        n_missing_all = dict(zip(self.numeric + self.categorical, [*n_missing.tolist(), *n_categorical_missing], strict=True))
         self.n_marginalised_ = {name: int(n) for name, n in n_missing_all.items() if n} if self.marginalise else {}
         return self._encode(raw, factorized, n_rows, fit=True)
 
@@ -227,12 +232,24 @@ class Encoder:
         """Display names of every categorical feature's levels, in code order."""
         return [
             [str(level) for level in levels] + ([MISSING_LEVEL] if has_missing else [])
-            for levels, has_missing in zip(self.levels_, self.has_missing_level_)
+            for levels, has_missing in zip(self.levels_, self.has_missing_level_, strict=True)
         ]
 
     def to_original_units(self, values: np.ndarray) -> np.ndarray:
         """Map encoded numeric values (any leading shape) back to table units."""
         return values * self.scale_ + self.center_
+
+    def _level_indexes(self) -> list[pd.Index]:
+        """Each categorical feature's levels as an Index, made once per fitted ``levels_``.
+
+        Encoding a few rows (the app's per-row distances) would otherwise
+        spend most of its time building these.
+        """
+        cached = self.__dict__.get("_level_index_cache")
+        if cached is None or cached[0] is not self.levels_:
+            cached = (self.levels_, [pd.Index(levels, dtype=object) for levels in self.levels_])
+            self.__dict__["_level_index_cache"] = cached
+        return cached[1]
 
     def _numeric_block(self, table: pd.DataFrame) -> np.ndarray:
         """The numeric columns as float64 (NaN where missing), checked."""
@@ -284,16 +301,17 @@ class Encoder:
                 # Imputed cells sit at the mean: the observed cells' variance is the same sum over fewer cells.
                 self.fitted_var_ = self.fitted_var_ * n_rows / np.maximum(observed.sum(axis=0), 1)
         n_levels = np.array(
-            [len(levels) + has_missing for levels, has_missing in zip(self.levels_, self.has_missing_level_)],
+            [len(levels) + has_missing for levels, has_missing in zip(self.levels_, self.has_missing_level_, strict=True)],
             dtype=np.int64,
         )
         offsets = np.concatenate([[0], np.cumsum(n_levels)[:-1]]).astype(np.int64) if n_levels.size else n_levels
         if factorized:
             inverse = np.empty((len(factorized), n_rows), dtype=np.int64)
             lookups = []
+            level_indexes = self._level_indexes()
             for q, (codes, uniques) in enumerate(factorized):
                 inverse[q] = codes
-                lookups.append(_level_lookup(uniques, self.levels_[q], self.has_missing_level_[q]))
+                lookups.append(_level_lookup(uniques, level_indexes[q], self.has_missing_level_[q]))
             width = max(lookup.size for lookup in lookups)
             lookup = np.full((len(lookups), width), -1, dtype=np.int64)
             for q, values in enumerate(lookups):
@@ -325,7 +343,7 @@ def check_observed(names: list[str], n_observed: list[int]) -> None:
     count in the model's number of features D; leaving it out is the same
     fit without the pretence.
     """
-    empty = [name for name, n in zip(names, n_observed) if n == 0]
+    empty = [name for name, n in zip(names, n_observed, strict=True) if n == 0]
     if empty:
         raise CraftInputError(
             f"Column(s) {empty[:5]} have no observed value; with missing='marginalise' they carry no information. "
@@ -386,11 +404,11 @@ def _factorize(column: pd.Series, name: str) -> tuple[np.ndarray, list]:
     return inverse, uniques.tolist()
 
 
-def _level_lookup(uniques: list, levels: list, has_missing_level: bool) -> np.ndarray:
+def _level_lookup(uniques: list, levels: pd.Index, has_missing_level: bool) -> np.ndarray:
     """Level code of a missing cell, then of each distinct value (-1 if not a level).
 
     A missing value gets ``len(levels)`` if it is a level of its own, else -1.
     """
-    level_of_unique = pd.Index(levels, dtype=object).get_indexer(pd.Index(uniques, dtype=object))
+    level_of_unique = levels.get_indexer(pd.Index(uniques, dtype=object))
     missing = len(levels) if has_missing_level else -1
     return np.concatenate([[missing], level_of_unique]).astype(np.int64)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import numbers
 import warnings
+from collections.abc import Callable
 
 import numpy as np
 import pandas as pd
@@ -33,7 +34,7 @@ SEARCH_ROWS = 50_000
 class _Rule:
     """One declarative constraint on a constructor parameter."""
 
-    check: callable
+    check: Callable[[object], bool]
     text: str
 
 
@@ -415,8 +416,8 @@ class CRAFT(ClusterMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : DataFrame
-            Rows with the fitted columns.
+        X : DataFrame or EncodedData
+            Rows with the fitted columns, or ``encoder_.transform`` of them.
         state : craft.Inspection or None
             None: the fitted clusters (``total``'s row-wise argmin is
             ``predict(X)``). Else the clusters of that state, e.g. after one
@@ -445,8 +446,8 @@ class CRAFT(ClusterMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : DataFrame
-            The table the model was fitted on.
+        X : DataFrame or EncodedData
+            The table the model was fitted on, or ``encoder_.transform`` of it.
         iteration : int
             1 .. ``len(history_)``.
 
@@ -480,6 +481,8 @@ class CRAFT(ClusterMixin, BaseEstimator):
         return _engine.inspect(data, clusters, stats, self.options_, labels)
 
     def _encoded(self, X) -> EncodedData:
+        if isinstance(X, EncodedData):  # encoded once by the caller (a wide table costs per column)
+            return X
         table = _as_table(X)
         missing = [name for name in self.engine_features_ if name not in table.columns]
         if missing:
@@ -540,6 +543,7 @@ class CRAFT(ClusterMixin, BaseEstimator):
         # best of them is then iterated on every row (docs/numerics.md).
         # Its rows come from a stream of their own (a child of the first seed's).
         search = _search_sample(data, np.random.default_rng(np.random.SeedSequence(int(seeds[0])).spawn(1)[0]))
+        runs: list[tuple[float, _engine.RunResult]]
         if self.lam is not None:
             lam = float(self.lam)
             runs = []
@@ -619,7 +623,7 @@ class CRAFT(ClusterMixin, BaseEstimator):
                 return None
             raise self._too_many_clusters(exceeded.args[0], n_samples, options.lam) from None
 
-    def _too_many_clusters(self, n_clusters: int, n_samples: int, lam: float) -> CraftInputError:
+    def _too_many_clusters(self, n_clusters: int | None, n_samples: int, lam: float) -> CraftInputError:
         """The error of a fit whose λ opens more clusters than :func:`cluster_limit` allows."""
         source = f"lam={lam:.3g}" if self.lam is not None else f"the lambda derived ({lam:.3g})"
         return CraftInputError(
@@ -634,7 +638,7 @@ class CRAFT(ClusterMixin, BaseEstimator):
             data, options, np.random.default_rng(seed), restart=restart, callback=self.callback, initial=initial
         )
 
-    def _search_lambda(self, data, options, target, seed):
+    def _search_lambda(self, data, options, target, seed):  # noqa: C901 - one bracket-then-bisect search, read in one place
         """Lambda whose fit (first seed) has exactly ``target`` clusters, if one is found.
 
         Starts from the farthest-first lambda, brackets by doubling or
@@ -877,7 +881,7 @@ def _schema_from_list(table: pd.DataFrame, categorical) -> Schema:
     chosen = []
     for item in names:
         if isinstance(item, (numbers.Integral, np.integer)) and not isinstance(item, bool):
-            if not -len(columns) <= item < len(columns):
+            if not -len(columns) <= int(item) < len(columns):
                 raise CraftInputError(f"categorical column position {item} is out of range for {len(columns)} columns.")
             chosen.append(columns[item])
         elif str(item) in columns:

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+from scipy import sparse
 
 from ._optional import missing
 
@@ -63,7 +64,7 @@ UNSELECTED_COLOR = "#d9d9d9"
 #: blues (every colour clearly blue) and neutral greys. Within a class the
 #: intensity shows the cell's value.
 SELECTED_SCALE = [[0.0, "#9ecae1"], [0.5, "#4292c6"], [1.0, "#08306b"]]
-UNSELECTED_SCALE = [[0.0, "#f2f2f2"], [1.0, "#7a7a7a"]]
+UNSELECTED_SCALE: list[list] = [[0.0, "#f2f2f2"], [1.0, "#7a7a7a"]]
 #: Display value of a categorical cell: the row's level is its group's most
 #: frequent level (dark), or another level (light). Level codes are not
 #: shaded: their order means nothing for nominal data.
@@ -244,8 +245,8 @@ def _binary_heatmap(frame: pd.DataFrame, row_labels: list[str], name: str) -> go
     z = frame.to_numpy(dtype=np.float64)
     selected = frame.to_numpy()
     text = np.array(
-        [[f"{row} · {_esc(feature)}: {'selected' if on else 'not selected'}" for feature, on in zip(frame.columns, flags)]
-         for row, flags in zip(row_labels, selected)],
+        [[f"{row} · {_esc(feature)}: {'selected' if on else 'not selected'}" for feature, on in zip(frame.columns, flags, strict=True)]
+         for row, flags in zip(row_labels, selected, strict=True)],
         dtype=object,
     ).reshape(z.shape)
     return go.Heatmap(
@@ -331,7 +332,7 @@ def fig_feature_masks(
     all_names = [names[j] for j in positions]
     truth_frame = pd.DataFrame(truth[:, columns], columns=ordered_names).reindex(columns=all_names, fill_value=False)
     rows = _matched_rows(mask.shape[0], cluster_match, sizes)
-    found_frame = pd.DataFrame(mask[np.ix_(rows, positions)], index=rows, columns=all_names)
+    found_frame = pd.DataFrame(mask[np.ix_(rows, np.asarray(positions, dtype=np.intp))], index=rows, columns=all_names)
     truth_labels = [f"planted {t}" for t in range(truth_frame.shape[0])]
     found_labels = [_cluster_label(k, sizes) for k in rows]
     # Room between the panels for the right panel's cluster labels ("cluster 12 (1,234)").
@@ -468,7 +469,7 @@ def sample_rows(labels, max_rows: int, *, random_state=0) -> np.ndarray:
         for g in room[: max_rows - take.sum()]:
             take[g] += 1
     chosen = []
-    for group, count in zip(groups, take):
+    for group, count in zip(groups, take, strict=True):
         members = np.flatnonzero(labels == group)
         if count >= members.size:
             chosen.append(members)
@@ -551,7 +552,8 @@ def modal_codes(level_counts: np.ndarray, n_levels) -> np.ndarray:
     n_levels = np.asarray(n_levels, dtype=np.int64)
     offsets = np.concatenate([[0], np.cumsum(n_levels)[:-1]]).astype(np.int64)
     out = np.zeros((level_counts.shape[0], n_levels.size), dtype=np.int64)
-    for q, (start, width) in enumerate(zip(offsets, n_levels)):
+    # Not strict: with no categorical feature, offsets is [0] and n_levels empty.
+    for q, (start, width) in enumerate(zip(offsets, n_levels, strict=False)):
         out[:, q] = np.argmax(level_counts[:, start : start + width], axis=1)
     return out
 
@@ -600,16 +602,17 @@ def heatmap_panel(model, X: pd.DataFrame, labels, mask, *, modal=None, features=
     if modal is None:
         modal = modal_codes(model.statistics_.level_counts, data.n_levels)
     values = np.zeros((rows.size, len(features)))
-    numeric, categorical = list(model.schema_.numeric), list(model.schema_.categorical)
+    numeric = {name: p for p, name in enumerate(model.schema_.numeric)}
+    categorical = {name: q for q, name in enumerate(model.schema_.categorical)}
     for j, name in enumerate(features):
         if name in numeric:
-            column = data.numeric[:, numeric.index(name)]
+            column = data.numeric[:, numeric[name]]
             spread = column.std()
             z = (column[rows] - column.mean()) / spread if spread > 0 else np.zeros(rows.size)
             missing = X[name].iloc[rows].isna().to_numpy()
             values[:, j] = np.where(missing, 0.0, np.clip(z, -2.5, 2.5) / 5.0 + 0.5)
         elif name in categorical:
-            q = categorical.index(name)
+            q = categorical[name]
             values[:, j] = np.where(data.codes[rows, q] == modal[groups, q], MODAL_VALUE, OTHER_LEVEL_VALUE)
     shown = X.iloc[rows]
     text = shown[features].astype("string").fillna("missing").to_numpy(dtype=object)
@@ -622,11 +625,11 @@ def _panel_traces(panel: HeatmapPanel, group_name: str, offset: int = 0) -> list
     n_shown = len(panel.rows)
     state = np.where(panel.selected, SELECTED_NAME, UNSELECTED_NAME)
     names = _esc_all(panel.features)
-    heads = [f"row {r} · {group_name} {g + offset}" for r, g in zip(panel.rows.tolist(), panel.groups.tolist())]
+    heads = [f"row {r} · {group_name} {g + offset}" for r, g in zip(panel.rows.tolist(), panel.groups.tolist(), strict=True)]
     text = np.empty(panel.values.shape, dtype=object)
     for i, head in enumerate(heads):
         values, states = panel.text[i], state[i]
-        text[i] = [f"{head}<br>{name} = {_esc(value)} ({chosen})" for name, value, chosen in zip(names, values, states)]
+        text[i] = [f"{head}<br>{name} = {_esc(value)} ({chosen})" for name, value, chosen in zip(names, values, states, strict=True)]
     traces = []
     for chosen, scale in ((True, SELECTED_SCALE), (False, UNSELECTED_SCALE)):
         traces.append(go.Heatmap(
@@ -850,7 +853,7 @@ def fig_profile_overview(profiles: pd.DataFrame, cluster: int, *, budget: str = 
             fig.add_trace(
                 go.Bar(
                     x=part["criterion"].to_numpy()[keep],
-                    y=[name for name, k in zip(names, keep) if k],
+                    y=[name for name, k in zip(names, keep, strict=True) if k],
                     orientation="h",
                     marker=dict(color=color, line=dict(color="#555", width=0.5)),
                     customdata=_esc_all(part["reason"].to_numpy()[keep]),
@@ -923,6 +926,9 @@ def projection_frame(model, X: pd.DataFrame, *, max_points: int = 4000, random_s
     The PCA is fitted on at most 5,000 rows (a random sample beyond: two
     components of a mean and covariance are estimated well from it); at most
     ``max_points`` rows (stratified by cluster) are returned for display.
+    The one-hot block stays sparse (ARPACK with implicit centring), so memory
+    follows the table's cells, not rows x levels: a 30,000-row column of
+    12,000 levels would be 2.9 GB dense.
 
     Returns
     -------
@@ -937,14 +943,17 @@ def projection_frame(model, X: pd.DataFrame, *, max_points: int = 4000, random_s
     if not model.standardize and data.n_numeric:
         spread = matrix.std(axis=0)
         matrix = (matrix - matrix.mean(axis=0)) / np.where(spread > 0, spread, 1.0)
-    if data.n_categorical:
-        matrix = np.hstack([matrix, data.onehot().toarray()])
+    matrix = sparse.hstack([sparse.csr_matrix(matrix), data.onehot()], format="csr")
     labels = np.asarray(model.labels_)
     n = matrix.shape[0]
     rng = np.random.default_rng(random_state)
     fit_rows = np.arange(n) if n <= 5000 else np.sort(rng.choice(n, 5000, replace=False))
     n_components = int(min(2, matrix.shape[1], len(fit_rows)))
-    pca = PCA(n_components=n_components, random_state=0).fit(matrix[fit_rows])
+    if min(matrix.shape[1], len(fit_rows)) > n_components:
+        pca = PCA(n_components=n_components, svd_solver="arpack", random_state=0).fit(matrix[fit_rows])
+    else:  # at most two columns (or rows): ARPACK needs more; the dense block is tiny
+        matrix = matrix.toarray()
+        pca = PCA(n_components=n_components, random_state=0).fit(matrix[fit_rows])
     shown = np.sort(sample_rows(labels, max_points, random_state=random_state))
     coords = pca.transform(matrix[shown])
     if coords.shape[1] < 2:

@@ -130,18 +130,26 @@ def cluster_profiles(model) -> pd.DataFrame:
         observed = np.repeat(_engine.level_totals(template, stats.level_counts), template.n_levels, axis=1)
         shares = stats.level_counts / np.maximum(observed, 1.0)
         overall = stats.level_counts.sum(axis=0) / np.maximum(observed.sum(axis=0), 1.0)
-        for i in np.flatnonzero(~numeric):
-            q = int(i % len(model.engine_features_)) - p
-            k = int(cluster[i])
-            start, width = int(offsets[q]), len(names[q])
-            local = shares[k, start : start + width]
+        # Per feature, all clusters at once (a wide table has thousands of features).
+        n_clusters, n_categorical = shares.shape[0], len(names)
+        top_level = np.empty((n_clusters, n_categorical), dtype=object)
+        top_share, overall_share, entropy, overall_entropy = (np.zeros((n_clusters, n_categorical)) for _ in range(4))
+        for q, levels in enumerate(names):
+            start, width = int(offsets[q]), len(levels)
+            local = shares[:, start : start + width]
             everywhere = overall[start : start + width]
-            top = int(np.argmax(local))
-            frame.at[i, "top_level"] = names[q][top]
-            frame.at[i, "top_share"] = float(local[top])
-            frame.at[i, "overall_share"] = float(everywhere[top])
-            frame.at[i, "entropy"] = _entropy(local)
-            frame.at[i, "overall_entropy"] = _entropy(everywhere)
+            top = np.argmax(local, axis=1)
+            top_level[:, q] = np.asarray(levels, dtype=object)[top]
+            top_share[:, q] = local[np.arange(n_clusters), top]
+            overall_share[:, q] = everywhere[top]
+            entropy[:, q] = [_entropy(row) for row in local]
+            overall_entropy[:, q] = _entropy(everywhere)
+        rows = np.flatnonzero(~numeric)
+        k, q = cluster[rows], (rows % len(model.engine_features_)) - p
+        frame.loc[rows, "top_level"] = top_level[k, q]
+        for name, values in (("top_share", top_share), ("overall_share", overall_share), ("entropy", entropy),
+                             ("overall_entropy", overall_entropy)):
+            frame.loc[rows, name] = values[k, q]
     units = "a share of the overall variance" if model.standardize else "the table's units squared"
     reasons = []
     for row in frame.itertuples(index=False):

@@ -389,7 +389,7 @@ def infer_schema(df: pd.DataFrame, *, max_categorical_levels: int = 20) -> Schem
     )
 
 
-def _infer_column(s: pd.Series, max_levels: int) -> tuple[str, str]:
+def _infer_column(s: pd.Series, max_levels: int) -> tuple[str, str]:  # noqa: C901 - one ordered rule list, a reason per rule
     """Role and reason for one column (a non-empty Series)."""
     dtype = s.dtype
     n_rows = len(s)
@@ -502,7 +502,7 @@ def _value_kind(values: pd.Series) -> str:
         return "float"
     if isinstance(dtype, pd.StringDtype):
         return "text"
-    if dtype == object:
+    if pd.api.types.is_object_dtype(dtype):
         inferred = pd.api.types.infer_dtype(values, skipna=True)
         if inferred == "boolean":
             return "bool"

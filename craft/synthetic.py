@@ -173,7 +173,7 @@ def _binary_planted(
 def _numeric_planted(
     sizes: np.ndarray,
     true_mask: np.ndarray,
-    means: Sequence[float],
+    means: Sequence[float] | np.ndarray,
     rng: np.random.Generator,
     *,
     inside_sd: float = 1.0,

@@ -14,6 +14,14 @@ reads it), because the copy ``st.cache_data`` makes is an unpickled Plotly
 figure, which re-validates every property (70 ms for the mask heatmap, most
 of a view-only rerun).
 
+Fits and the per-fit tables (profiles, projection, one iteration's
+inspection) are the large entries: a model keeps every iteration's labels
+(up to 200,000 rows), so 64 cached fits of a large table held gigabytes.
+They are kept in :data:`STORE`, an LRU of pickled results bounded by bytes
+(a share of the machine's memory) as well as by entries, with the same
+copy-per-caller semantics as ``st.cache_data``; ``benchmarks/bench_cache.py``
+shows a server's memory level off over many fits.
+
 Long computations show a progress bar that appears only after a short
 delay. It is created inside the cached function, so a cache hit replays it
 (a bar that is immediately emptied) instead of referring to an element that
@@ -22,8 +30,14 @@ no longer exists.
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import inspect
+import os
+import pickle
+import threading
 import time
+from collections import OrderedDict
 
 import streamlit as st
 
@@ -35,6 +49,88 @@ from .services import FitParams
 
 _FIT_ENTRIES = 64
 _DERIVED_ENTRIES = 64
+
+
+def _budget_bytes() -> int:
+    """Bytes for :data:`STORE`: a sixteenth of the memory available at start, within 64-512 MiB.
+
+    ``CRAFT_APP_CACHE_MB`` overrides it (a server that wants another bound).
+    """
+    if os.environ.get("CRAFT_APP_CACHE_MB"):
+        return int(float(os.environ["CRAFT_APP_CACHE_MB"]) * 2**20)
+    try:
+        available = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):  # not every platform says
+        available = 4 * 2**30
+    return int(min(512 * 2**20, max(64 * 2**20, available // 16)))
+
+
+class SizedStore:
+    """An LRU of pickled results bounded by their total bytes and their number.
+
+    Each hit unpickles a fresh copy (as ``st.cache_data`` does), so callers
+    never share a mutable object; a result larger than the whole budget is
+    returned but not kept.
+    """
+
+    def __init__(self, max_bytes: int, max_entries: int):
+        self.max_bytes = max_bytes
+        self.max_entries = max_entries
+        self._entries: OrderedDict[str, bytes] = OrderedDict()
+        self._lock = threading.Lock()
+        self.n_bytes = 0
+
+    def get(self, key: str):
+        with self._lock:
+            blob = self._entries.get(key)
+            if blob is None:
+                return None
+            self._entries.move_to_end(key)
+        return pickle.loads(blob)
+
+    def put(self, key: str, value) -> None:
+        blob = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+        with self._lock:
+            if key in self._entries:
+                self.n_bytes -= len(self._entries.pop(key))
+            if len(blob) > self.max_bytes:
+                return
+            self._entries[key] = blob
+            self.n_bytes += len(blob)
+            while self.n_bytes > self.max_bytes or len(self._entries) > self.max_entries:
+                _, oldest = self._entries.popitem(last=False)
+                self.n_bytes -= len(oldest)
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
+            self.n_bytes = 0
+
+
+#: The fits and per-fit tables of every session of this server.
+STORE = SizedStore(_budget_bytes(), max_entries=_FIT_ENTRIES + 3 * _DERIVED_ENTRIES)
+
+
+def _stored(function):
+    """Memoize ``function`` in :data:`STORE` by its arguments not prefixed with ``_`` (as Streamlit's caches)."""
+    signature = inspect.signature(function)
+
+    @functools.wraps(function)
+    def wrapper(*args, **kwargs):
+        bound = signature.bind(*args, **kwargs)
+        named = tuple((name, value) for name, value in bound.arguments.items() if not name.startswith("_"))
+        key = hashlib.sha256(repr((function.__qualname__, named)).encode()).hexdigest()
+        found = STORE.get(key)
+        if found is not None:
+            return found
+        value = function(*args, **kwargs)
+        STORE.put(key, value)
+        return value
+
+    return wrapper
 
 
 class _Progress:
@@ -103,7 +199,7 @@ def original_cells(key: str, _data: services.LoadedData, _content: bytes | None)
     return services.original_cells(_data, _content)
 
 
-@st.cache_data(max_entries=_FIT_ENTRIES, show_spinner=False)
+@_stored
 def fit(data_key: str, numeric: tuple, categorical: tuple, params: FitParams, _table, _schema) -> services.FitOutcome:
     """One CRAFT fit; the key is the data fingerprint, the roles and the parameters."""
     progress = _Progress("Fitting CRAFT")
@@ -113,7 +209,7 @@ def fit(data_key: str, numeric: tuple, categorical: tuple, params: FitParams, _t
         progress.close()
 
 
-@st.cache_data(max_entries=_DERIVED_ENTRIES, show_spinner=False)
+@_stored
 def cluster_profiles(key: str, _model):
     """Per-cluster profiles of the fit named ``key`` (read from its inspection surface)."""
     return profiles.cluster_profiles(_model)
@@ -128,7 +224,7 @@ def profile_figures(key: str, cluster: int, feature: str | None, _model, _X, _pr
     return sizes, overview, detail
 
 
-@st.cache_data(max_entries=_DERIVED_ENTRIES, show_spinner=False)
+@_stored
 def projection(key: str, max_points: int, _model, _X):
     """PCA projection of the fit named ``key``."""
     return plots.projection_frame(_model, _X, max_points=max_points)
@@ -194,7 +290,25 @@ def html_report(key: str, label, dataset_name: str, _model, _X, _params: dict, _
     )
 
 
-@st.cache_data(max_entries=_DERIVED_ENTRIES, show_spinner=False)
-def iteration_inspection(key: str, iteration: int, _model, _X):
+@st.cache_resource(max_entries=_DERIVED_ENTRIES, show_spinner=False)
+def figure(key: str, name: str, _build):
+    """The figure ``_build()`` makes, kept under the fit named ``key`` and ``name``.
+
+    For figures a page draws itself (Teach's per-iteration views): ``name``
+    must say everything the figure depends on besides the fit, e.g. the
+    iteration. Building a Plotly figure costs 30-60 ms of validation; a
+    step back to an iteration already seen then costs nothing.
+    """
+    return _build()
+
+
+@_stored
+def encoded(key: str, _model, _X):
+    """The fitted columns encoded by the fit named ``key`` (a wide table costs per column: once)."""
+    return _model.encoder_.transform(_X)
+
+
+@_stored
+def iteration_inspection(key: str, iteration: int, _model, _data):
     """Clusters, selection and objective terms after one iteration of the fit named ``key``."""
-    return _model.inspect_iteration(_X, iteration)
+    return _model.inspect_iteration(_data, iteration)

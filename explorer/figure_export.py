@@ -62,14 +62,15 @@ def download_buttons(figure: go.Figure, name: str, key: str, container=None) -> 
     if not server_export_available():
         container.caption("Save this figure with the camera icon of its toolbar (SVG).")
         return
-    spec = figure.to_json()
+    # The figure's JSON only when a button is clicked: serialising it on every
+    # run cost as much as drawing it (0.07 s for the data heatmap).
     left, right, _ = container.columns([1, 1, 4])
     left.download_button(
-        "SVG", lambda: static_image(spec, "svg"), file_name=f"{name}.svg", mime="image/svg+xml",
+        "SVG", lambda: static_image(figure.to_json(), "svg"), file_name=f"{name}.svg", mime="image/svg+xml",
         key=f"{key}_svg", icon=":material/download:", help="The figure as a vector image (slides, papers).",
     )
     right.download_button(
-        "PNG", lambda: static_image(spec, "png"), file_name=f"{name}.png", mime="image/png",
+        "PNG", lambda: static_image(figure.to_json(), "png"), file_name=f"{name}.png", mime="image/png",
         key=f"{key}_png", icon=":material/download:", help=f"The figure as a {PNG_SCALE}× PNG image.",
     )
 

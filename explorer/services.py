@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
+from scipy import sparse
 
 from craft import baselines, datasets, metrics, synthetic, warm_up
 from craft._optional import missing
@@ -786,9 +787,25 @@ def fitted_X(model: CRAFT, table: pd.DataFrame) -> pd.DataFrame:
 METHODS: tuple[str, ...] = ("CRAFT", "DP-means", "DP-means(R)", "DP-RF", "k-means (one-hot)", "k-prototypes")
 
 
-def _euclidean(X: pd.DataFrame, schema: Schema) -> np.ndarray:
-    encoder = Encoder(list(schema.numeric), list(schema.categorical), True)
-    return encoder.fit_transform(X).euclidean()
+#: Most bytes one Compare method may take for a dense matrix of numbers and one-hot levels.
+DENSE_LIMIT_BYTES = 512 * 2**20
+
+
+def _euclidean(X: pd.DataFrame, schema: Schema, method: str, *, dense: bool = True):
+    """Standardized numbers beside one-hot levels: sparse for ``dense=False``, else dense within
+    :data:`DENSE_LIMIT_BYTES` (refused before allocating, with the size it would take)."""
+    data = Encoder(list(schema.numeric), list(schema.categorical), True).fit_transform(X)
+    if not dense:
+        return sparse.hstack([sparse.csr_matrix(data.numeric), data.onehot()], format="csr")
+    n_columns = data.n_numeric + data.n_levels_total
+    size = data.n_samples * n_columns * 8
+    if size > DENSE_LIMIT_BYTES:
+        raise CraftInputError(
+            f"{method} needs a dense {data.n_samples:,} x {n_columns:,} matrix of numbers and one-hot levels "
+            f"({size / 2**30:.1f} GiB), more than the {DENSE_LIMIT_BYTES // 2**20} MiB one method may take here; "
+            "k-means (one-hot) works on the sparse matrix, or leave out the many-level column."
+        )
+    return data.euclidean()
 
 
 def _run_method(method: str, X: pd.DataFrame, schema: Schema, params: FitParams, k: int, seed: int) -> tuple[np.ndarray, str]:
@@ -798,15 +815,16 @@ def _run_method(method: str, X: pd.DataFrame, schema: Schema, params: FitParams,
         return model.labels_, f"λ = {model.lam_:.4g}"
     if method in ("DP-means", "DP-means(R)"):
         model = baselines.DPMeans(k=k, init="mean" if method == "DP-means" else "random", random_state=seed)
-        model.fit(_euclidean(X, schema))
+        model.fit(_euclidean(X, schema, method))
         return model.labels_, f"λ = {model.lam_:.4g} (farthest-first for k = {k})"
     if method == "DP-RF":
-        model = baselines.DPRF(m=params.m, rho=params.rho, k=k, random_state=seed).fit(_euclidean(X, schema))
+        model = baselines.DPRF(m=params.m, rho=params.rho, k=k, random_state=seed).fit(_euclidean(X, schema, method))
         return model.labels_, f"λ = {model.lam_:.4g} (farthest-first for k = {k})"
     if method == "k-means (one-hot)":
         from sklearn.cluster import KMeans
 
-        model = KMeans(n_clusters=k, n_init=4, random_state=seed).fit(_euclidean(X, schema))
+        # Sparse: memory follows the cells, not rows x levels (scikit-learn's k-means takes CSR).
+        model = KMeans(n_clusters=k, n_init=4, random_state=seed).fit(_euclidean(X, schema, method, dense=False))
         return model.labels_, "standardized numbers + one-hot levels"
     if method == "k-prototypes":
         return _kprototypes(X, schema, k, seed)
@@ -1077,14 +1095,14 @@ def mask_stability(
 # Teach: the fit's own inspection surface, as tables
 
 
-def distance_table(model: CRAFT, X: pd.DataFrame, state, row: int) -> pd.DataFrame:
+def distance_table(model: CRAFT, data, state, row: int) -> pd.DataFrame:
     """The distance d_nk of one row to every cluster of ``state``, term by term.
 
     Parameters
     ----------
     model : CRAFT
-    X : DataFrame
-        The fitted columns.
+    data : EncodedData
+        ``model.encoder_.transform`` of the fitted columns (encoded once by the caller).
     state : craft.Inspection
         From ``model.inspect_iteration`` (the clusters after one iteration).
     row : int
@@ -1101,9 +1119,9 @@ def distance_table(model: CRAFT, X: pd.DataFrame, state, row: int) -> pd.DataFra
     CraftInputError
         For a row outside the table.
     """
-    if not 0 <= row < len(X):
-        raise CraftInputError(f"row={row} must lie in 0..{len(X) - 1}.")
-    terms = model.cost_terms(X.iloc[[row]], state=state)
+    if not 0 <= row < data.n_samples:
+        raise CraftInputError(f"row={row} must lie in 0..{data.n_samples - 1}.")
+    terms = model.cost_terms(data.take(np.array([row])), state=state)
     return pd.DataFrame(dict(
         cluster=np.arange(state.clusters.n_clusters), numeric=terms.numeric[0],
         categorical_selected=terms.categorical_selected[0], categorical_global=terms.categorical_global[0],

@@ -97,15 +97,20 @@ def projection_view() -> None:
                + (f"; {len(frame):,} of {n:,} rows drawn (stratified by cluster), the fit used all." if len(frame) < n else "."))
 
 
-tabs = st.tabs(TABS, key="view", bind="query-params")
-views = [masks_view, heatmap_view, profiles_view, projection_view]
-for tab, view in zip(tabs[:4], views):
-    with tab:
-        if tab.open:
-            view()
-with tabs[4]:
-    if tabs[4].open:
-        chart(plots.fig_history(model), key="fig_history", name="craft_iterations")
-        st.dataframe(plots.history_frame(model), hide_index=True)
-        st.caption("The kept restart's iterations: the objective after each update and the number of clusters "
-                   "after each pass (bars: clusters opened). λ-search fits are not shown.")
+@st.fragment
+def views() -> None:
+    """The tabs: switching them reruns only this part of the page, not the sidebar and the fit."""
+    tabs = st.tabs(TABS, key="view", bind="query-params")
+    for tab, view in zip(tabs[:4], [masks_view, heatmap_view, profiles_view, projection_view]):
+        with tab:
+            if tab.open:
+                view()
+    with tabs[4]:
+        if tabs[4].open:
+            chart(plots.fig_history(model), key="fig_history", name="craft_iterations")
+            st.dataframe(plots.history_frame(model), hide_index=True)
+            st.caption("The kept restart's iterations: the objective after each update and the number of clusters "
+                       "after each pass (bars: clusters opened). λ-search fits are not shown.")
+
+
+views()

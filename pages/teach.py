@@ -45,8 +45,9 @@ def step_view() -> None:
     cols[3].metric("Objective after the update", f"{record.objective:,.6g}")
     left, right = st.columns(2)
     with left:
-        figure = plots.fig_feature_masks(record.feature_mask, features=model.engine_features_, order="natural",
-                                         title=f"Selected features after iteration {t}")
+        figure = cache.figure(ctx.key, f"teach_masks_{t}", lambda: plots.fig_feature_masks(
+            record.feature_mask, features=model.engine_features_, order="natural",
+            title=f"Selected features after iteration {t}"))
         chart(figure, key="teach_masks", name=f"teach_masks_iteration_{t}")
     if record.labels is None:
         note("Labels per iteration are not kept above 200,000 rows, so assignments and distances cannot be shown.")
@@ -57,15 +58,17 @@ def step_view() -> None:
         # The run starts with every point in cluster 0, so iteration 1's "changed" are the points it moved
         # out of cluster 0: the same count as the metric above (the engine's n_changed).
         before = history[t - 2].labels[frame["row"].to_numpy()] if t > 1 else np.zeros_like(labels_t)
-        figure = plots.fig_projection(frame, labels=labels_t, highlight=labels_t != before,
-                                      title=f"Assignments after iteration {t} (ringed: changed cluster)")
+        figure = cache.figure(ctx.key, f"teach_assignments_{t}", lambda: plots.fig_projection(
+            frame, labels=labels_t, highlight=labels_t != before,
+            title=f"Assignments after iteration {t} (ringed: changed cluster)"))
         chart(figure, key="teach_projection", name=f"teach_assignments_iteration_{t}")
         if t == 1:
             st.caption("Iteration 1 starts from the paper's initial state, every point in cluster 0: the ringed "
                        "points are those the first pass moved to another cluster.")
 
     try:
-        state = cache.iteration_inspection(ctx.key, t, model, X)
+        data = cache.encoded(ctx.key, model, X)
+        state = cache.iteration_inspection(ctx.key, t, model, data)
     except CraftInputError as problem:
         note(str(problem))
         return
@@ -77,7 +80,7 @@ def step_view() -> None:
         r" + \Big(\sum_{d=1}^{D} v_{kd}\Big) F_\Delta"
     )
     row = st.number_input("Row n", 0, len(X) - 1, 0, key="teach_row")
-    table = distance_table(model, X, state, int(row))
+    table = distance_table(model, data, state, int(row))
     st.dataframe(
         table.rename(columns={"numeric": "numeric part", "categorical_selected": "selected categorical",
                               "categorical_global": "unselected categorical", "feature_control": "|v_k| F_Δ",

@@ -1,5 +1,7 @@
 """Shared pytest set-up."""
 
+import warnings
+
 import pytest
 
 
@@ -26,3 +28,24 @@ def _streamlit_navigation_mode(monkeypatch):
         PagesManager.uses_pages_directory = False
 
     monkeypatch.setattr(PagesManager, "__init__", init)
+
+
+@pytest.fixture(scope="session")
+def wide_survey():
+    """``(X, classes, model)``: 900 rows, 42 long feature names, 9 planted groups, fitted with k = 9.
+
+    The shape of the uploaded survey whose report lost its labels (issue 10).
+    """
+    import pandas as pd
+
+    from craft import CRAFT, synthetic
+
+    X, y, _ = synthetic.mixed_planted(n_samples=900, n_clusters=9, n_numeric=22, n_categorical=20, random_state=4)
+    names = [f"q{j + 1:02d}_how_often_do_you_{'walk' if j % 2 else 'cycle'}_to_work" for j in range(X.shape[1])]
+    X = X.set_axis(names, axis=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = CRAFT(m=0.4, k=9, n_init=1, random_state=0).fit(X)
+    assert X.shape[1] >= 40 and model.n_clusters_ == 9
+    classes = pd.Series([f"answer group {int(v) + 1} of the survey" for v in y])
+    return X, classes, model

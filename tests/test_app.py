@@ -21,6 +21,7 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
+from explorer.cache import STORE
 from explorer.services import EXAMPLES
 from craft.export import labels_csv, masks_csv
 
@@ -49,8 +50,10 @@ pytestmark = [
 def clear_caches():
     """Caches live in the process: every AppTest starts from empty ones."""
     st.cache_data.clear()
+    STORE.clear()
     yield
     st.cache_data.clear()
+    STORE.clear()
 
 
 def start(page: str = "data", **query) -> AppTest:
@@ -457,6 +460,7 @@ def test_share_query_reopens_the_same_fit():
     assert "dataset=fig2_numeric" in query
     first = ctx(at)
     st.cache_data.clear()
+    STORE.clear()
     again = AppTest.from_file(APP, default_timeout=90)
     for key, value in re.findall(r"([^?&=]+)=([^&]*)", query):
         again.query_params[key] = value.replace("+", " ")

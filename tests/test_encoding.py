@@ -74,3 +74,11 @@ def test_bad_numbers_name_their_column(value, message):
     text = table.astype({"x1": object})
     with pytest.raises(CraftInputError, match=message):
         Encoder(["x0", "x1"], []).fit_transform(text)
+
+
+def test_a_refitted_encoder_codes_with_its_new_levels():
+    encoder = Encoder([], ["c"])
+    encoder.fit_transform(pd.DataFrame({"c": ["a", "b", "a"]}))
+    assert encoder.transform(pd.DataFrame({"c": ["b", "z"]})).codes[:, 0].tolist() == [1, -1]
+    encoder.fit_transform(pd.DataFrame({"c": ["y", "z"]}))
+    assert encoder.transform(pd.DataFrame({"c": ["b", "z"]})).codes[:, 0].tolist() == [-1, 1]

@@ -13,12 +13,11 @@ import re
 import warnings
 
 import numpy as np
-import pandas as pd
 import plotly.graph_objects as go
 import pytest
 from plotly.colors import find_intermediate_color, hex_to_rgb
 
-from craft import CRAFT, plots, synthetic
+from craft import plots
 from craft.profiles import cluster_profiles
 from craft.report import report_sections
 from explorer.services import EXAMPLES, PRESETS, FitParams, fit_craft, fit_schema, fitted_X, load_example
@@ -134,25 +133,12 @@ def test_every_profile_is_the_engines_selection_and_rank(example):
 # The report on a wide table: every name shown, margins that hold them
 
 
-@pytest.fixture(scope="module")
-def wide_fit():
-    X, y, _ = synthetic.mixed_planted(n_samples=900, n_clusters=9, n_numeric=22, n_categorical=20, random_state=4)
-    names = [f"q{j + 1:02d}_how_often_do_you_{'walk' if j % 2 else 'cycle'}_to_work" for j in range(X.shape[1])]
-    X = X.set_axis(names, axis=1)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        model = CRAFT(m=0.4, k=9, n_init=1, random_state=0).fit(X)
-    assert X.shape[1] >= 40 and model.n_clusters_ >= 9
-    classes = pd.Series([f"answer group {int(v) + 1} of the survey" for v in y])
-    return X, classes, model
-
-
 def _tick_texts(axis) -> list[str]:
     return [str(t) for t in (axis.ticktext or ())]
 
 
-def test_report_figures_show_every_feature_and_cluster_name(wide_fit):
-    X, classes, model = wide_fit
+def test_report_figures_show_every_feature_and_cluster_name(wide_survey):
+    X, classes, model = wide_survey
     sections = report_sections(model, X, params={"m": 0.4, "k": 9}, y=classes)
     figures = {section.title: section.figures for section in sections if section.figures}
     features = set(X.columns)

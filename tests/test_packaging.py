@@ -53,6 +53,8 @@ def test_every_extra_named_in_an_error_exists_and_make_installs_them_all():
         return seen
 
     assert closure("dev", {"dev"}) == set(EXTRAS)  # make run / make test set up every extra
+    # The suite needs every extra (e.g. test_cli's progress bar needs tqdm): the test extra brings them all.
+    assert closure("test", {"test"}) >= set(EXTRAS) - {"dev", "lint", "bench"}
 
 
 def test_importing_and_fitting_pulls_in_no_extra():

@@ -280,12 +280,14 @@ def test_distance_table_is_the_fits_cost_terms_at_an_iteration():
     schema, _ = fit_schema(data, {}, data.label)
     model = fit_craft(data.table, schema, FitParams(m=0.5, k=4, n_init=1)).model
     X = fitted_X(model, data.table)
-    state = model.inspect_iteration(X, 1)
-    table = distance_table(model, X, state, 7)
-    expected = _engine.cost_matrix(model.encoder_.transform(X), state.clusters, model.options_.terms)[7]
+    data = model.encoder_.transform(X)
+    state = model.inspect_iteration(data, 1)
+    assert state.objective.total == model.inspect_iteration(X, 1).objective.total == model.history_[0].objective
+    table = distance_table(model, data, state, 7)
+    expected = _engine.cost_matrix(data, state.clusters, model.options_.terms)[7]
     assert np.allclose(table["total"], expected)
     assert np.allclose(table[["numeric", "categorical_selected", "categorical_global", "feature_control"]].sum(axis=1),
                        table["total"])
     assert table["n_selected"].tolist() == state.selection.selected.sum(axis=1).tolist()
     with pytest.raises(CraftInputError, match=r"row=120 must lie in 0\.\.119"):
-        distance_table(model, X, state, 120)
+        distance_table(model, data, state, 120)

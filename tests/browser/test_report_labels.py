@@ -8,11 +8,6 @@ are read from the SVG and their boxes checked to lie inside the figure.
 
 from __future__ import annotations
 
-import warnings
-
-import pandas as pd
-
-from craft import CRAFT, synthetic
 from craft.report import craft_report
 
 READ_TICKS = """
@@ -29,15 +24,9 @@ READ_TICKS = """
 """
 
 
-def test_report_draws_every_name_of_a_wide_table_inside_its_figure(browser, tmp_path):
-    X, y, _ = synthetic.mixed_planted(n_samples=900, n_clusters=9, n_numeric=22, n_categorical=20, random_state=4)
-    names = [f"q{j + 1:02d}_how_often_do_you_{'walk' if j % 2 else 'cycle'}_to_work" for j in range(X.shape[1])]
-    X = X.set_axis(names, axis=1)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        model = CRAFT(m=0.4, k=9, n_init=1, random_state=0).fit(X)
-    assert model.n_clusters_ == 9
-    classes = pd.Series([f"answer group {int(v) + 1} of the survey" for v in y])
+def test_report_draws_every_name_of_a_wide_table_inside_its_figure(browser, tmp_path, wide_survey):
+    X, classes, model = wide_survey
+    names = list(X.columns)
     path = tmp_path / "report.html"
     path.write_text(craft_report(model, X, dataset_name="survey", params={"m": 0.4, "k": 9}, y=classes))
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
