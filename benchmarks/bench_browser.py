@@ -605,7 +605,19 @@ def markdown(results: list[Result], repeats: int) -> str:
             )
     if misses:
         lines += ["", "**Targets missed in this run, measured split:**", "", *misses]
+    lines += ["", LONG_FITS]
     return "\n".join(lines)
+
+
+#: What the app does while a fit takes long (not timed by the actions above).
+LONG_FITS = (
+    "**Long fits.** A fit that lasts more than 0.25 s shows a progress bar (iterations and runs so far, λ search "
+    "included; `explorer/cache.py`). Changing a parameter meanwhile starts the new run: Streamlit stops the old one "
+    "at its next progress update (at most every 0.1 s, after the iteration in progress), and nothing of it is "
+    "cached. Other pages and tabs do not stay usable during the fit: every page needs the fit and waits for it in "
+    "its own run. What would meet that: the fit in a background thread keyed by the fit's digest, pages that need "
+    "it showing its progress from a polling fragment, the Data page not waiting for it (not built)."
+)
 
 
 def run(keys, repeats: int, serve_command: list[str] | None) -> list[Result]:

@@ -22,13 +22,11 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from sklearn.metrics import adjusted_rand_score
-
 from craft import CRAFT
+from craft.metrics import planted_agreement
 from craft.synthetic import FIGURES
 
 from .common import LABELLED, RESULTS, fmt, labelled, machine, md_table, median, quiet, save_raw, scores, write_sections
-from .recovery import aligned_mask
 
 TITLE = "Missing values"
 MODES = ("impute", "marginalise")
@@ -62,11 +60,8 @@ def synthetic(name: str, rate: float, seed: int) -> dict:
     for mode in MODES:
         with quiet():
             model = CRAFT(k=truth.shape[0], m=1 / 3, missing=mode, random_state=seed).fit(X)
-        aligned = aligned_mask(model.labels_, y, model.feature_mask_, truth.shape[0])
-        result[mode] = {
-            "exact": bool(aligned is not None and (aligned == truth).all()),
-            "ari": float(adjusted_rand_score(y, model.labels_)),
-        }
+        agreement = planted_agreement(y, truth, model.labels_, model.feature_mask_)
+        result[mode] = {"exact": bool(agreement["exact"]), "ari": float(agreement["ari"])}
     return result
 
 
@@ -119,6 +114,15 @@ def markdown(data: dict, info: dict) -> str:
             md_table(["dataset", "removed r", "missing cells", "impute", "marginalise", "difference"], rows),
             "**Planted subspaces (fixed budget, m = 1/3, k = 3): exact recovery share / median ARI**",
             md_table(["set", "removed r", "impute", "marginalise", "runs"], synthetic_rows),
+            "**The default is `missing=\"marginalise\"`.** With cells missing at random it clusters better in most "
+            "cells of the table (by up to +0.27 NMI on Zoo and Wine at 30-50 %), loses more than 0.02 only on "
+            "Spambase at 30 % (where both are near chance), and keeps the planted subspaces where imputing loses "
+            "them (Figure 2 at 30 %: exact recovery in 7 of 10 runs against 0 of 10). Imputing is ahead only "
+            "where missingness itself tells the classes apart: Soybean's own missing cells occur in 5 of its 19 "
+            "diseases (all rows of 4 of them), so a `(missing)` level carries the class (its own cells: 0.717 "
+            "against 0.734 in the run above; in the paper tables, 10 seeds with the product's defaults, 0.752 -> "
+            "0.721 at m = 0.5 and 0.770 -> 0.728 at m = 0.8 when the default changed). That is what `missing=\"impute\"` is for; the issue's 57-row labour table, whose "
+            "clusters followed its missingness (NMI 0.04), is the case the default guards against.",
             f"*Produced by `python -m benchmarks.missing --write-results` on {time.strftime('%Y-%m-%d %H:%M')} in "
             f"{data['seconds']:.0f} s, {info['cpu']} ({info['cores']} cores, load average {info['load_average']}: "
             f"a shared machine), commit {info['commit']}.*",
@@ -133,7 +137,7 @@ def main(argv=None) -> int:
     parser.add_argument("--results", type=Path, default=None, help="the results file --write-results updates")
     args = parser.parse_args(argv)
     data = run(quick=args.quick)
-    save_raw("missing", data)
+    save_raw("missing-quick" if args.quick else "missing", data)
     text = markdown(data, machine())
     print(text)
     if args.write_results:

@@ -150,6 +150,17 @@ def test_missing_marginalise_is_the_librarys(tmp_path, capsys):
     assert code == 2 and "invalid choice: 'drop'" in err
 
 
+def test_parameters_that_make_the_work_explode_exit_2_with_the_reason(capsys):
+    # Issue 14/15: n_init=1e10 was a MemoryError ("unexpected error", exit 1); k = rows ran for minutes.
+    code, _, err = run(["fit", "wine", "--n-init", 10_000_000_000], capsys)
+    assert code == 2 and "n_init=10000000000 is invalid: it must be 'auto' or an integer >= 1 and <= 1000" in err
+    assert "unexpected" not in err
+    code, _, err = run(["fit", "wine", "--k", 178], capsys)
+    assert code == 2 and "k=178 is more clusters than a fit on 178 rows may have: at most 100" in err
+    code, _, err = run(["fit", "credit-g", "--lam", 1e-300, "--n-init", 1], capsys)
+    assert code == 2 and "lam=1e-300 opens more than 500 clusters on 1000 rows" in err
+
+
 def test_usage_errors_help_and_version(capsys):
     assert run(["fit", "wine", "--m", "abc"], capsys)[0] == 2  # argparse: invalid float value
     assert run([], capsys)[0] == 2
