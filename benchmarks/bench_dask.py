@@ -186,7 +186,7 @@ def run_dask(folder: Path, args, spec, *, persist: bool) -> dict:
         numba_threads = set(client.run(lambda: __import__("numba").get_num_threads()).values())
         table = dd.read_parquet(str(folder))
         timeline = Timeline()
-        restore = instrument_seeding(timeline, craft_distributed, "_initial_clusters")
+        restore = instrument_seeding(timeline, _engine, "initial_clusters")  # the engine seeds every backend
         model = craft_distributed.DaskCRAFT(
             **fit_params(args, table.columns, timeline),
             chunk_rows=args.chunk_rows,

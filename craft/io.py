@@ -540,7 +540,7 @@ def _read_text(data: bytes, label: str, options: _Options, *, prefer_tab: bool) 
         # only for the columns where they can differ: those with a missing cell.
         typed, raw = _parse_csv(text, label, header, records,
                                 {**base, "na_values": sorted(options.tokens | {""})})
-        need = [p for p in range(typed.shape[1]) if typed.iloc[:, p].isna().any()]
+        need = np.flatnonzero(typed.isna().any().to_numpy(dtype=bool)).tolist()
         cells = typed.copy(deep=False)
         if need:
             written, _ = _parse_csv(text, label, header, records, {**written_options, "usecols": need})
@@ -722,9 +722,8 @@ def _blank_rows(df: pd.DataFrame, hint: pd.DataFrame | None = None) -> np.ndarra
 
 
 def _finish_as_text(df: pd.DataFrame, info: ReadInfo) -> pd.DataFrame:
-    for position in range(df.shape[1]):
-        column = df.iloc[:, position]
-        df.isetitem(position, column.astype(object).where(column.notna(), "").astype(object))
+    df = df.astype(object)  # one operation for the frame: a wide table has many columns
+    df = df.where(df.notna(), "")
     df.attrs["craft_read"] = info
     return df
 
@@ -742,7 +741,16 @@ def _finish_columns(df: pd.DataFrame, info: ReadInfo, options: _Options, *, deci
     kept_as_text: dict[str, dict[str, int]] = {}
     column_notes: dict[str, str] = dict(notes or {})
     placeholders = options.tokens | _NUMERIC_PLACEHOLDERS if options.tokens else frozenset()
-    for position, name in enumerate(df.columns):
+    positions = range(df.shape[1])
+    if typed is not None:
+        # Numbers with no missing cell are settled (the cells hold them as
+        # parsed): only the other columns are looked at, one by one.
+        numeric = np.array([pd.api.types.is_numeric_dtype(d) or pd.api.types.is_bool_dtype(d)
+                            for d in typed.dtypes], dtype=bool)
+        settled = numeric & ~typed.isna().any().to_numpy(dtype=bool)
+        positions = np.flatnonzero(~settled).tolist()
+    for position in positions:
+        name = df.columns[position]
         column = df.iloc[:, position]
         parsed = typed.iloc[:, position] if typed is not None else None
         # A column of only markers is text that says so ("None", "NA"), not an empty number column.

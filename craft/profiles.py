@@ -145,11 +145,11 @@ def cluster_profiles(model) -> pd.DataFrame:
             entropy[:, q] = [_entropy(row) for row in local]
             overall_entropy[:, q] = _entropy(everywhere)
         rows = np.flatnonzero(~numeric)
-        k, q = cluster[rows], (rows % len(model.engine_features_)) - p
-        frame.loc[rows, "top_level"] = top_level[k, q]
+        k, feature = cluster[rows], (rows % len(model.engine_features_)) - p
+        frame.loc[rows, "top_level"] = top_level[k, feature]
         for name, values in (("top_share", top_share), ("overall_share", overall_share), ("entropy", entropy),
                              ("overall_entropy", overall_entropy)):
-            frame.loc[rows, name] = values[k, q]
+            frame.loc[rows, name] = values[k, feature]
     units = "a share of the overall variance" if model.standardize else "the table's units squared"
     reasons = []
     for row in frame.itertuples(index=False):

@@ -160,6 +160,9 @@ def test_parameters_after_m_are_keyword_only():
     with pytest.raises(TypeError, match="positional"):
         DPMeans(1.0, 2)
     assert CRAFT(0.4).m == 0.4 and DPRF(0.4).m == 0.4 and DPMeans(2.0).lam == 2.0
+    distributed = pytest.importorskip("craft.distributed", reason="DaskCRAFT needs the 'dask' extra")
+    with pytest.raises(TypeError, match="positional"):
+        distributed.DaskCRAFT(0.5, None)
 
 
 def test_derived_lambda_is_never_below_or_at_zero():
