@@ -741,7 +741,7 @@ def _finish_columns(df: pd.DataFrame, info: ReadInfo, options: _Options, *, deci
     kept_as_text: dict[str, dict[str, int]] = {}
     column_notes: dict[str, str] = dict(notes or {})
     placeholders = options.tokens | _NUMERIC_PLACEHOLDERS if options.tokens else frozenset()
-    positions = range(df.shape[1])
+    positions: list[int] = list(range(df.shape[1]))
     if typed is not None:
         # Numbers with no missing cell are settled (the cells hold them as
         # parsed): only the other columns are looked at, one by one.
