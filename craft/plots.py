@@ -648,7 +648,7 @@ def _panel_traces(panel: HeatmapPanel, group_name: str, offset: int = 0) -> list
     return traces
 
 
-def _group_axis(fig: go.Figure, panel: HeatmapPanel, prefix: str, col: int, offset: int = 0) -> list[str]:
+def _group_axis(fig: go.Figure, panel: HeatmapPanel, prefix: str, col: int) -> list[str]:
     """Tick labels at group centres and lines between groups; returns the labels."""
     groups = panel.groups
     if groups.size == 0:
@@ -656,7 +656,7 @@ def _group_axis(fig: go.Figure, panel: HeatmapPanel, prefix: str, col: int, offs
     starts = np.flatnonzero(np.r_[True, groups[1:] != groups[:-1]])
     ends = np.r_[starts[1:], groups.size]
     ticks = (starts + ends - 1) / 2.0
-    labels = [f"{prefix} {groups[s] + offset}" for s in starts]
+    labels = [f"{prefix} {groups[s]}" for s in starts]
     fig.layout["yaxis" if col == 1 else f"yaxis{col}"].update(
         tickmode="array", tickvals=ticks.tolist(), ticktext=labels, autorange="reversed",
     )
@@ -765,7 +765,7 @@ def fig_data_heatmap(
         fig.add_trace(trace, row=1, col=1)
     for trace in _panel_traces(found, "cluster"):
         fig.add_trace(trace, row=1, col=2)
-    left_labels = _group_axis(fig, planted, "planted", 1, 1)
+    left_labels = _group_axis(fig, planted, "planted", 1)
     _group_axis(fig, found, "cluster", 2)
     fig.update_xaxes(tickangle=angle, **_all_ticks("x", x_names))
     _selection_legend(fig, SELECTED_COLOR, UNSELECTED_SCALE[-1][1], what="(planted) feature (blue)")

@@ -184,6 +184,9 @@ def test_fig_data_heatmap_pairs_dataset_and_craft(fig1):
     assert "rows shown" not in figure.layout.title.text
     assert [t.name for t in figure.data if isinstance(t, go.Scatter)] == ["selected (planted) feature (blue)",
                                                                           "not selected"]
+    # Planted groups and clusters are numbered the same way (from 0), as in the mask figure.
+    assert list(figure.layout.yaxis.ticktext) == ["planted 0", "planted 1", "planted 2"]
+    assert sorted(figure.layout.yaxis2.ticktext) == ["cluster 0", "cluster 1", "cluster 2"]
 
 
 def test_fig_data_heatmap_says_when_rows_are_sampled(mixed):
