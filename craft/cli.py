@@ -38,7 +38,7 @@ from . import __version__, datasets, export, metrics
 from ._optional import missing, require
 from .estimator import CRAFT
 from .exceptions import CraftInputError
-from .io import read_table
+from .io import read_table, typed_part
 from .limits import check_table_shape
 
 _DEFAULTS = {name: p.default for name, p in inspect.signature(CRAFT.__init__).parameters.items() if name != "self"}
@@ -422,7 +422,13 @@ def _read_dask(args):
         else:
             sep = _TEXT[suffix]
             options = {"sep": sep} if sep else {"sep": None, "engine": "python"}
-            table = dd.read_csv(source, blocksize=args.partition_size, na_values=["?"], **options)
+            # Every cell as written, only empty ones missing; then typed as read_table types a table.
+            text = dd.read_csv(source, blocksize=args.partition_size, dtype=object, keep_default_na=False,
+                               na_values=[""], **options)
+            meta = typed_part(text.partitions[0].compute())
+            table = text.map_partitions(typed_part, meta.dtypes.to_dict(), meta=meta.iloc[:0])
+    except CraftInputError:
+        raise
     except Exception as error:  # noqa: BLE001 - any reading failure is a bad input file
         raise CraftInputError(f"cannot read {source!r} with Dask: {type(error).__name__}: {error}") from None
     return table, args.label, None

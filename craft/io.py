@@ -23,7 +23,7 @@ import os
 import re
 import warnings
 import zipfile
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -35,7 +35,7 @@ from ._optional import MissingExtraError, missing, require
 from .exceptions import CraftInputError
 from .limits import check_table_shape, table_limits
 
-__all__ = ["DEFAULT_MISSING_TOKENS", "ReadInfo", "read_info", "read_table", "table_fingerprint"]
+__all__ = ["DEFAULT_MISSING_TOKENS", "ReadInfo", "read_info", "read_table", "table_fingerprint", "typed_part"]
 
 _TEXT_EXTENSIONS = frozenset({".csv", ".tsv", ".tab", ".txt"})
 _PARQUET_EXTENSIONS = frozenset({".parquet", ".pq"})
@@ -158,6 +158,72 @@ def read_info(df: pd.DataFrame) -> ReadInfo | None:
     """
     info = df.attrs.get("craft_read") if isinstance(df, pd.DataFrame) else None
     return info if isinstance(info, ReadInfo) else None
+
+
+def typed_part(part: pd.DataFrame, dtypes: Mapping[str, Any] | None = None, *,
+               missing_tokens: Iterable[str] = DEFAULT_MISSING_TOKENS) -> pd.DataFrame:
+    """One part of a text table, typed as :func:`read_table` types a whole one.
+
+    For tables read in parts (the Dask backend reads text with every cell a
+    string and only empty cells missing). A column is numeric when all its
+    cells are numbers or missing markers; the markers are then missing.
+    Elsewhere the markers stay text ("None" can be an answer), as in
+    :func:`read_table`.
+
+    Parameters
+    ----------
+    part : DataFrame
+        Cells as read, strings or missing (empty).
+    dtypes : mapping of str to dtype, optional
+        The first part's typing (``typed_part(first).dtypes``). Without it
+        this part decides; with it the same columns are numeric, and a cell
+        of such a column that is not a number is refused, since the parts
+        must agree.
+    missing_tokens : iterable of str
+        As in :func:`read_table`.
+
+    Returns
+    -------
+    DataFrame
+
+    Raises
+    ------
+    CraftInputError
+        A numeric column of ``dtypes`` holds text in this part, or whole
+        numbers there have a missing cell here.
+    """
+    placeholders = frozenset(t.strip() for t in missing_tokens) | _NUMERIC_PLACEHOLDERS
+    out = part.copy()
+    for name in part.columns:
+        wanted = None
+        if dtypes is not None:
+            if not pd.api.types.is_numeric_dtype(dtypes[name]):
+                continue
+            wanted = np.dtype(dtypes[name])
+        converted = _as_numbers(part[name], decimal_comma=False, placeholders=placeholders)
+        if converted is None:
+            present = part[name].dropna().astype(str).str.strip()
+            if wanted is not None and present.isin(placeholders).all():
+                out[name] = pd.Series(np.nan, index=part.index, dtype=np.float64)
+            elif wanted is not None:
+                example = next(v for v in present if _parse_number(v, decimal_comma=False,
+                                                                   placeholders=placeholders) is None)
+                raise CraftInputError(
+                    f"column {name!r} holds numbers in the first part of the data but {example!r} in a later "
+                    f"one; clean the column or name it categorical (--categorical)."
+                )
+            else:
+                continue
+        else:
+            out[name] = converted[0]
+        if wanted is not None:
+            if wanted.kind in "iu" and out[name].isna().any():
+                raise CraftInputError(
+                    f"column {name!r} holds whole numbers in the first part of the data but a missing cell in a "
+                    f"later one; mark the column as categorical (--categorical) or fill the gap."
+                )
+            out[name] = out[name].astype(wanted)
+    return out
 
 
 def table_fingerprint(data: bytes) -> str:

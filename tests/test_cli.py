@@ -293,3 +293,43 @@ def test_parquet_with_duplicated_names(tmp_path, capsys):
     code, _, err = run(["fit", path, "--lam", 1, "--local-workers", 1], capsys)
     assert code == 2
     assert f"{str(path)!r} names 2 columns 'a'; the Dask backend needs unique column names" in err
+
+
+def _survey_csv(path: Path, rows: int = 400) -> Path:
+    """A survey whose 'children' answer "None" means none, a numeric column with "NA" markers and
+    thousands separators: the cells pandas' default markers would turn missing."""
+    rng = np.random.default_rng(0)
+    group = np.arange(rows) % 2
+    income = np.where(group == 1, 52_000, 21_000) + rng.integers(0, 3_000, rows)
+    lines = ["children,income,city"]
+    for i in range(rows):
+        children = ("None" if group[i] else rng.choice(["1", "2", "3+"])) if i % 7 else "None"
+        money = "NA" if i % 13 == 0 else f'"{income[i]:,}"'
+        lines.append(f"{children},{money},{rng.choice(['North', 'South']) if group[i] else 'East'}")
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_dask_reads_text_as_read_table_does(tmp_path, capsys):
+    """'None' in a text column is an answer and '52,311' a number on the Dask path too, part by part."""
+    pytest.importorskip("dask.dataframe")
+    path = _survey_csv(tmp_path / "survey.csv", rows=3000)
+    common = ["fit", path, "--lam", 5, "--n-init", 1, "--seed", 0, "--no-progress", "--quiet"]
+    assert run(common + ["--out", tmp_path / "memory"], capsys)[0] == 0
+    code, _, err = run(common + ["--local-workers", 1, "--partition-size", "16KB", "--out", tmp_path / "dask"], capsys)
+    assert code == 0, err
+    memory, dask_out = read_outputs(tmp_path / "memory"), read_outputs(tmp_path / "dask")
+    assert dask_out[2]["dataset"]["partitions"] > 1
+    assert dask_out[2]["schema"] == memory[2]["schema"]
+    pd.testing.assert_frame_equal(memory[0], dask_out[0])
+    pd.testing.assert_frame_equal(memory[1], dask_out[1])
+
+
+def test_dask_refuses_a_later_part_that_disagrees_with_the_first(tmp_path, capsys):
+    pytest.importorskip("dask.dataframe")
+    path = tmp_path / "t.csv"
+    path.write_text("x,c\n" + "".join(f"{i % 5}.5,{'ab'[i % 2]}\n" for i in range(6000)) + "oops,a\n")
+    code, _, err = run(["fit", path, "--lam", 5, "--local-workers", 1, "--partition-size", "8KB", "--no-progress"],
+                       capsys)
+    assert code == 2 and "Traceback" not in err
+    assert "column 'x' holds numbers in the first part of the data but 'oops' in a later one" in err

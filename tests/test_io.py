@@ -801,3 +801,20 @@ def test_xlsx_huge_shared_string(tmp_path, monkeypatch):
     ok = tmp_path / "ok.xlsx"
     _with_shared_string(path, "z" * 100, ok)
     assert read_table(ok)["name"].tolist() == ["z" * 100, "beta", "gamma"]
+
+
+def test_typed_part_types_parts_as_read_table_and_holds_later_parts_to_the_first():
+    from craft.io import typed_part
+
+    first = pd.DataFrame({"x": ["1", "2", "NA"], "t": ["None", "yes", "no"], "n": ["1,234", "5", "6"]}, dtype=object)
+    typed = typed_part(first)
+    assert typed.dtypes.to_dict() == {"x": np.float64, "t": object, "n": np.int64}
+    assert typed["t"].tolist() == ["None", "yes", "no"] and typed["n"].tolist() == [1234, 5, 6]
+    later = typed_part(pd.DataFrame({"x": ["?", "-", "3"], "t": ["NA", "a", "b"], "n": ["7", "8", "9"]}, dtype=object),
+                       typed.dtypes)
+    assert later.dtypes.equals(typed.dtypes) and later["x"].isna().tolist() == [True, True, False]
+    assert later["t"].tolist() == ["NA", "a", "b"]
+    with pytest.raises(CraftInputError, match="column 'n' holds whole numbers in the first part .* a missing cell"):
+        typed_part(pd.DataFrame({"x": ["1"] * 2, "t": ["a"] * 2, "n": ["7", "NA"]}, dtype=object), typed.dtypes)
+    with pytest.raises(CraftInputError, match="column 'x' holds numbers in the first part of the data but 'abc'"):
+        typed_part(pd.DataFrame({"x": ["abc", "1"], "t": ["a"] * 2, "n": ["7", "8"]}, dtype=object), typed.dtypes)
