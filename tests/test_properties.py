@@ -8,6 +8,7 @@ constants, text with formula prefixes or tags, booleans, mixed objects)."""
 from __future__ import annotations
 
 import math
+import re
 import warnings
 
 import numpy as np
@@ -139,6 +140,8 @@ def _faults(table: pd.DataFrame, schema: Schema, params: dict) -> list[str]:
         faults.append("No usable column")
     if params["size"] == "k" and params["k"] > len(table):
         faults.append(f"k={params['k']} exceeds the number of rows")
+    if params["size"] == "k" and schema.used and params["k"] > _distinct_rows(table, schema):
+        faults.append(f"k={params['k']} exceeds the ")  # "... the N distinct rows": see _refused_for_distinct_rows
     for column in schema.numeric:
         values = pd.to_numeric(table[column], errors="coerce").astype("float64")
         if np.isinf(values).any():
@@ -146,6 +149,27 @@ def _faults(table: pd.DataFrame, schema: Schema, params: dict) -> list[str]:
         elif (values.abs() > 1e150).any():
             faults.append(f"Column {column!r} has values beyond")
     return faults
+
+
+def _distinct_rows(table: pd.DataFrame, schema: Schema) -> int:
+    """Distinct rows of the fitted columns as given (numbers as floats, a missing cell equal only to another)."""
+    used = pd.DataFrame({
+        c: pd.to_numeric(table[c], errors="coerce").astype("float64") if c in schema.numeric else table[c].astype(str).where(table[c].notna())
+        for c in schema.used
+    })
+    return len(used.drop_duplicates())
+
+
+def _refused_for_distinct_rows(error: CraftInputError, table: pd.DataFrame, schema: Schema, params: dict) -> bool:
+    """A refusal for too few distinct rows that holds: the engine counts rows after encoding, where numbers
+    that differ below float resolution may coincide, so its count is at most the count of the rows as given."""
+    found = re.search(r"k=(\d+) exceeds the (\d+) distinct rows", str(error))
+    if found is None:
+        return False
+    k, n_distinct = int(found.group(1)), int(found.group(2))
+    assert k == params["k"] and n_distinct < k, str(error)
+    assert n_distinct <= _distinct_rows(table, schema), (str(error), _distinct_rows(table, schema))
+    return True
 
 
 def _fit_or_refuse(table: pd.DataFrame, schema: Schema, params: dict, estimator: CRAFT):
@@ -156,6 +180,9 @@ def _fit_or_refuse(table: pd.DataFrame, schema: Schema, params: dict, estimator:
         try:
             model = estimator.fit(table)
         except CraftInputError as error:
+            if _refused_for_distinct_rows(error, table, schema, params):
+                event("refused: k beyond the distinct rows")
+                return None
             assert faults, f"a fit without any fault was refused: {error}"
             assert any(fault in str(error) for fault in faults), (str(error), faults)
             event("refused for a fault of the input")
