@@ -27,17 +27,9 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+from benchmarks.bench_browser import CHROMIUM_ARGS  # one list of Chromium flags for the tests and the benchmark
 
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--no-first-run",
-    "--disable-dev-shm-usage",
-]
+ROOT = Path(__file__).resolve().parents[2]
 
 #: Seconds a fresh server may take to answer its health check.
 SERVER_START_TIMEOUT = 60
