@@ -16,8 +16,6 @@ import numpy as np
 def _nearest_rows(numeric, observed, codes, offsets, rows, means, half_precision, selected, n_selected, table, control, start_row, best, arg):
     n_clusters = control.shape[0]
     n_categorical = codes.shape[1]
-    # An empty mask means every numeric cell is observed.
-    masked = observed.shape[0] > 0
     for i in numba.prange(rows.shape[0]):
         row = rows[i]
         # The row's level columns in ``table``, looked up once for all clusters.
@@ -36,8 +34,9 @@ def _nearest_rows(numeric, observed, codes, offsets, rows, means, half_precision
             numeric_part = 0.0
             for s in range(n_selected[k]):
                 j = selected[k, s]
-                if masked and not observed[row, j]:
-                    continue
+                if observed is not None:
+                    if not observed[row, j]:
+                        continue
                 diff = numeric[row, j] - means[k, j]
                 numeric_part += diff * diff * half_precision[k, j]
             categorical_part = 0.0
@@ -53,6 +52,11 @@ def _nearest_rows(numeric, observed, codes, offsets, rows, means, half_precision
         arg[i] = best_k
 
 
+# ``observed`` is None for a table without missing cells: numba compiles one
+# variant per argument type and prunes the ``observed is not None`` branches of
+# the None variant before typing, so such a table runs the loops with no mask
+# test and no per-cell count (the code before missing cells were marginalised,
+# the same sums in the same order). A table with gaps gets the masked variant.
 # Threads pay off only on large passes; on small ones their start-up and the
 # wait for a descheduled thread on a busy machine cost more than the work.
 _nearest_parallel = numba.njit(parallel=True, cache=True, nogil=True)(_nearest_rows)
@@ -96,8 +100,8 @@ def nearest(numeric, observed, codes, offsets, rows, means, half_precision, tabl
     return best, arg
 
 
-def _mask(observed) -> np.ndarray:
-    return np.zeros((0, 0), dtype=np.bool_) if observed is None else np.ascontiguousarray(observed, dtype=np.bool_)
+def _mask(observed) -> np.ndarray | None:
+    return None if observed is None else np.ascontiguousarray(observed, dtype=np.bool_)
 
 
 def _selected_columns(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -113,14 +117,15 @@ def _selected_columns(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def _accumulate(numeric, observed, codes, offsets, labels, counts, numeric_counts, sums, sums_sq, level_counts):
     n_numeric = numeric.shape[1]
     n_categorical = codes.shape[1]
-    masked = observed.shape[0] > 0
     for row in range(labels.shape[0]):
         k = labels[row]
         counts[k] += 1.0
         for j in range(n_numeric):
-            if masked and not observed[row, j]:
-                continue
-            numeric_counts[k, j] += 1.0
+            # Without a mask (None) every cell counts: ``accumulate`` copies the row counts instead.
+            if observed is not None:
+                if not observed[row, j]:
+                    continue
+                numeric_counts[k, j] += 1.0
             value = numeric[row, j]
             sums[k, j] += value
             sums_sq[k, j] += value * value
@@ -145,6 +150,9 @@ def accumulate(numeric, observed, codes, offsets, labels, n_clusters, n_levels_t
     level_counts = np.zeros((n_clusters, n_levels_total))
     labels = np.ascontiguousarray(labels, dtype=np.int64)
     _accumulate(numeric, _mask(observed), codes, offsets, labels, counts, numeric_counts, sums, sums_sq, level_counts)
+    if observed is None:
+        # A sum of ones is exact: the same numbers as counting every cell.
+        numeric_counts[:] = counts[:, None]
     return counts, numeric_counts, sums, sums_sq, level_counts
 
 
@@ -255,11 +263,13 @@ def warm_up() -> None:
     numeric = np.zeros((2, 1))
     codes = np.zeros((2, 1), dtype=np.int64)
     offsets = np.zeros(1, dtype=np.int64)
-    for kernel in (_nearest_serial, _nearest_parallel):
-        kernel(numeric, _mask(None), codes, offsets, np.arange(2, dtype=np.int64), np.zeros((1, 1)), np.ones((1, 1)),
-               np.zeros((1, 1), dtype=np.int64), np.ones(1, dtype=np.int64), np.zeros((1, 1)), np.zeros(1),
-               np.full(1, -1, dtype=np.int64), np.empty(2), np.empty(2, dtype=np.int64))
-    accumulate(numeric, None, codes, offsets, np.zeros(2, dtype=np.int64), 1, 1)
+    # Both variants: a table without missing cells (None) and one with them (a mask).
+    for observed in (None, np.ones((2, 1), dtype=np.bool_)):
+        for kernel in (_nearest_serial, _nearest_parallel):
+            kernel(numeric, observed, codes, offsets, np.arange(2, dtype=np.int64), np.zeros((1, 1)), np.ones((1, 1)),
+                   np.zeros((1, 1), dtype=np.int64), np.ones(1, dtype=np.int64), np.zeros((1, 1)), np.zeros(1),
+                   np.full(1, -1, dtype=np.int64), np.empty(2), np.empty(2, dtype=np.int64))
+        accumulate(numeric, observed, codes, offsets, np.zeros(2, dtype=np.int64), 1, 1)
     # pandas hands a one-dtype numeric block over column-major, a mixed one row-major.
     for raw in (np.zeros((2, 2), order="F"), np.zeros((2, 2), order="C")):
         scan(raw, 1.0)
