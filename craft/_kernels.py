@@ -9,6 +9,8 @@ result is bit-for-bit that of a literal per-point loop.
 
 from __future__ import annotations
 
+import types
+
 import numba
 import numpy as np
 
@@ -59,8 +61,24 @@ def _nearest_rows(numeric, observed, codes, offsets, rows, means, half_precision
 # the same sums in the same order). A table with gaps gets the masked variant.
 # Threads pay off only on large passes; on small ones their start-up and the
 # wait for a descheduled thread on a busy machine cost more than the work.
-_nearest_parallel = numba.njit(parallel=True, cache=True, nogil=True)(_nearest_rows)
-_nearest_serial = numba.njit(cache=True, nogil=True)(_nearest_rows)
+
+
+def _compiled(function, name: str, **options):
+    """``function`` compiled (and cached on disk) under its own ``name``.
+
+    numba's disk cache files a kernel by its Python function's name and
+    bytecode, not by its compile options: two dispatchers of one function
+    would load each other's machine code, so whichever variant compiled first
+    after an edit served both (the threaded pass ran on one thread, at half
+    its speed on two cores, or small passes paid for threads).
+    """
+    copy = types.FunctionType(function.__code__, function.__globals__, name, function.__defaults__, function.__closure__)
+    copy.__qualname__ = name
+    return numba.njit(cache=True, nogil=True, **options)(copy)
+
+
+_nearest_parallel = _compiled(_nearest_rows, "_nearest_rows_parallel", parallel=True)
+_nearest_serial = _compiled(_nearest_rows, "_nearest_rows_serial")
 _PARALLEL_WORK = 4_000_000
 
 

@@ -1,15 +1,23 @@
-"""The compiled kernels' two variants: a table without missing cells (``observed`` None) and one with a mask.
+"""The compiled kernels' variants.
 
-numba compiles ``_kernels`` once per argument type; the None variant drops the
-per-cell mask test. On a table without gaps, giving it an all-True mask must
-change no bit: same costs and clusters from the pass, same statistics. The
-numeric columns span six orders of magnitude, so a sum in another order (or
-a skipped or doubled cell) in either variant shows in the last bits.
+numba compiles ``_kernels`` once per argument type; the variant for a table
+without missing cells (``observed`` None) drops the per-cell mask test. On a
+table without gaps, giving it an all-True mask must change no bit: same costs
+and clusters from the pass, same statistics. The numeric columns span six
+orders of magnitude, so a sum in another order (or a skipped or doubled cell)
+in either variant shows in the last bits.
+
+The threaded and the serial pass are one function compiled twice; each must
+keep its own machine code in numba's disk cache.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import os
+import subprocess
+import sys
+import textwrap
 
 import numpy as np
 import pandas as pd
@@ -77,3 +85,47 @@ def test_statistics_are_bit_identical_with_and_without_an_all_true_mask(seed):
         np.testing.assert_array_equal(getattr(plain, field.name), getattr(with_mask, field.name), err_msg=field.name)
     # Without a mask every numeric cell of a cluster counts: its row count, per feature.
     np.testing.assert_array_equal(plain.numeric_counts, np.repeat(plain.counts[:, None], data.n_numeric, axis=1))
+
+
+_CACHE_SCRIPT = textwrap.dedent(
+    """
+    import sys
+    import numba
+    import numpy as np
+    from craft import _kernels
+
+    def call(kernel, observed):
+        numeric = np.zeros((2, 1))
+        codes = np.zeros((2, 1), dtype=np.int64)
+        kernel(numeric, observed, codes, np.zeros(1, dtype=np.int64), np.arange(2, dtype=np.int64), np.zeros((1, 1)),
+               np.ones((1, 1)), np.zeros((1, 1), dtype=np.int64), np.ones(1, dtype=np.int64), np.zeros((1, 1)),
+               np.zeros(1), np.full(1, -1, dtype=np.int64), np.empty(2), np.empty(2, dtype=np.int64))
+
+    def threads_started():
+        try:
+            numba.threading_layer()
+        except ValueError:  # no threaded code has run in this process
+            return False
+        return True
+
+    mask = np.ones((2, 1), dtype=np.bool_)
+    if sys.argv[1] == "compile":
+        # Each signature compiled by one of the two variants only.
+        call(_kernels._nearest_serial, None)
+        call(_kernels._nearest_parallel, mask)
+    else:
+        # Each variant asked for the signature the other one cached.
+        call(_kernels._nearest_serial, mask)
+        assert not threads_started(), "the serial pass ran the threaded machine code"
+        call(_kernels._nearest_parallel, None)
+        assert threads_started(), "the threaded pass ran the serial machine code"
+    """
+)
+
+
+def test_threaded_and_serial_passes_do_not_share_cached_machine_code(tmp_path):
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "numba")}
+    for step in ("compile", "check"):
+        done = subprocess.run([sys.executable, "-c", _CACHE_SCRIPT, step], env=env, capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr[-2000:]
+    assert any((tmp_path / "numba").rglob("*.nbi"))  # the kernels did go through the disk cache
