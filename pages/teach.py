@@ -181,8 +181,8 @@ def rho_masks_view() -> None:
             params = ctx.params.replace(rho=rho_from_share(terms.m, share), rho_selection=mode)
             outcome = cache.fit(ctx.data.key, tuple(ctx.schema.numeric), tuple(ctx.schema.categorical), params,
                                 ctx.data.table, ctx.schema)
-            if outcome.model is None:
-                note(f"ρ = {share:g}·m(1−m): {outcome.error or 'no fit.'}")
+            if outcome is None or outcome.model is None:
+                note(f"ρ = {share:g}·m(1−m): {outcome.error if outcome else 'the fit was cancelled.'}")
                 continue
             fitted = outcome.model
             # Rows in the order of the clusters of this page's fit they match (unmatched ones last).
