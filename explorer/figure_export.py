@@ -75,8 +75,14 @@ def download_buttons(figure: go.Figure, name: str, key: str, container=None) -> 
     )
 
 
-def chart(figure: go.Figure, *, key: str, name: str, container=None) -> None:
-    """Show ``figure`` with its SVG/PNG downloads under it."""
+def chart(figure: go.Figure, *, key: str, name: str, camera_name: str | None = None, container=None) -> None:
+    """Show ``figure`` with its SVG/PNG downloads (files ``name``) under it.
+
+    ``camera_name`` (default ``name``) is the file the toolbar camera saves.
+    The browser redraws a figure from scratch whenever its figure or config
+    changes, and leaves it alone otherwise: a view whose ``name`` changes
+    more often than its figure (Teach's iteration steps) keeps a fixed one.
+    """
     container = container if container is not None else st
-    container.plotly_chart(figure, key=key, config=chart_config(name))
+    container.plotly_chart(figure, key=key, config=chart_config(camera_name or name))
     download_buttons(figure, name, key, container)

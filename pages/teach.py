@@ -43,12 +43,15 @@ def step_view() -> None:
     cols[1].metric("Clusters opened", record.n_opened)
     cols[2].metric("Points that changed cluster", f"{record.n_changed:,}")
     cols[3].metric("Objective after the update", f"{record.objective:,.6g}")
+    # The figures' titles and camera names do not carry t: a figure equal to the previous step's (the masks,
+    # once the selection has settled) is then left as it is in the browser instead of being drawn again.
+    st.markdown(f"**After iteration {t} of {len(history)}**")
     left, right = st.columns(2)
     with left:
         figure = cache.figure(ctx.key, f"teach_masks_{t}", lambda: plots.fig_feature_masks(
             record.feature_mask, features=model.engine_features_, order="natural",
-            title=f"Selected features after iteration {t}"))
-        chart(figure, key="teach_masks", name=f"teach_masks_iteration_{t}")
+            title="Selected features after the iteration"))
+        chart(figure, key="teach_masks", name=f"teach_masks_iteration_{t}", camera_name="teach_masks")
     if record.labels is None:
         note("Labels per iteration are not kept above 200,000 rows, so assignments and distances cannot be shown.")
         return
@@ -60,8 +63,9 @@ def step_view() -> None:
         before = history[t - 2].labels[frame["row"].to_numpy()] if t > 1 else np.zeros_like(labels_t)
         figure = cache.figure(ctx.key, f"teach_assignments_{t}", lambda: plots.fig_projection(
             frame, labels=labels_t, highlight=labels_t != before,
-            title=f"Assignments after iteration {t} (ringed: changed cluster)"))
-        chart(figure, key="teach_projection", name=f"teach_assignments_iteration_{t}")
+            title="Assignments after the iteration (ringed: changed cluster in it)"))
+        chart(figure, key="teach_projection", name=f"teach_assignments_iteration_{t}",
+              camera_name="teach_assignments")
         if t == 1:
             st.caption("Iteration 1 starts from the paper's initial state, every point in cluster 0: the ringed "
                        "points are those the first pass moved to another cluster.")
@@ -81,11 +85,12 @@ def step_view() -> None:
     )
     row = st.number_input("Row n", 0, len(X) - 1, 0, key="teach_row")
     table = distance_table(model, data, state, int(row))
-    st.dataframe(
+    # A static table, not a data grid: a handful of rows, drawn again at every step (the grid's canvas cost
+    # a step 10-20 ms in the browser).
+    st.table(
         table.rename(columns={"numeric": "numeric part", "categorical_selected": "selected categorical",
                               "categorical_global": "unselected categorical", "feature_control": "|v_k| F_Δ",
-                              "total": "d_nk", "n_selected": "|v_k|"}),
-        hide_index=True,
+                              "total": "d_nk", "n_selected": "|v_k|"}).set_index("cluster"),
     )
     best = int(table["total"].idxmin())
     parts = table.iloc[best]
