@@ -64,12 +64,13 @@ def download_buttons(figure: go.Figure, name: str, key: str, container=None) -> 
         return
     # The figure's JSON only when a button is clicked: serialising it on every
     # run cost as much as drawing it (0.07 s for the data heatmap).
-    left, right, _ = container.columns([1, 1, 4])
-    left.download_button(
+    # A row sized to the buttons (fixed column shares cut their labels to "S.." in a half-width column).
+    row = container.container(horizontal=True)
+    row.download_button(
         "SVG", lambda: static_image(figure.to_json(), "svg"), file_name=f"{name}.svg", mime="image/svg+xml",
         key=f"{key}_svg", icon=":material/download:", help="The figure as a vector image (slides, papers).",
     )
-    right.download_button(
+    row.download_button(
         "PNG", lambda: static_image(figure.to_json(), "png"), file_name=f"{name}.png", mime="image/png",
         key=f"{key}_png", icon=":material/download:", help=f"The figure as a {PNG_SCALE}× PNG image.",
     )

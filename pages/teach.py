@@ -90,7 +90,8 @@ def step_view() -> None:
     st.table(
         table.rename(columns={"numeric": "numeric part", "categorical_selected": "selected categorical",
                               "categorical_global": "unselected categorical", "feature_control": "|v_k| F_Δ",
-                              "total": "d_nk", "n_selected": "|v_k|"}).set_index("cluster"),
+                              "total": "d_nk", "n_selected": "|v_k|"}),
+        hide_index=True,
     )
     best = int(table["total"].idxmin())
     parts = table.iloc[best]
