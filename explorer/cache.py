@@ -282,7 +282,8 @@ def wait_for(job: jobs.FitJob, label: str = "Fitting CRAFT", *, cancellable: boo
     puts a Cancel button beside the bar (this session's main fit: one per
     run).
     """
-    progress = _Progress(label)
+    # The bar's delay counts from the fit's start: a page opened on a fit already running shows it at once.
+    progress = _Progress(label, delay=max(0.0, 0.25 - job.seconds))
     cancel = (lambda: _cancel(job)) if cancellable else None
     try:
         while not job.wait(progress.every / 2):

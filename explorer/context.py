@@ -213,14 +213,15 @@ GRACE_SECONDS = 0.3
 def show_background_fit(ctx: AppContext) -> None:
     """For a page that does not need the fit: its progress while it runs, then a rerun that shows it.
 
-    A fit that ends within :data:`GRACE_SECONDS` is simply there (no bar, no
-    second run). A longer one is followed by a fragment that polls its
+    A fit that ends within :data:`GRACE_SECONDS` of its start is simply there
+    (no bar, no second run). A longer one is followed by a fragment that polls its
     progress, so the page stays usable meanwhile.
     """
     job = ctx.job
     if job is None:
         return
-    if job.wait(GRACE_SECONDS):
+    # The grace counts from the fit's start: a fit already running for longer shows its progress at once.
+    if job.wait(max(0.0, GRACE_SECONDS - job.seconds)):
         _settle(ctx, cache.wait_for(job))
         return
 

@@ -11,22 +11,15 @@ from __future__ import annotations
 
 import re
 
-import numpy as np
-import pandas as pd
 import pytest
 from test_flows import RUN_TIMEOUT_MS, alerts, assert_clean, open_app
+
+from benchmarks.bench_browser import noise_table
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(240)]
 
 PROGRESS = ".st-key-background_fit [data-testid='stProgress']"
 WAITING = ".st-key-fit_progress"
-
-
-def noise_csv(n_rows: int = 100_000) -> bytes:
-    rng = np.random.default_rng(0)
-    table = pd.DataFrame({**{f"x{i}": rng.normal(size=n_rows).round(3) for i in range(8)},
-                          **{f"c{i}": rng.choice(list("abcde"), n_rows) for i in range(8)}})
-    return table.to_csv(index=False).encode()
 
 
 def iterations(text: str) -> int:
@@ -46,7 +39,7 @@ def test_a_long_fit_leaves_the_app_usable_and_can_be_cancelled(page):
     open_app(page, "/?n_init=20")
     page.get_by_text("Upload your own table").first.click()
     page.locator(".st-key-uploader input[type=file]").set_input_files(
-        files=[{"name": "noise.csv", "mimeType": "text/csv", "buffer": noise_csv()}])
+        files=[{"name": "noise.csv", "mimeType": "text/csv", "buffer": noise_table(100_000, 0)}])
     # The Data page is drawn with the new table while the fit runs behind it.
     page.wait_for_selector(PROGRESS, timeout=RUN_TIMEOUT_MS)
     assert "Fitting CRAFT in the background" in page.locator(PROGRESS).inner_text()
