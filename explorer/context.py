@@ -208,6 +208,8 @@ def offer_refit(ctx: AppContext) -> None:
 
 #: How long a page that does not need the fit waits for it before drawing its progress instead.
 GRACE_SECONDS = 0.3
+#: How often that progress is polled; the fit shows this long after its end at most (each poll is a small run).
+POLL_SECONDS = 0.2
 
 
 def show_background_fit(ctx: AppContext) -> None:
@@ -225,7 +227,7 @@ def show_background_fit(ctx: AppContext) -> None:
         _settle(ctx, cache.wait_for(job))
         return
 
-    @st.fragment(run_every=0.5)
+    @st.fragment(run_every=POLL_SECONDS)
     def background_fit() -> None:
         if job.done or job.cancelled:
             st.session_state[CONTINUED] = True

@@ -43,8 +43,8 @@ def step_view() -> None:
     cols[1].metric("Clusters opened", record.n_opened)
     cols[2].metric("Points that changed cluster", f"{record.n_changed:,}")
     cols[3].metric("Objective after the update", f"{record.objective:,.6g}")
-    # The figures' titles and camera names do not carry t: a figure equal to the previous step's (the masks,
-    # once the selection has settled) is then left as it is in the browser instead of being drawn again.
+    # The masks figure's title and camera name do not carry t: equal to the previous step's (once the selection
+    # has settled), it is then left as it is in the browser instead of being drawn again.
     st.markdown(f"**After iteration {t} of {len(history)}**")
     left, right = st.columns(2)
     with left:
@@ -61,11 +61,11 @@ def step_view() -> None:
         # The run starts with every point in cluster 0, so iteration 1's "changed" are the points it moved
         # out of cluster 0: the same count as the metric above (the engine's n_changed).
         before = history[t - 2].labels[frame["row"].to_numpy()] if t > 1 else np.zeros_like(labels_t)
+        # Its rings differ from one iteration to the next, so it is drawn anew at every step anyway.
         figure = cache.figure(ctx.key, f"teach_assignments_{t}", lambda: plots.fig_projection(
             frame, labels=labels_t, highlight=labels_t != before,
-            title="Assignments after the iteration (ringed: changed cluster in it)"))
-        chart(figure, key="teach_projection", name=f"teach_assignments_iteration_{t}",
-              camera_name="teach_assignments")
+            title=f"Assignments after iteration {t} (ringed: changed cluster)"))
+        chart(figure, key="teach_projection", name=f"teach_assignments_iteration_{t}")
         if t == 1:
             st.caption("Iteration 1 starts from the paper's initial state, every point in cluster 0: the ringed "
                        "points are those the first pass moved to another cluster.")

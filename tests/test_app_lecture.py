@@ -207,7 +207,7 @@ def test_teach_iteration_one_rings_only_the_points_the_counter_counts():
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Points that changed cluster"] == f"{history[0].n_changed:,}"
     assert any(m.value == "**After iteration 1 of " + f"{len(history)}**" for m in at.markdown)
-    projection = next(spec for spec in charts(at) if "Assignments after the iteration" in spec["layout"]["title"]["text"])
+    projection = next(spec for spec in charts(at) if "Assignments after iteration 1" in spec["layout"]["title"]["text"])
     rings = [trace for trace in projection["data"] if trace.get("marker", {}).get("symbol") == "circle-open"]
     assert len(rings) == 1 and array(rings[0]["customdata"]).size == history[0].n_changed < len(ctx(at).data.table)
     assert any("every point in cluster 0" in c.value for c in at.caption)
