@@ -9,6 +9,7 @@ result is bit-for-bit that of a literal per-point loop.
 
 from __future__ import annotations
 
+import threading
 import types
 
 import numba
@@ -80,6 +81,10 @@ def _compiled(function, name: str, **options):
 _nearest_parallel = _compiled(_nearest_rows, "_nearest_rows_parallel", parallel=True)
 _nearest_serial = _compiled(_nearest_rows, "_nearest_rows_serial")
 _PARALLEL_WORK = 4_000_000
+#: One threaded pass at a time in the process. Where no OpenMP or TBB runtime is installed, numba falls back to
+#: its "workqueue" threading layer, which aborts the whole process when two threads launch parallel kernels at
+#: once (two fits at the same time: the app runs each in its own thread). One pass already fills the cores.
+_PARALLEL_LAUNCH = threading.Lock()
 
 
 def nearest(numeric, observed, codes, offsets, rows, means, half_precision, table, control, start_row):
@@ -98,8 +103,7 @@ def nearest(numeric, observed, codes, offsets, rows, means, half_precision, tabl
     best = np.empty(rows.shape[0])
     arg = np.empty(rows.shape[0], dtype=np.int64)
     work = rows.shape[0] * control.shape[0] * (numeric.shape[1] + codes.shape[1])
-    kernel = _nearest_parallel if work >= _PARALLEL_WORK else _nearest_serial
-    kernel(
+    arguments = (
         numeric,
         _mask(observed),
         codes,
@@ -115,6 +119,11 @@ def nearest(numeric, observed, codes, offsets, rows, means, half_precision, tabl
         best,
         arg,
     )
+    if work >= _PARALLEL_WORK:
+        with _PARALLEL_LAUNCH:
+            _nearest_parallel(*arguments)
+    else:
+        _nearest_serial(*arguments)
     return best, arg
 
 

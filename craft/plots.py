@@ -964,6 +964,10 @@ def projection_frame(model, X: pd.DataFrame, *, max_points: int = 4000, random_s
     return frame
 
 
+#: Largest projection drawn as SVG; more points are drawn with WebGL.
+SVG_MAX_POINTS = 1000
+
+
 def fig_projection(frame: pd.DataFrame, *, labels=None, highlight=None, title: str | None = None,
                    group_name: str = "cluster") -> go.Figure:
     """Scatter of a :func:`projection_frame`, coloured by cluster.
@@ -981,9 +985,12 @@ def fig_projection(frame: pd.DataFrame, *, labels=None, highlight=None, title: s
     colors = cluster_colors(int(groups.max()) + 1 if groups.size else 0)
     fig = go.Figure()
     outline = np.zeros(len(frame), dtype=bool) if highlight is None else np.asarray(highlight, dtype=bool)
+    # SVG below SVG_MAX_POINTS: creating a WebGL context costs more than drawing a few hundred SVG markers
+    # (Teach redraws this figure at every iteration step; docs/RESULTS.md, browser responsiveness).
+    trace = go.Scatter if len(frame) <= SVG_MAX_POINTS else go.Scattergl
     for g in groups:
         inside = labels == g
-        fig.add_trace(go.Scattergl(
+        fig.add_trace(trace(
             x=frame["pc1"].to_numpy()[inside], y=frame["pc2"].to_numpy()[inside], mode="markers",
             name=f"{group_name} {g}", customdata=frame["row"].to_numpy()[inside],
             marker=dict(size=6, color=colors[int(g)], opacity=0.75),
@@ -991,7 +998,7 @@ def fig_projection(frame: pd.DataFrame, *, labels=None, highlight=None, title: s
         ))
     if outline.any():
         # One ring per highlighted point, drawn over them (WebGL markers take no per-point outline width).
-        fig.add_trace(go.Scattergl(
+        fig.add_trace(trace(
             x=frame["pc1"].to_numpy()[outline], y=frame["pc2"].to_numpy()[outline], mode="markers",
             name=f"changed ({int(outline.sum()):,})", customdata=frame["row"].to_numpy()[outline],
             marker=dict(size=11, symbol="circle-open", color="black", line=dict(width=1.5)),

@@ -22,10 +22,14 @@ They are kept in :data:`STORE`, an LRU of pickled results bounded by bytes
 copy-per-caller semantics as ``st.cache_data``; ``benchmarks/bench_cache.py``
 shows a server's memory level off over many fits.
 
-Long computations show a progress bar that appears only after a short
-delay. It is created inside the cached function, so a cache hit replays it
-(a bar that is immediately emptied) instead of referring to an element that
-no longer exists.
+CRAFT fits run in background threads (:mod:`explorer.jobs`), one per fit
+digest for the whole server: a page that needs the fit waits for it with a
+progress bar and a Cancel button, a page that does not is drawn at once, and
+a changed parameter cancels the fit that nobody waits for any more. The
+other long computations (Compare, What-if, stability) run in the script
+thread; their progress bar is created inside the cached function, so a cache
+hit replays it (a bar that is immediately emptied) instead of referring to an
+element that no longer exists. Every bar appears only after a short delay.
 """
 
 from __future__ import annotations
@@ -37,15 +41,18 @@ import os
 import pickle
 import threading
 import time
+import uuid
 from collections import OrderedDict
 
 import streamlit as st
+from streamlit import runtime
+from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from craft import plots, profiles, report
 from craft.metrics import align_clusters
 
-from . import services
-from .services import FitParams
+from . import jobs, services
+from .services import FitOutcome, FitParams
 
 _FIT_ENTRIES = 64
 _DERIVED_ENTRIES = 64
@@ -143,27 +150,27 @@ class _Progress:
         self.start = time.monotonic()
         self.last = 0.0
         self.bar = None
-        self.iterations = 0
-        self.fits = set()
 
-    def _show(self, fraction: float, text: str) -> None:
+    def _show(self, fraction: float, text: str, cancel=None) -> None:
+        """Draw or move the bar; ``cancel`` (a callable) puts a Cancel button beside it when it appears."""
         now = time.monotonic()
         if now - self.start < self.delay or now - self.last < self.every:
             return
         self.last = now
         fraction = min(max(float(fraction), 0.0), 1.0)
-        if self.bar is None:
+        if self.bar is None and cancel is None:
             self.bar = st.progress(fraction, text=text)
+        elif self.bar is None:
+            slot = st.container(key="fit_progress")
+            self.bar = slot.progress(fraction, text=text)
+            slot.button("Cancel the fit", key="cancel_fit", on_click=cancel, icon=":material/stop_circle:",
+                            help="Stop this fit; the page then says so and offers to fit again.")
         else:
             self.bar.progress(fraction, text=text)
 
-    def record(self, record) -> None:
-        """Callback of :class:`craft.CRAFT`: counts iterations (λ-search fits included)."""
-        self.iterations += 1
-        self.fits.add((record.lam, record.restart))
-        # No total is known in advance (λ search): the bar creeps towards 95 %.
-        fraction = 0.95 * (1.0 - 1.0 / (1.0 + self.iterations / 40.0))
-        self._show(fraction, f"{self.label}: {self.iterations} iterations in {len(self.fits)} run(s)…")
+    def job(self, job: jobs.FitJob, cancel=None) -> None:
+        """Show a background fit's progress (λ-search fits included)."""
+        self._show(job.fraction, f"{self.label}: {job.summary()}…", cancel)
 
     def step(self, fraction: float, text: str) -> None:
         """Callback of the sweeps: a known share done."""
@@ -176,7 +183,11 @@ class _Progress:
 
 def fit_key(data_key: str, schema, params: FitParams) -> str:
     """A short digest that names one fit (data, roles, parameters)."""
-    text = repr((data_key, tuple(schema.numeric), tuple(schema.categorical), params))
+    return _fit_digest(data_key, tuple(schema.numeric), tuple(schema.categorical), params)
+
+
+def _fit_digest(data_key: str, numeric: tuple, categorical: tuple, params: FitParams) -> str:
+    text = repr((data_key, numeric, categorical, params))
     return hashlib.sha256(text.encode()).hexdigest()[:20]
 
 
@@ -199,14 +210,105 @@ def original_cells(key: str, _data: services.LoadedData, _content: bytes | None)
     return services.original_cells(_data, _content)
 
 
-@_stored
-def fit(data_key: str, numeric: tuple, categorical: tuple, params: FitParams, _table, _schema) -> services.FitOutcome:
-    """One CRAFT fit; the key is the data fingerprint, the roles and the parameters."""
-    progress = _Progress("Fitting CRAFT")
+def _session_alive(holder: tuple[str, str]) -> bool:
+    """Whether the browser session of ``holder`` is still connected (always, outside a server)."""
+    return not runtime.exists() or bool(runtime.get_instance().is_active_session(holder[0]))
+
+
+#: The fits running in background threads; a finished one goes to :data:`STORE` before it is forgotten.
+JOBS = jobs.FitJobs(on_result=STORE.put, alive=_session_alive)
+
+
+def session_token() -> tuple[str, str]:
+    """Names this browser session as the holder of the fits it waits for.
+
+    Streamlit's session id (to ask whether the session is still connected)
+    and a token kept in the session's state (distinct even where ids are
+    not: AppTest gives every session the same id).
+    """
+    run = get_script_run_ctx()
+    own = st.session_state.setdefault("_session_token", uuid.uuid4().hex)
+    return (run.session_id if run is not None else own, own)
+
+
+def _job_of(key: str, numeric: tuple, categorical: tuple, params: FitParams, table, schema) -> jobs.FitJob:
+    return JOBS.submit(key, session_token(), lambda callback: services.fit_craft(table, schema, params, callback=callback))
+
+
+def request_fit(data_key: str, numeric: tuple, categorical: tuple, params: FitParams, table, schema) -> FitOutcome | jobs.FitJob:
+    """This session's main fit: its outcome if known, else the job computing it (not waited for).
+
+    The session holds the job until it asks for another fit, which releases
+    it (and cancels it unless another session waits for it). A finished job
+    of this session answers too, so an outcome too large for :data:`STORE`
+    is not recomputed at every rerun.
+    """
+    key = _fit_digest(data_key, numeric, categorical, params)
+    held = st.session_state.get("_fit_job")
+    if held is not None and held.key != key:
+        JOBS.release(held.key, session_token())
+        del st.session_state["_fit_job"]
+        held = None
+    found = STORE.get(key)
+    if found is not None:
+        return found
+    if held is not None and held.done and not held.cancelled:
+        return _own_copy(held.result())
+    job = _job_of(key, numeric, categorical, params, table, schema)
+    st.session_state["_fit_job"] = job
+    return job
+
+
+def cancelled_fit() -> tuple[str, int] | None:
+    """The key and iteration count of the fit this session cancelled, while it still asks for it."""
+    return st.session_state.get("_fit_cancelled")
+
+
+def clear_cancelled() -> None:
+    """Ask for the cancelled fit again (the "Fit again" button)."""
+    st.session_state.pop("_fit_cancelled", None)
+
+
+def _cancel(job: jobs.FitJob) -> None:
+    st.session_state["_fit_cancelled"] = (job.key, job.iterations)
+    JOBS.cancel(job.key)
+
+
+def wait_for(job: jobs.FitJob, label: str = "Fitting CRAFT", *, cancellable: bool = False) -> FitOutcome | None:
+    """Wait for ``job`` with a progress bar; its outcome, or None if it was cancelled.
+
+    A rerun (a parameter changed, another page chosen) interrupts the wait
+    at the bar's next update; the job goes on in its thread. ``cancellable``
+    puts a Cancel button beside the bar (this session's main fit: one per
+    run).
+    """
+    # The bar's delay counts from the fit's start: a page opened on a fit already running shows it at once.
+    progress = _Progress(label, delay=max(0.0, 0.25 - job.seconds))
+    cancel = (lambda: _cancel(job)) if cancellable else None
     try:
-        return services.fit_craft(_table, _schema, params, callback=progress.record)
+        while not job.wait(progress.every / 2):
+            progress.job(job, cancel)
     finally:
         progress.close()
+    outcome = job.result()
+    found = STORE.get(job.key)
+    return found if found is not None or outcome is None else _own_copy(outcome)
+
+
+def _own_copy(outcome: FitOutcome) -> FitOutcome:
+    """A copy for one caller, as :data:`STORE` hands out (an outcome larger than the whole store is not kept)."""
+    return pickle.loads(pickle.dumps(outcome, protocol=pickle.HIGHEST_PROTOCOL))
+
+
+def fit(data_key: str, numeric: tuple, categorical: tuple, params: FitParams, _table, _schema) -> FitOutcome | None:
+    """One CRAFT fit, waited for; the key is the data fingerprint, the roles and the parameters.
+
+    None when the fit was cancelled (by this session's Cancel button, or by
+    every session that waited for it moving on).
+    """
+    key = _fit_digest(data_key, numeric, categorical, params)
+    found = STORE.get(key)
+    return found if found is not None else wait_for(_job_of(key, numeric, categorical, params, _table, _schema))
 
 
 @_stored

@@ -3,8 +3,13 @@
 :func:`build` loads the chosen data (kept in the session while its key does
 not change), applies the user's roles, fits CRAFT through the cache and
 stores an :class:`AppContext` in ``st.session_state["ctx"]``. Pages read it
-with :func:`current` and stop with a specific message when there is no fit
-(:func:`require_model`).
+with :func:`current`.
+
+The fit runs in a background thread (:mod:`explorer.jobs`) and nothing here
+waits for it: a page that needs it calls :func:`require_model`, which waits
+with a progress bar and a Cancel button (or stops with a specific message
+when there is no fit); a page that does not (the Data page) calls
+:func:`show_background_fit` and is usable while the fit runs.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from craft import CraftInputError
 from craft.schema import Schema
 
 from . import cache
+from .jobs import FitJob
 from .services import (
     FitOutcome,
     FitParams,
@@ -27,8 +33,8 @@ from .services import (
     labels_for_evaluation,
     upload_key,
 )
-from .state import NO_LABEL, UPLOAD
-from .ui import error
+from .state import CONTINUED, NO_LABEL, UPLOAD
+from .ui import error, note
 
 
 @dataclass
@@ -53,6 +59,11 @@ class AppContext:
         Why there is no fit: data or roles that cannot be clustered.
     notes : list of str
         Remarks on the roles (skipped saved roles...).
+    job : FitJob or None
+        The background fit computing ``outcome``, until a page has waited
+        for it (:func:`require_model`, :func:`show_background_fit`).
+    cancelled : bool
+        The user cancelled this fit and has not asked for it again.
     """
 
     data: LoadedData | None
@@ -64,6 +75,8 @@ class AppContext:
     data_key: str = ""
     problem: str | None = None
     notes: list = field(default_factory=list)
+    job: FitJob | None = None
+    cancelled: bool = False
 
     @property
     def model(self):
@@ -134,11 +147,33 @@ def build(params: FitParams) -> AppContext:
         label = None
     data_key = cache.fit_key(data.key, schema, FitParams())
     key = cache.fit_key(data.key, schema, params)
-    outcome = cache.fit(data.key, tuple(schema.numeric), tuple(schema.categorical), params, data.table, schema)
-    ctx = AppContext(data, schema, label, params, outcome, key, data_key, None if outcome.model else outcome.error,
-                     notes)
+    cancelled = cache.cancelled_fit()
+    if cancelled is not None and cancelled[0] == key:
+        ctx = AppContext(data, schema, label, params, None, key, data_key,
+                         f"you cancelled this fit after {cancelled[1]:,} iterations.", notes, cancelled=True)
+        st.session_state["ctx"] = ctx
+        return ctx
+    if cancelled is not None:  # another fit is asked for: the cancelled one is behind the user
+        cache.clear_cancelled()
+    found = cache.request_fit(data.key, tuple(schema.numeric), tuple(schema.categorical), params, data.table, schema)
+    ctx = AppContext(data, schema, label, params, None, key, data_key, None, notes)
+    if isinstance(found, FitJob):
+        ctx.job = found
+    else:
+        _settle(ctx, found)
     st.session_state["ctx"] = ctx
     return ctx
+
+
+def _settle(ctx: AppContext, outcome: FitOutcome | None) -> None:
+    """Put a finished fit's outcome (None: cancelled) into ``ctx``."""
+    ctx.job = None
+    if outcome is None:
+        ctx.cancelled = True
+        ctx.problem = "the fit was cancelled."
+        return
+    ctx.outcome = outcome
+    ctx.problem = None if outcome.model else outcome.error
 
 
 def current() -> AppContext:
@@ -149,12 +184,56 @@ def current() -> AppContext:
 
 
 def require_model(ctx: AppContext):
-    """The fitted model, or a specific message and the end of the page."""
+    """The fitted model (waited for, with its progress), or a specific message and the end of the page."""
+    if ctx.job is not None:
+        _settle(ctx, cache.wait_for(ctx.job, cancellable=True))
     if ctx.model is not None:
         return ctx.model
+    if ctx.cancelled:
+        offer_refit(ctx)
+        st.stop()
     if ctx.data is None:
         error(ctx.problem or "No data.")
     else:
         error(f"No clustering for {ctx.data.name!r}: {ctx.problem}")
     st.page_link("pages/data.py", label="Go to the Data page to change the data or the column roles", icon=":material/table_view:")
     st.stop()
+
+
+def offer_refit(ctx: AppContext) -> None:
+    """Say that the fit was cancelled, with a button that asks for it again."""
+    note(f"No clustering: {ctx.problem} Change a parameter in the sidebar, or fit again.")
+    st.button("Fit again", key="fit_again", on_click=cache.clear_cancelled, icon=":material/replay:")
+
+
+#: How long a page that does not need the fit waits for it before drawing its progress instead.
+GRACE_SECONDS = 0.3
+#: How often that progress is polled; the fit shows this long after its end at most (each poll is a small run).
+POLL_SECONDS = 0.2
+
+
+def show_background_fit(ctx: AppContext) -> None:
+    """For a page that does not need the fit: its progress while it runs, then a rerun that shows it.
+
+    A fit that ends within :data:`GRACE_SECONDS` of its start is simply there
+    (no bar, no second run). A longer one is followed by a fragment that polls its
+    progress, so the page stays usable meanwhile.
+    """
+    job = ctx.job
+    if job is None:
+        return
+    # The grace counts from the fit's start: a fit already running for longer shows its progress at once.
+    if job.wait(max(0.0, GRACE_SECONDS - job.seconds)):
+        _settle(ctx, cache.wait_for(job))
+        return
+
+    @st.fragment(run_every=POLL_SECONDS)
+    def background_fit() -> None:
+        if job.done or job.cancelled:
+            st.session_state[CONTINUED] = True
+            st.rerun()
+        st.container(key="background_fit").progress(
+            job.fraction, text=f"Fitting CRAFT in the background: {job.summary()}. This page is usable meanwhile; "
+                               "the other pages show the fit when it is done.")
+
+    background_fit()

@@ -64,19 +64,26 @@ def download_buttons(figure: go.Figure, name: str, key: str, container=None) -> 
         return
     # The figure's JSON only when a button is clicked: serialising it on every
     # run cost as much as drawing it (0.07 s for the data heatmap).
-    left, right, _ = container.columns([1, 1, 4])
-    left.download_button(
+    # A row sized to the buttons (fixed column shares cut their labels to "S.." in a half-width column).
+    row = container.container(horizontal=True)
+    row.download_button(
         "SVG", lambda: static_image(figure.to_json(), "svg"), file_name=f"{name}.svg", mime="image/svg+xml",
         key=f"{key}_svg", icon=":material/download:", help="The figure as a vector image (slides, papers).",
     )
-    right.download_button(
+    row.download_button(
         "PNG", lambda: static_image(figure.to_json(), "png"), file_name=f"{name}.png", mime="image/png",
         key=f"{key}_png", icon=":material/download:", help=f"The figure as a {PNG_SCALE}× PNG image.",
     )
 
 
-def chart(figure: go.Figure, *, key: str, name: str, container=None) -> None:
-    """Show ``figure`` with its SVG/PNG downloads under it."""
+def chart(figure: go.Figure, *, key: str, name: str, camera_name: str | None = None, container=None) -> None:
+    """Show ``figure`` with its SVG/PNG downloads (files ``name``) under it.
+
+    ``camera_name`` (default ``name``) is the file the toolbar camera saves.
+    The browser redraws a figure from scratch whenever its figure or config
+    changes, and leaves it alone otherwise: a view whose ``name`` changes
+    more often than its figure (Teach's iteration steps) keeps a fixed one.
+    """
     container = container if container is not None else st
-    container.plotly_chart(figure, key=key, config=chart_config(name))
+    container.plotly_chart(figure, key=key, config=chart_config(camera_name or name))
     download_buttons(figure, name, key, container)

@@ -31,8 +31,13 @@ def render() -> context.AppContext:
     ctx = context.build(params)
     state.sync_url(ctx.shareable)
     ignored = state.ignored_url_values()
-    if ignored:
-        ui.warning("Ignored in the link: " + "; ".join(ignored) + ". The sidebar shows the values in use.")
+    said = ("Ignored in the link: " + "; ".join(ignored) + ". The sidebar shows the values in use.") if ignored else None
+    if said is None and st.session_state.pop(state.CONTINUED, False):
+        # The rerun that shows a finished background fit continues the view the user was reading.
+        said = st.session_state.get("_link_warning")
+    st.session_state["_link_warning"] = said
+    if said:
+        ui.warning(said)
     _run.ctx = ctx
     return ctx
 

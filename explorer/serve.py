@@ -44,7 +44,13 @@ def warm() -> None:
 
 def main(argv: list[str] | None = None) -> None:
     warm()
+    from streamlit.runtime.pages_manager import PagesManager
     from streamlit.web import cli
+
+    # The app lists its pages with st.navigation (app.py). Because a pages/ folder exists, Streamlit would
+    # serve the first session of a fresh server in its older folder mode until app.py has run once: a shared
+    # link to a page then showed the file names ("app", "clusters", ...) in the sidebar instead of the titles.
+    PagesManager.uses_pages_directory = False
 
     sys.argv = ["streamlit", "run", str(APP), *(sys.argv[1:] if argv is None else argv)]
     cli.main()

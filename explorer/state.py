@@ -72,6 +72,10 @@ _PRESET_BASE = {
     "standardize": _BASE.standardize,
 }
 
+#: Session key set before a rerun that only brings in a finished background fit: what the previous
+#: run said once (the ignored link values) is said again, since the user has not moved on.
+CONTINUED = "_continued_view"
+
 #: Session keys that are not widgets, with their initial values.
 _SESSION_DEFAULTS = {
     "role_overrides": {},  # column -> numeric / categorical / ignored

@@ -83,6 +83,7 @@ st.title("Data")
 if ctx.data is not None:
     kind = {"synthetic": "Synthetic set of the paper", "bundled": "Bundled real dataset", "upload": "Your upload"}
     st.markdown(f"**{esc(ctx.data.name)}** — {kind[ctx.data.kind]}. {esc(ctx.data.description)}")
+context.show_background_fit(ctx)
 if ctx.model is not None:
     st.success(
         f"Clustered into K = {ctx.model.n_clusters_} clusters (objective {ctx.model.objective_:,.4g}). "
@@ -91,6 +92,8 @@ if ctx.model is not None:
     st.page_link("pages/clusters.py", label="Tune & see the clusters", icon=":material/grid_view:")
     if ctx.data.kind == "upload" and st.session_state.get("k_note"):
         note(st.session_state["k_note"])
+elif ctx.cancelled:
+    context.offer_refit(ctx)
 elif ctx.problem:
     error(ctx.problem)
 

@@ -43,12 +43,15 @@ def step_view() -> None:
     cols[1].metric("Clusters opened", record.n_opened)
     cols[2].metric("Points that changed cluster", f"{record.n_changed:,}")
     cols[3].metric("Objective after the update", f"{record.objective:,.6g}")
+    # The masks figure's title and camera name do not carry t: equal to the previous step's (once the selection
+    # has settled), it is then left as it is in the browser instead of being drawn again.
+    st.markdown(f"**After iteration {t} of {len(history)}**")
     left, right = st.columns(2)
     with left:
         figure = cache.figure(ctx.key, f"teach_masks_{t}", lambda: plots.fig_feature_masks(
             record.feature_mask, features=model.engine_features_, order="natural",
-            title=f"Selected features after iteration {t}"))
-        chart(figure, key="teach_masks", name=f"teach_masks_iteration_{t}")
+            title="Selected features after the iteration"))
+        chart(figure, key="teach_masks", name=f"teach_masks_iteration_{t}", camera_name="teach_masks")
     if record.labels is None:
         note("Labels per iteration are not kept above 200,000 rows, so assignments and distances cannot be shown.")
         return
@@ -58,6 +61,7 @@ def step_view() -> None:
         # The run starts with every point in cluster 0, so iteration 1's "changed" are the points it moved
         # out of cluster 0: the same count as the metric above (the engine's n_changed).
         before = history[t - 2].labels[frame["row"].to_numpy()] if t > 1 else np.zeros_like(labels_t)
+        # Its rings differ from one iteration to the next, so it is drawn anew at every step anyway.
         figure = cache.figure(ctx.key, f"teach_assignments_{t}", lambda: plots.fig_projection(
             frame, labels=labels_t, highlight=labels_t != before,
             title=f"Assignments after iteration {t} (ringed: changed cluster)"))
@@ -81,7 +85,9 @@ def step_view() -> None:
     )
     row = st.number_input("Row n", 0, len(X) - 1, 0, key="teach_row")
     table = distance_table(model, data, state, int(row))
-    st.dataframe(
+    # A static table, not a data grid: a handful of rows, drawn again at every step (the grid's canvas cost
+    # a step 10-20 ms in the browser).
+    st.table(
         table.rename(columns={"numeric": "numeric part", "categorical_selected": "selected categorical",
                               "categorical_global": "unselected categorical", "feature_control": "|v_k| F_Δ",
                               "total": "d_nk", "n_selected": "|v_k|"}),
@@ -181,8 +187,8 @@ def rho_masks_view() -> None:
             params = ctx.params.replace(rho=rho_from_share(terms.m, share), rho_selection=mode)
             outcome = cache.fit(ctx.data.key, tuple(ctx.schema.numeric), tuple(ctx.schema.categorical), params,
                                 ctx.data.table, ctx.schema)
-            if outcome.model is None:
-                note(f"ρ = {share:g}·m(1−m): {outcome.error or 'no fit.'}")
+            if outcome is None or outcome.model is None:
+                note(f"ρ = {share:g}·m(1−m): {outcome.error if outcome else 'the fit was cancelled.'}")
                 continue
             fitted = outcome.model
             # Rows in the order of the clusters of this page's fit they match (unmatched ones last).

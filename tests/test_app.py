@@ -22,6 +22,7 @@ import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from explorer.cache import STORE
+from explorer.state import CONTINUED
 from explorer.services import EXAMPLES
 from craft.export import labels_csv, masks_csv
 
@@ -66,17 +67,32 @@ def start(page: str = "data", **query) -> AppTest:
     assert not at.exception, at.exception
     if page != "data":
         visit(at, page)
-    return at
+    return settle(at)
 
 
 def visit(at: AppTest, page: str) -> AppTest:
     at.switch_page(PAGES[page]).run()
     assert not at.exception, at.exception
+    return settle(at)
+
+
+def settle(at: AppTest) -> AppTest:
+    """Where the page drew a background fit's progress (the Data page), wait for the fit and rerun.
+
+    In a browser the page's polling fragment reruns the app when the fit is
+    done; AppTest runs no timers, so this does it.
+    """
+    job = at.session_state["ctx"].job if "ctx" in at.session_state else None
+    if job is not None:
+        assert job.wait(90), "the background fit did not finish"
+        at.session_state[CONTINUED] = True
+        at.run()
+        assert not at.exception, at.exception
     return at
 
 
 def ctx(at: AppTest):
-    return at.session_state["ctx"]
+    return settle(at).session_state["ctx"]
 
 
 def text(element) -> str:
@@ -85,7 +101,7 @@ def text(element) -> str:
 
 
 def errors(at: AppTest) -> list[str]:
-    return [text(e) for e in at.error]
+    return [text(e) for e in settle(at).error]
 
 
 def charts(at: AppTest) -> list[dict]:
@@ -114,7 +130,7 @@ def upload(at: AppTest, name: str, content: bytes) -> AppTest:
         visit(at, "data")
     at.file_uploader(key="uploader").set_value((name, content, "text/csv")).run()
     assert not at.exception, at.exception
-    return at
+    return settle(at)
 
 
 # ---------------------------------------------------------------------------

@@ -206,10 +206,30 @@ def test_teach_iteration_one_rings_only_the_points_the_counter_counts():
     at.slider(key="teach_iter").set_value(1).run()
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Points that changed cluster"] == f"{history[0].n_changed:,}"
+    assert any(m.value == "**After iteration 1 of " + f"{len(history)}**" for m in at.markdown)
     projection = next(spec for spec in charts(at) if "Assignments after iteration 1" in spec["layout"]["title"]["text"])
     rings = [trace for trace in projection["data"] if trace.get("marker", {}).get("symbol") == "circle-open"]
     assert len(rings) == 1 and array(rings[0]["customdata"]).size == history[0].n_changed < len(ctx(at).data.table)
     assert any("every point in cluster 0" in c.value for c in at.caption)
+
+
+def test_teach_steps_leave_an_unchanged_figure_as_it_is():
+    """A step whose masks equal the previous step's sends the same figure and config: the browser keeps it."""
+    at = open_app(dataset="fig1_binary", n_init="1")
+    visit(at, "teach")
+    history = ctx(at).model.history_
+    same = [t for t in range(2, len(history) + 1)
+            if np.array_equal(history[t - 1].feature_mask, history[t - 2].feature_mask)]
+    assert same, "the example's kept run has no two iterations with equal masks"
+    shown = {}
+    for t in (same[0] - 1, same[0]):
+        at.slider(key="teach_iter").set_value(t).run()
+        masks, projection = at.get("plotly_chart")[:2]
+        shown[t] = (masks.proto.spec, masks.proto.config, projection.proto.spec)
+    (masks_before, config_before, projection_before), (masks_after, config_after, projection_after) = shown.values()
+    assert masks_before == masks_after and config_before == config_after
+    # The assignments did change (other rings), so that figure is sent anew.
+    assert projection_before != projection_after
 
 
 # ---------------------------------------------------------------------------

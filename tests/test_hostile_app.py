@@ -30,6 +30,7 @@ from streamlit.testing.v1 import AppTest
 
 from craft import CRAFT, CraftInputError, infer_schema
 from craft.io import read_table
+from test_app import settle
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "app.py")
@@ -143,7 +144,7 @@ def unescape(text: str) -> str:
 
 
 def messages(at: AppTest, kind: str) -> list[str]:
-    return [unescape(str(el.value)) for el in getattr(at, kind)]
+    return [unescape(str(el.value)) for el in getattr(settle(at), kind)]
 
 
 def no_exception(at: AppTest) -> None:
@@ -153,13 +154,13 @@ def no_exception(at: AppTest) -> None:
 def start() -> AppTest:
     at = AppTest.from_file(APP, default_timeout=90).run()
     no_exception(at)
-    return at
+    return settle(at)
 
 
 def upload(at: AppTest, name: str, data: bytes, mime: str = "text/csv") -> AppTest:
     at.file_uploader(key="uploader").set_value((name, data, mime)).run()
     no_exception(at)
-    return at
+    return settle(at)
 
 
 def visit_pages(at: AppTest) -> None:

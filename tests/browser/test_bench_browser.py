@@ -41,3 +41,25 @@ def test_one_action_is_timed_and_written(tmp_path, browser):
     text = results.read_text(encoding="utf-8")
     assert "kept" in text and re.search(r"(?m)^## App responsiveness in the browser$", text)
     assert re.search(r"(?m)^\| a view-only control inside a fragment .*\| ≤ 150 ms \| (met|missed) \|", text)
+
+
+def test_a_link_to_a_page_on_a_fresh_make_run_server_lists_the_pages_by_title(browser):
+    """``python -m explorer.serve`` (``make run``) serves the first session in st.navigation's mode.
+
+    With a ``pages/`` folder Streamlit would otherwise run a fresh server's first session in its
+    folder mode, and the sidebar of a shared link listed the files ("app", "clusters", ...).
+    """
+    from benchmarks.bench_browser import Server
+
+    server = Server().start()
+    try:
+        context = browser.new_context(base_url=server.url)
+        page = context.new_page()
+        page.goto("/teach")
+        page.wait_for_selector("[data-testid='stHeading']:has-text('Teach')", timeout=120_000)
+        # A link's text is its icon's name, then its title.
+        links = [text.strip().splitlines()[-1] for text in page.locator("[data-testid='stSidebarNav'] a").all_inner_texts()]
+        assert links == ["Data", "Tune & see", "Evaluate", "Teach", "Compare", "What-if", "Export"], links
+        context.close()
+    finally:
+        server.stop()

@@ -45,6 +45,9 @@ def wait_idle(page, timeout: int = RUN_TIMEOUT_MS) -> None:
     except Exception:  # noqa: BLE001 - the run was quick, or none started
         pass
     page.wait_for_selector(APP_IDLE, timeout=timeout)
+    # A page that does not need the fit draws its progress and reruns when the fit is done.
+    page.wait_for_selector(".st-key-background_fit", state="detached", timeout=timeout)
+    page.wait_for_selector(APP_IDLE, timeout=timeout)
     page.wait_for_timeout(100)
 
 

@@ -1,0 +1,225 @@
+"""Fits that run in background threads, shared by every session of the server.
+
+A fit that a page waits for in the script thread blocks that session: while
+it runs, no other page, tab or control of the session can be drawn. The app
+therefore runs each fit in a :class:`FitJob`, a thread of its own named by
+the fit's digest. A page that needs the fit waits for it, showing its
+progress; a page that does not (the Data page) is drawn at once; a second
+session asking for the same fit joins the running job instead of starting
+another.
+
+Sessions *hold* the job they wait for. When a session asks for another fit
+(a parameter changed) it releases the previous one, and a job that no
+session holds any more is cancelled at its next iteration; so is a job whose
+holders have all gone (their browser tabs closed). A long fit never keeps
+running for parameters nobody looks at.
+
+This module does not import Streamlit: the app's cache layer
+(:mod:`explorer.cache`) connects it to the pages, and it is tested on its own.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Callable, Hashable
+
+from craft import IterationRecord
+
+from .services import FitOutcome
+
+
+class FitCancelled(Exception):
+    """Raised inside a fit's callback to stop a job nobody holds any more."""
+
+
+class FitJob:
+    """One fit running (or finished) in its own thread.
+
+    Parameters
+    ----------
+    key : str
+        The fit's digest (data, roles, parameters).
+    compute : callable
+        ``compute(callback)`` runs the fit, calling ``callback`` with an
+        :class:`IterationRecord` after every iteration, and returns its
+        :class:`FitOutcome`.
+    on_done : callable
+        Called with the job from its thread once it has finished, however
+        it ended (the registry forgets it then).
+    alive : callable
+        ``alive(holder)``: whether that holder (a browser session) still
+        exists. Asked at most every :attr:`CHECK_SECONDS` during the fit.
+
+    Attributes
+    ----------
+    iterations : int
+        Iterations done so far, λ-search fits and restarts included.
+    runs : int
+        Distinct runs (λ value, restart) seen so far.
+    outcome : FitOutcome or None
+        The result, once the job has finished and was not cancelled.
+    error : BaseException or None
+        What the fit raised other than a cancellation (re-raised to waiters).
+    """
+
+    #: Seconds between two checks that some holder still exists.
+    CHECK_SECONDS = 1.0
+
+    def __init__(self, key: str, compute: Callable[[Callable], FitOutcome], on_done: Callable[["FitJob"], None],
+                 alive: Callable[[Hashable], bool]):
+        self.key = key
+        self.iterations = 0
+        self.outcome: FitOutcome | None = None
+        self.error: BaseException | None = None
+        self.started = time.monotonic()
+        self.ended: float | None = None
+        self._runs: set = set()
+        self._holders: set[Hashable] = set()
+        self._cancel = threading.Event()
+        self._done = threading.Event()
+        self._compute = compute
+        self._on_done = on_done
+        self._alive = alive
+        self._checked = self.started
+        self._thread = threading.Thread(target=self._work, name=f"craft-fit-{key[:8]}", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def _record(self, record: IterationRecord) -> None:
+        now = time.monotonic()
+        if now - self._checked >= self.CHECK_SECONDS:
+            self._checked = now
+            if not any(self._alive(holder) for holder in list(self._holders)):
+                self._cancel.set()
+        if self._cancel.is_set():
+            raise FitCancelled(self.key)
+        self.iterations += 1
+        self._runs.add((record.lam, record.restart))
+
+    def _work(self) -> None:
+        try:
+            self.outcome = self._compute(self._record)
+        except FitCancelled:
+            pass
+        except BaseException as error:  # handed to whoever waits, as a fit in the script thread would raise it
+            self.error = error
+        finally:
+            self.ended = time.monotonic()
+            try:
+                self._on_done(self)  # before waking waiters: they find the outcome where on_done put it
+            finally:
+                self._done.set()
+
+    @property
+    def runs(self) -> int:
+        return len(self._runs)
+
+    @property
+    def fraction(self) -> float:
+        """A share for a progress bar: no total is known in advance (λ search), so it creeps towards 95 %."""
+        return 0.95 * (1.0 - 1.0 / (1.0 + self.iterations / 40.0))
+
+    def summary(self) -> str:
+        """How far the fit is, in words."""
+        return f"{self.iterations:,} iterations in {self.runs} run(s), {self.seconds:.0f} s"
+
+    @property
+    def seconds(self) -> float:
+        """Wall time so far (or in all, once finished)."""
+        return (self.ended if self.ended is not None else time.monotonic()) - self.started
+
+    @property
+    def done(self) -> bool:
+        return self._done.is_set()
+
+    @property
+    def cancelled(self) -> bool:
+        """Whether the job was asked to stop (it may still be finishing its iteration)."""
+        return self._cancel.is_set()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Block until the job has finished or ``timeout`` seconds passed; whether it has finished."""
+        return self._done.wait(timeout)
+
+    def result(self) -> FitOutcome | None:
+        """The outcome of a finished job: None if it was cancelled; re-raises what the fit raised."""
+        if self.error is not None:
+            raise self.error
+        return self.outcome
+
+    def cancel(self) -> None:
+        """Stop the fit at its next iteration, whoever holds it."""
+        self._cancel.set()
+
+
+class FitJobs:
+    """The running fits of a server, by digest.
+
+    Parameters
+    ----------
+    on_result : callable
+        ``on_result(key, outcome)``, called from a job's thread when its fit
+        has finished (e.g. to keep the outcome in the app's cache before the
+        job is forgotten, so a waiter that rerun meanwhile finds it).
+    alive : callable, default: every holder lives
+        ``alive(holder)``: whether a holder still exists (see :class:`FitJob`).
+    """
+
+    def __init__(self, on_result: Callable[[str, FitOutcome], None], alive: Callable[[Hashable], bool] = lambda holder: True):
+        self._jobs: dict[str, FitJob] = {}
+        self._lock = threading.Lock()
+        self._on_result = on_result
+        self._alive = alive
+
+    def submit(self, key: str, holder: Hashable, compute: Callable[[Callable], FitOutcome]) -> FitJob:
+        """The running job for ``key`` (``holder`` now holds it), started with ``compute`` if there is none.
+
+        A job cancelled but still finishing its iteration is replaced by a
+        new one: the holder wants the fit after all.
+        """
+        with self._lock:
+            job = self._jobs.get(key)
+            if job is None or job.cancelled:
+                job = FitJob(key, compute, self._finished, self._alive)
+                self._jobs[key] = job
+                job._holders.add(holder)
+                job.start()
+            else:
+                job._holders.add(holder)
+            return job
+
+    def release(self, key: str, holder: Hashable) -> None:
+        """``holder`` no longer waits for ``key``; the job is cancelled if nobody else does."""
+        with self._lock:
+            job = self._jobs.get(key)
+            if job is None:
+                return
+            job._holders.discard(holder)
+            if not job._holders:
+                job.cancel()
+
+    def cancel(self, key: str) -> None:
+        """Stop ``key``'s job whoever holds it (a user's Cancel button)."""
+        with self._lock:
+            job = self._jobs.get(key)
+        if job is not None:
+            job.cancel()
+
+    def running(self, key: str) -> FitJob | None:
+        """The job computing ``key``, if one runs and is not cancelled."""
+        with self._lock:
+            job = self._jobs.get(key)
+        return job if job is not None and not job.cancelled else None
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._jobs)
+
+    def _finished(self, job: FitJob) -> None:
+        if job.outcome is not None:
+            self._on_result(job.key, job.outcome)
+        with self._lock:
+            if self._jobs.get(job.key) is job:
+                del self._jobs[job.key]
