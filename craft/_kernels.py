@@ -60,8 +60,6 @@ def _nearest_rows(numeric, observed, codes, offsets, rows, means, half_precision
 # the None variant before typing, so such a table runs the loops with no mask
 # test and no per-cell count (the code before missing cells were marginalised,
 # the same sums in the same order). A table with gaps gets the masked variant.
-# Threads pay off only on large passes; on small ones their start-up and the
-# wait for a descheduled thread on a busy machine cost more than the work.
 
 
 def _compiled(function, name: str, **options):
@@ -78,6 +76,8 @@ def _compiled(function, name: str, **options):
     return numba.njit(cache=True, nogil=True, **options)(copy)
 
 
+# Threads pay off only on large passes; on small ones their start-up and the
+# wait for a descheduled thread on a busy machine cost more than the work.
 _nearest_parallel = _compiled(_nearest_rows, "_nearest_rows_parallel", parallel=True)
 _nearest_serial = _compiled(_nearest_rows, "_nearest_rows_serial")
 _PARALLEL_WORK = 4_000_000
