@@ -71,7 +71,7 @@ def run(n_fits: int, n_rows: int, budget_mb: float | None) -> dict:
 
 
 def markdown(results: dict, n_fits: int, n_rows: int) -> str:
-    from benchmarks.common import machine, md_table
+    from benchmarks.common import machine, md_table, produced_by
 
     info = machine()
     marks = sorted({1, *range(10, n_fits + 1, 10), n_fits})
@@ -91,9 +91,7 @@ def markdown(results: dict, n_fits: int, n_rows: int) -> str:
         md_table(headers, rows),
         "With entries only, memory grows with every fit kept (a fit keeps its per-iteration labels); with the "
         "byte budget it levels off once the store is full: evicted entries' memory is reused for new ones.",
-        f"*Produced by `python -m benchmarks.bench_cache --write-results` on {time.strftime('%Y-%m-%d %H:%M')}, "
-        f"{info['cpu']} ({info['cores']} cores, load average {info['load_average']}: a shared machine), "
-        f"commit {info['commit']}.*",
+        produced_by("bench_cache", info),
     ])
 
 
@@ -105,13 +103,9 @@ def main(argv=None) -> int:
     parser.add_argument("--write-results", action="store_true")
     args = parser.parse_args(argv)
     results = run(args.fits, args.rows, args.budget_mb)
-    from benchmarks.common import RESULTS, save_raw, write_sections
+    from benchmarks.common import publish
 
-    save_raw("bench_cache", results)
-    text = markdown(results, args.fits, args.rows)
-    print(text)
-    if args.write_results:
-        write_sections({TITLE: text}, RESULTS)
+    publish("bench_cache", results, TITLE, markdown(results, args.fits, args.rows), write=args.write_results)
     return 0
 
 

@@ -15,7 +15,7 @@ import warnings
 
 from craft import CRAFT, CraftInputError, datasets
 
-from .common import RESULTS, machine, md_table, save_raw, write_sections
+from .common import machine, md_table, produced_by, publish
 
 TITLE = "Parameter bounds"
 
@@ -63,9 +63,7 @@ def markdown(data: dict, info: dict) -> str:
         "**The exact-k search as k grows** (credit-g, 1,000 rows, n_init = 1; at most 500 clusters are allowed "
         "on 1,000 rows):",
         md_table(["k", "answer", "seconds"], [[r["k"], r["answer"], f"{r['seconds']:.2f}"] for r in data["search"]]),
-        f"*Produced by `python -m benchmarks.bounds --write-results` on {time.strftime('%Y-%m-%d %H:%M')}, "
-        f"{info['cpu']} ({info['cores']} cores, load average {info['load_average']}: a shared machine), "
-        f"commit {info['commit']}.*",
+        produced_by("bounds", info),
     ])
 
 
@@ -74,11 +72,7 @@ def main(argv=None) -> int:
     parser.add_argument("--write-results", action="store_true")
     args = parser.parse_args(argv)
     data = run()
-    save_raw("bounds", data)
-    text = markdown(data, machine())
-    print(text)
-    if args.write_results:
-        write_sections({TITLE: text}, RESULTS)
+    publish("bounds", data, TITLE, markdown(data, machine()), write=args.write_results)
     return 0
 
 

@@ -186,3 +186,20 @@ def write_sections(updates: dict[str, str], path: Path = RESULTS) -> None:
     """Replace (or append) the ``## title`` sections in ``updates`` of the results file."""
     existing = path.read_text(encoding="utf-8") if path.exists() else "# Benchmark results\n"
     path.write_text(replace_sections(existing, updates), encoding="utf-8")
+
+
+def produced_by(module: str, info: dict, *, seconds: float | None = None) -> str:
+    """The provenance line that ends a standalone benchmark's section (``info`` from :func:`machine`)."""
+    took = "" if seconds is None else f" in {seconds:.0f} s"
+    return (f"*Produced by `python -m benchmarks.{module} --write-results` on {time.strftime('%Y-%m-%d %H:%M')}{took}, "
+            f"{info['cpu']} ({info['cores']} cores, load average {info['load_average']}: a shared machine), "
+            f"commit {info['commit']}.*")
+
+
+def publish(name: str, data: dict, title: str, text: str, *, write: bool, path: Path = RESULTS) -> None:
+    """A standalone benchmark's ending: raw numbers to ``benchmarks/out/<name>.json``, ``text`` printed and,
+    with ``write``, put in the results file as its ``## title`` section."""
+    save_raw(name, data)
+    print(text)
+    if write:
+        write_sections({title: text}, path)

@@ -26,7 +26,7 @@ from craft import CRAFT
 from craft.metrics import planted_agreement
 from craft.synthetic import FIGURES
 
-from .common import LABELLED, RESULTS, fmt, labelled, machine, md_table, median, quiet, save_raw, scores, write_sections
+from .common import LABELLED, RESULTS, fmt, labelled, machine, md_table, median, produced_by, publish, quiet, scores
 
 TITLE = "Missing values"
 MODES = ("impute", "marginalise")
@@ -123,9 +123,7 @@ def markdown(data: dict, info: dict) -> str:
             "against 0.734 in the run above; in the paper tables, 10 seeds with the product's defaults, 0.752 -> "
             "0.721 at m = 0.5 and 0.770 -> 0.728 at m = 0.8 when the default changed). That is what `missing=\"impute\"` is for; the issue's 57-row labour table, whose "
             "clusters followed its missingness (NMI 0.04), is the case the default guards against.",
-            f"*Produced by `python -m benchmarks.missing --write-results` on {time.strftime('%Y-%m-%d %H:%M')} in "
-            f"{data['seconds']:.0f} s, {info['cpu']} ({info['cores']} cores, load average {info['load_average']}: "
-            f"a shared machine), commit {info['commit']}.*",
+            produced_by("missing", info, seconds=data["seconds"]),
         ]
     )
 
@@ -137,11 +135,8 @@ def main(argv=None) -> int:
     parser.add_argument("--results", type=Path, default=None, help="the results file --write-results updates")
     args = parser.parse_args(argv)
     data = run(quick=args.quick)
-    save_raw("missing-quick" if args.quick else "missing", data)
-    text = markdown(data, machine())
-    print(text)
-    if args.write_results:
-        write_sections({TITLE: text}, args.results or RESULTS)
+    publish("missing-quick" if args.quick else "missing", data, TITLE, markdown(data, machine()),
+            write=args.write_results, path=args.results or RESULTS)
     return 0
 
 
