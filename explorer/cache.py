@@ -158,15 +158,14 @@ class _Progress:
             return
         self.last = now
         fraction = min(max(float(fraction), 0.0), 1.0)
-        if self.bar is None and cancel is None:
-            self.bar = st.progress(fraction, text=text)
-        elif self.bar is None:
-            slot = st.container(key="fit_progress")
-            self.bar = slot.progress(fraction, text=text)
-            slot.button("Cancel the fit", key="cancel_fit", on_click=cancel, icon=":material/stop_circle:",
-                            help="Stop this fit; the page then says so and offers to fit again.")
-        else:
+        if self.bar is not None:
             self.bar.progress(fraction, text=text)
+            return
+        slot = st.container(key="fit_progress") if cancel is not None else st
+        self.bar = slot.progress(fraction, text=text)
+        if cancel is not None:
+            slot.button("Cancel the fit", key="cancel_fit", on_click=cancel, icon=":material/stop_circle:",
+                        help="Stop this fit; the page then says so and offers to fit again.")
 
     def job(self, job: jobs.FitJob, cancel=None) -> None:
         """Show a background fit's progress (λ-search fits included)."""
@@ -253,7 +252,7 @@ def request_fit(data_key: str, numeric: tuple, categorical: tuple, params: FitPa
     if found is not None:
         return found
     if held is not None and held.done and not held.cancelled:
-        return _own_copy(held.result())
+        return finished(held)
     job = _job_of(key, numeric, categorical, params, table, schema)
     st.session_state["_fit_job"] = job
     return job
@@ -290,6 +289,11 @@ def wait_for(job: jobs.FitJob, label: str = "Fitting CRAFT", *, cancellable: boo
             progress.job(job, cancel)
     finally:
         progress.close()
+    return finished(job)
+
+
+def finished(job: jobs.FitJob) -> FitOutcome | None:
+    """A finished job's outcome for this caller (its own copy), or None if it was cancelled."""
     outcome = job.result()
     found = STORE.get(job.key)
     return found if found is not None or outcome is None else _own_copy(outcome)

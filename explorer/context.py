@@ -224,7 +224,7 @@ def show_background_fit(ctx: AppContext) -> None:
         return
     # The grace counts from the fit's start: a fit already running for longer shows its progress at once.
     if job.wait(max(0.0, GRACE_SECONDS - job.seconds)):
-        _settle(ctx, cache.wait_for(job))
+        _settle(ctx, cache.finished(job))
         return
 
     @st.fragment(run_every=POLL_SECONDS)
