@@ -4,11 +4,12 @@
 a ``dask.dataframe.DataFrame`` (partitioned Parquet or CSV, or anything dask
 reads) without ever holding the table in one process. It gives the same
 result as the in-memory engine for the same data, parameters and seed: the
-engine's own loop (:func:`craft._engine.run`) drives the partitions through
-its backend interface (``_Partitions`` here, ``_engine.InMemory`` for one
-table), the engine's functions run on every partition, and only the steps
-that the paper's pass makes in row order run on the driver. This module
-keeps only what is about partitions.
+estimator's restarts and λ search (``CRAFT._fit_runs``) and the engine's
+own loop (:func:`craft._engine.run`) drive the partitions through the
+backend interface (:class:`craft._engine.Backend`; ``_Partitions`` here,
+``_engine.InMemory`` for one table), the engine's functions run on every
+partition, and only the steps that the paper's pass makes in row order run
+on the driver. This module keeps only what is about partitions.
 
 How a run maps onto the cluster (``docs/distributed.md`` has the details):
 
@@ -33,6 +34,10 @@ How a run maps onto the cluster (``docs/distributed.md`` has the details):
 * **Updates** (means, variances, level distributions, selection, objective)
   run on the driver from the reduced statistics, with the engine's
   functions.
+* **Restarts and the λ search** are ``CRAFT``'s own. Above
+  ``craft.estimator.SEARCH_ROWS`` rows they run on the in-memory sample's
+  rows, gathered on the driver, and the kept run's clusters then start the
+  passes over the partitions.
 
 What is not bit-for-bit equal: sums are formed per partition and then added,
 so the encoder's centres and scales and the statistics can differ from the
@@ -102,21 +107,23 @@ class DaskCRAFT(CRAFT):
     The same estimator as :class:`craft.CRAFT` (every parameter below that
     ``CRAFT`` has means the same), fitted partition by partition. For the
     same data, parameters and ``random_state`` the fit equals the in-memory
-    one: same labels, masks and K, objective equal to rounding (see the
-    module documentation for why the last bits can differ).
+    one at every size: same labels, masks and K, λ and objective equal to
+    rounding (see the module documentation for why the last bits can
+    differ).
 
     Parameters
     ----------
-    m, rho, lam, k, budget, rho_selection, eps_c, eps_v, standardize, max_iter, n_init, init, smoothing, min_variance, random_state, callback
-        As in :class:`craft.CRAFT`.
-    k_method : {"search", "farthest_first"}, default="search"
-        ``"farthest_first"`` runs the paper's heuristic on the whole data, one
-        map over the partitions per round. ``"search"`` looks for the lambda
-        that gives ``k`` clusters on a uniform sample of ``search_rows`` rows
-        held by the driver (the in-memory search, with the encoding of the
-        whole data), then fits the whole data at that lambda; with at most
-        ``search_rows`` rows the sample is the data and the result equals
-        the in-memory one.
+    m, rho, lam, k, k_method, budget, rho_selection, eps_c, eps_v, standardize, max_iter, n_init, init, smoothing, \
+    min_variance, random_state, callback
+        As in :class:`craft.CRAFT`, and run by the same code
+        (``CRAFT._fit_runs``). Up to ``craft.estimator.SEARCH_ROWS``
+        (50,000) rows every run passes over the partitions. Above, the λ
+        search and the restarts (when there is a choice to make: several
+        runs, or a search run at the λ found) run on the same uniform sample
+        of that many rows as in memory, gathered on the driver, and the kept
+        run's clusters then start the passes over the partitions.
+        ``k_method="farthest_first"``, the default λ and a single run at a
+        given λ pass over the partitions at any size.
     categorical : "auto", list of str or int, or Schema, default="auto"
         As in :class:`craft.CRAFT`, except that ``"auto"`` infers the schema
         from the *first partition* only. Name the categorical columns (or
@@ -133,8 +140,6 @@ class DaskCRAFT(CRAFT):
         row for P numeric and Q categorical features). False reads and
         encodes each partition again in every map, so memory is bounded by
         partitions, not by the data.
-    search_rows : int, default=100000
-        Size of the row sample of ``k_method="search"``.
 
     Attributes
     ----------
