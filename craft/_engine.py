@@ -27,6 +27,7 @@ Choices the paper leaves open are made here and documented in
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -132,7 +133,7 @@ class IterationRecord:
 class RunResult:
     """Outcome of one run at one lambda."""
 
-    labels: np.ndarray
+    labels: Any  # the backend's labels (Backend.assign): an array in memory, one future per partition on dask
     clusters: Clusters
     stats: Statistics
     objective: float
@@ -766,7 +767,7 @@ def sample_proportional(weights: np.ndarray, uniform: float) -> int:
     return min(int(np.searchsorted(cumulative, uniform * cumulative[-1], side="right")), weights.size - 1)
 
 
-def initial_clusters(data, opts: Options, rng: np.random.Generator) -> Clusters:
+def initial_clusters(data: EncodedData | Backend, opts: Options, rng: np.random.Generator) -> Clusters:
     """The clusters that exist when the first pass starts.
 
     ``init="random"`` is the paper's: one cluster at a random point with
@@ -778,7 +779,7 @@ def initial_clusters(data, opts: Options, rng: np.random.Generator) -> Clusters:
     number of clusters (``n_seeds``), the first ``n_seeds`` clusters are
     opened this way whatever their distance, so a fit asked for k starts
     from k. ``data`` is an :class:`EncodedData` or a backend (see
-    :class:`InMemory`): the per-row best distance is the backend's state.
+    :class:`Backend`): the per-row best distance is the backend's state.
     """
     backend = as_backend(data)
     n_features = backend.template.n_features
@@ -808,14 +809,74 @@ def initial_clusters(data, opts: Options, rng: np.random.Generator) -> Clusters:
 # A run
 
 
-class InMemory:
-    """The engine's backend for data held in one process.
+class Backend(Protocol):
+    """How the engine visits the rows: the one interface of its two backends.
 
-    :func:`run` drives any backend with these methods (the partitioned one
-    is ``craft.distributed._Partitions``): the iteration loop, the updates
-    and the objective stay in the engine, a backend only says how the rows
-    are visited. ``labels`` are whatever the backend holds them as (here an
-    array; there one future per partition).
+    :func:`run`, :func:`initial_clusters`, :func:`farthest_first_lambda`,
+    :func:`default_lambda` and the estimator's restarts and λ search
+    (``CRAFT._fit_runs``) drive any backend through these methods; the
+    iteration loop, the updates and the objective stay in the engine, a
+    backend only says how rows are visited. :class:`InMemory` holds one
+    table; ``craft.distributed._Partitions`` maps over the partitions of a
+    dask table. What a backend keeps per row is its own: ``labels`` (an
+    array here, one future per partition there) and the seeding ``state``
+    (the best distances) are handed back to it unread, and a seed handle is
+    a tuple whose last item is the row's :class:`EncodedData`.
+
+    Attributes
+    ----------
+    template : EncodedData
+        The global tables (eta_0, variances, level offsets) the updates read.
+    n_samples : int
+    """
+
+    template: EncodedData
+    n_samples: int
+
+    def seed_row(self, row: int) -> tuple:
+        """A handle of one row for seeding, its encoding last."""
+
+    def lower(self, state: Any, seed: tuple, weights: np.ndarray, opts: Options, floor: float) -> tuple[Any, int]:
+        """Every row's best distance lowered by a cluster at ``seed`` (its own row then out of reach),
+        and how many rows lie beyond ``floor``."""
+
+    def draw(self, state: Any, uniform: float, floor: float) -> tuple:
+        """The handle of the row beyond ``floor`` drawn in proportion to its best distance."""
+
+    def farthest(self, state: Any) -> tuple[tuple, float]:
+        """The handle of the row farthest from its nearest seed, and that distance."""
+
+    def initial_labels(self) -> Any:
+        """The labelling the first pass is compared with: every row in cluster 0."""
+
+    def assign(self, clusters: Clusters, opts: Options, rng: np.random.Generator, labels: Any) -> tuple[Any, Statistics, int, int]:
+        """One pass, empty clusters dropped: ``(labels, statistics, n_changed, n_clusters_in_pass)``."""
+
+    def nearest(self, clusters: Clusters, opts: Options, labels: Any) -> tuple[Any, Statistics, int]:
+        """Every row to its nearest cluster, none opened: ``(labels, statistics, n_changed)``."""
+
+    def kept_labels(self, labels: Any) -> np.ndarray | None:
+        """The labels an iteration record keeps (None where they stay with the backend)."""
+
+    def one_cluster_statistics(self) -> Statistics:
+        """Statistics of every row in one cluster."""
+
+    def nearest_cost_total(self, clusters: Clusters, terms: PriorTerms) -> float:
+        """Sum over the rows of the smallest distance to ``clusters``."""
+
+    def sample(self, n_rows: int, rng: np.random.Generator) -> EncodedData:
+        """A uniform sample of ``n_rows`` rows (fewer than the backend's), in row order, held in this process.
+
+        The rows are ``np.sort(rng.choice(n_samples, n_rows, replace=False))``
+        on every backend, so one stream gives one sample.
+        """
+
+    def distinct_rows(self, at_most: int) -> int:
+        """The number of distinct rows (:func:`distinct_digests`), or ``at_most`` if there are more."""
+
+
+class InMemory:
+    """The engine's backend for data held in one process (see :class:`Backend`).
 
     Attributes
     ----------
@@ -829,67 +890,91 @@ class InMemory:
         self.template = data
         self.n_samples = data.n_samples
 
-    def seed_row(self, row: int):
-        """A handle of one row for seeding: ``(row, its EncodedData)`` (the data last)."""
+    def seed_row(self, row: int) -> tuple[int, EncodedData]:
         return row, self.data.take(np.array([row]))
 
-    def lower(self, best, seed, weights: np.ndarray, opts: Options, floor: float):
-        """Every row's best distance lowered by a cluster at ``seed`` (its own row then out of reach),
-        and how many rows lie beyond ``floor``."""
+    def lower(self, best, seed: tuple, weights: np.ndarray, opts: Options, floor: float) -> tuple[np.ndarray, int]:
         row, seed_data = seed
         distance = nearest_cluster(self.data, new_clusters(seed_data, np.array([0]), weights, opts), opts.terms)[0]
         best = distance if best is None else np.minimum(best, distance)
         best[row] = -np.inf
         return best, int(np.count_nonzero(best > floor))
 
-    def draw(self, best, uniform: float, floor: float):
-        """The row beyond ``floor`` drawn in proportion to its best distance (:func:`sample_proportional`)."""
+    def draw(self, best: np.ndarray, uniform: float, floor: float) -> tuple[int, EncodedData]:
+        """:func:`sample_proportional` over the rows beyond ``floor``."""
         beyond = np.flatnonzero(best > floor)
         return self.seed_row(int(beyond[sample_proportional(best[beyond], uniform)]))
 
-    def farthest(self, best):
-        """The row farthest from its nearest seed, and that distance."""
+    def farthest(self, best: np.ndarray) -> tuple[tuple[int, EncodedData], float]:
         row = int(np.argmax(best))
         return self.seed_row(row), float(best[row])
 
     def initial_labels(self) -> np.ndarray:
-        """The labelling the first pass is compared with: every row in cluster 0."""
         return np.zeros(self.n_samples, dtype=np.int64)
 
-    def assign(self, clusters: Clusters, opts: Options, rng: np.random.Generator, labels):
-        """One pass, empty clusters dropped: ``(labels, statistics, n_changed, n_clusters_in_pass)``."""
+    def assign(self, clusters: Clusters, opts: Options, rng: np.random.Generator, labels: np.ndarray):
         proposed, clusters = assignment_pass(self.data, clusters, opts, rng)
         return (*self._settled(proposed, clusters.n_clusters, labels), clusters.n_clusters)
 
-    def nearest(self, clusters: Clusters, opts: Options, labels):
-        """Every row to its nearest cluster, none opened: ``(labels, statistics, n_changed)``."""
+    def nearest(self, clusters: Clusters, opts: Options, labels: np.ndarray):
         _, final = nearest_cluster(self.data, clusters, opts.terms)
         return self._settled(final, clusters.n_clusters, labels)
 
-    def _settled(self, proposed: np.ndarray, n_clusters: int, labels: np.ndarray):
+    def _settled(self, proposed: np.ndarray, n_clusters: int, labels: np.ndarray) -> tuple[np.ndarray, Statistics, int]:
         proposed, n_clusters = compact(proposed, n_clusters)
         return proposed, statistics(self.data, proposed, n_clusters), int((proposed != labels).sum())
 
     def kept_labels(self, labels: np.ndarray) -> np.ndarray:
-        """The labels an iteration record keeps."""
         return labels.astype(np.int32)
 
     def one_cluster_statistics(self) -> Statistics:
-        """Statistics of every row in one cluster."""
         return statistics(self.data, np.zeros(self.n_samples, dtype=np.int64), 1)
 
     def nearest_cost_total(self, clusters: Clusters, terms: PriorTerms) -> float:
-        """Sum over the rows of the smallest distance to ``clusters``."""
         return float(nearest_cluster(self.data, clusters, terms)[0].sum())
 
+    def sample(self, n_rows: int, rng: np.random.Generator) -> EncodedData:
+        return self.data.take(np.sort(rng.choice(self.n_samples, size=n_rows, replace=False)))
 
-def as_backend(data):
+    def distinct_rows(self, at_most: int) -> int:
+        return min(distinct_digests(self.data).size, at_most)
+
+
+def distinct_digests(data: EncodedData) -> np.ndarray:
+    """A 64-bit hash of every distinct row of the encoded table (missing cells included as such), sorted.
+
+    One vectorized pass per column (a collision could only undercount,
+    with odds of about N² / 2^64). Distinct rows over several pieces of a
+    table are the distinct digests of the pieces' digests together.
+    """
+    # +0.0 folds -0.0 into 0.0, so that equal numbers have equal bits.
+    columns = [(data.numeric[:, j] + 0.0).view(np.uint64) for j in range(data.n_numeric)]
+    columns += [data.codes[:, q].view(np.uint64) for q in range(data.n_categorical)]
+    if data.observed is not None:
+        columns += [data.observed[:, j].astype(np.uint64) for j in range(data.n_numeric)]
+    digest = np.full(data.n_samples, 14695981039346656037, dtype=np.uint64)  # FNV-1a, one 64-bit word at a time
+    for column in columns:
+        digest = (digest ^ column) * np.uint64(1099511628211)
+        digest ^= digest >> np.uint64(29)
+    return unique_sorted(digest)
+
+
+def unique_sorted(digest: np.ndarray) -> np.ndarray:
+    """The distinct values of ``digest``, sorted (a sort and a comparison: several times faster than
+    ``np.unique`` on a million rows)."""
+    digest = np.sort(digest)
+    if digest.size < 2:
+        return digest
+    return digest[np.concatenate([[True], digest[1:] != digest[:-1]])]
+
+
+def as_backend(data: EncodedData | Backend) -> Backend:
     """``data`` as a backend: an :class:`EncodedData` is wrapped in :class:`InMemory`."""
     return InMemory(data) if isinstance(data, EncodedData) else data
 
 
 def run(
-    data,
+    data: EncodedData | Backend,
     opts: Options,
     rng: np.random.Generator,
     *,
@@ -899,7 +984,7 @@ def run(
 ) -> RunResult:
     """Iterate passes and updates until the assignments stop changing.
 
-    ``data`` is an :class:`EncodedData` or a backend (see :class:`InMemory`);
+    ``data`` is an :class:`EncodedData` or a backend (see :class:`Backend`);
     every backend runs this one loop. The first pass starts from ``initial``
     when given (e.g. a run's clusters on a sample of the rows), else from the
     backend's :func:`initial_clusters`.
@@ -957,7 +1042,7 @@ def compact(labels: np.ndarray, n_clusters: int) -> tuple[np.ndarray, int]:
 # Lambda
 
 
-def farthest_first_lambda(data, k: int, opts: Options, rng: np.random.Generator) -> float:
+def farthest_first_lambda(data: EncodedData | Backend, k: int, opts: Options, rng: np.random.Generator) -> float:
     """The paper's farthest-first heuristic on CRAFT's own distance.
 
     T starts as one random point; each of ``k`` rounds adds the point farthest
@@ -970,7 +1055,7 @@ def farthest_first_lambda(data, k: int, opts: Options, rng: np.random.Generator)
     fewer than k points lie at a positive distance from T (k exceeds the
     distinct rows), lambda is the last positive distance found; NaN when
     there is none (the caller refuses it: lambda must be > 0). ``data`` is
-    an :class:`EncodedData` or a backend (see :class:`InMemory`).
+    an :class:`EncodedData` or a backend (see :class:`Backend`).
     """
     backend = as_backend(data)
     weights = np.full(backend.template.n_features, opts.terms.m)
@@ -986,12 +1071,12 @@ def farthest_first_lambda(data, k: int, opts: Options, rng: np.random.Generator)
     return lam
 
 
-def default_lambda(data, opts: Options) -> float:
+def default_lambda(data: EncodedData | Backend, opts: Options) -> float:
     """Lambda when neither lam nor k is given: the mean cost to a single global cluster.
 
     A point then opens a cluster when it costs more than about twice what a
     typical point costs in the one-cluster model (plus D F0). ``data`` is an
-    :class:`EncodedData` or a backend (see :class:`InMemory`).
+    :class:`EncodedData` or a backend (see :class:`Backend`).
 
     That mean can be <= 0: above m = 0.5 the feature-control term
     ``|v| F_Delta`` is negative, and under the approximate budget one cluster

@@ -26,7 +26,7 @@ from .schema import Schema, infer_schema
 #: of this many rows, and only the best run is iterated on the whole table: a
 #: pass costs time in proportion to the rows, while λ and the choice among
 #: restarts settle on a sample (docs/numerics.md, docs/RESULTS.md "Whole fits
-#: at scale"). It is also where n_init="auto" used to drop from 10 runs to 3.
+#: at scale"). Both backends read it (``CRAFT._fit_runs``).
 SEARCH_ROWS = 50_000
 
 
@@ -46,7 +46,7 @@ def _number(low=None, high=None, *, low_open=True, high_open=True, integer=False
             return False
         if integer and not isinstance(value, numbers.Integral):
             return False
-        if not np.isfinite(value):
+        if not np.isfinite(float(value)):
             return False
         if low is not None and (value <= low if low_open else value < low):
             return False
@@ -345,10 +345,7 @@ class CRAFT(ClusterMixin, BaseEstimator):
         schema = self._schema(table)
         encoder = Encoder(list(schema.numeric), list(schema.categorical), bool(self.standardize), self.missing)
         data = encoder.fit_transform(table)
-        rng = as_generator(self.random_state)
-        n_init = 10 if self.n_init == "auto" else self.n_init
-        seeds = rng.integers(np.iinfo(np.int32).max, size=n_init)
-        best, lam = self._fit_runs(data, options, seeds)
+        best, lam = self._fit_runs(_engine.InMemory(data), options, as_generator(self.random_state))
         self._store(best, data, lam, options, schema=schema, encoder=encoder, columns=table.columns)
         return self
 
@@ -532,47 +529,56 @@ class CRAFT(ClusterMixin, BaseEstimator):
             raise CraftInputError("No usable column: every column is ignored (see the schema's reasons).")
         return schema
 
-    def _fit_runs(self, data: EncodedData, options: _engine.Options, seeds) -> tuple[_engine.RunResult, float]:
-        """The kept run and the lambda it used (nothing is stored on ``self``)."""
-        keep_labels = data.n_samples <= 200_000
-        options = _replace(options, keep_labels=keep_labels)
+    def _fit_runs(self, backend: _engine.Backend, options: _engine.Options,
+                  rng: np.random.Generator) -> tuple[_engine.RunResult, float]:
+        """The kept run and the lambda it used, on either backend (nothing is stored on ``self``).
+
+        Up to ``SEARCH_ROWS`` rows the λ search and the restarts run on every
+        row. Above, they run on one uniform sample of ``SEARCH_ROWS`` rows
+        (drawn in row order from a child stream of the first seed's), and
+        the kept run's clusters then start the passes over every row; one
+        run at a given λ has nothing to choose and runs on every row.
+        """
+        n_init = 10 if self.n_init == "auto" else self.n_init
+        seeds = rng.integers(np.iinfo(np.int32).max, size=n_init)
+        n_samples = backend.n_samples
+        options = _replace(options, keep_labels=n_samples <= 200_000)
         # Only the exact-k search pays for an unreachable k (dozens of fits); farthest-first warns.
         searching = self.k is not None and self.k_method == "search"
-        target = self._checked_target(data.n_samples, distinct_rows(data) if searching else None)
-        # On a large table the λ search and the restarts run on a sample; the
-        # best of them is then iterated on every row (docs/numerics.md).
-        # Its rows come from a stream of their own (a child of the first seed's).
-        search = _search_sample(data, np.random.default_rng(np.random.SeedSequence(int(seeds[0])).spawn(1)[0]))
-        runs: list[tuple[float, _engine.RunResult]]
+        target = self._checked_target(n_samples, backend.distinct_rows(self.k) if searching else None)
+        sampled = n_samples > SEARCH_ROWS
+        if sampled and (searching or len(seeds) > 1):
+            search: EncodedData | _engine.Backend = backend.sample(
+                SEARCH_ROWS, np.random.default_rng(np.random.SeedSequence(int(seeds[0])).spawn(1)[0])
+            )
+        else:
+            search = backend
+        runs: list[tuple[float, _engine.RunResult]] = []
         if self.lam is not None:
             lam = float(self.lam)
-            runs = []
         elif target is None:
-            lam = _engine.default_lambda(data, options)
-            runs = []
+            lam = _engine.default_lambda(backend, options)
         elif self.k_method == "farthest_first":
-            lam = _engine.farthest_first_lambda(data, target, options, np.random.default_rng(seeds[0]))
-            runs = []
+            lam = _engine.farthest_first_lambda(backend, target, options, np.random.default_rng(seeds[0]))
         else:
             lam, runs = self._search_lambda(search, options, target, seeds[0])
         lam = _checked_lambda(lam, self, target)
-        options = _replace(options, lam=lam, max_clusters=_run_limit(data.n_samples, target))
-        runs = [run for run in runs if run[0] == lam]
-        results = [runs[0][1]] if runs else []
-        # Restarts to choose among, or a search run to reuse, run on the sample;
-        # a single run at a given λ has nothing to choose and runs on every row.
-        pool = search if (results or len(seeds) > 1) else data
+        options = _replace(options, lam=lam, max_clusters=_run_limit(n_samples, target))
+        results = [result for tried, result in runs if tried == lam][:1]
+        # Restarts to choose among, or a search run to reuse (restart 0), run
+        # where the search ran; a single run at a given λ runs on every row.
+        pool = search if (results or len(seeds) > 1) else backend
         for restart in range(len(results), len(seeds)):
-            result = self._bounded_run(pool, options, seeds[restart], restart, data.n_samples, target)
+            result = self._bounded_run(pool, options, seeds[restart], restart, n_samples, target)
             if result is not None:
                 results.append(result)
         if not results:
-            raise self._too_many_clusters(options.max_clusters, data.n_samples, lam)
+            raise self._too_many_clusters(options.max_clusters, n_samples, lam)
         best = min(range(len(results)), key=lambda i: _ranking(results[i], target))
         result = results[best]
-        if pool is not data:
+        if pool is not backend:
             # The kept run's clusters start the passes over every row.
-            result = self._bounded_run(data, options, seeds[best], best, data.n_samples, None, initial=result.clusters)
+            result = self._bounded_run(backend, options, seeds[best], best, n_samples, None, initial=result.clusters)
         self._warn_about(result, target, lam)
         return result, lam
 
@@ -638,7 +644,9 @@ class CRAFT(ClusterMixin, BaseEstimator):
             data, options, np.random.default_rng(seed), restart=restart, callback=self.callback, initial=initial
         )
 
-    def _search_lambda(self, data, options, target, seed):  # noqa: C901 - one bracket-then-bisect search, read in one place
+    def _search_lambda(  # noqa: C901 - one bracket-then-bisect search, read in one place
+        self, data: EncodedData | _engine.Backend, options: _engine.Options, target: int, seed
+    ) -> tuple[float, list[tuple[float, _engine.RunResult]]]:
         """Lambda whose fit (first seed) has exactly ``target`` clusters, if one is found.
 
         Starts from the farthest-first lambda, brackets by doubling or
@@ -788,33 +796,6 @@ def _run_limit(n_samples: int, target) -> int | None:
         return max(2 * target, target + 10)
     limit = cluster_limit(n_samples)
     return None if limit >= n_samples else limit
-
-
-def distinct_rows(data: EncodedData) -> int:
-    """Number of distinct rows of the encoded table (missing cells included as such).
-
-    Rows are compared by a 64-bit hash of their cells, one vectorized pass
-    per column (a collision could only undercount, with odds of about
-    N² / 2^64).
-    """
-    # +0.0 folds -0.0 into 0.0, so that equal numbers have equal bits.
-    columns = [(data.numeric[:, j] + 0.0).view(np.uint64) for j in range(data.n_numeric)]
-    columns += [data.codes[:, q].view(np.uint64) for q in range(data.n_categorical)]
-    if data.observed is not None:
-        columns += [data.observed[:, j].astype(np.uint64) for j in range(data.n_numeric)]
-    digest = np.full(data.n_samples, 14695981039346656037, dtype=np.uint64)  # FNV-1a, one 64-bit word at a time
-    for column in columns:
-        digest = (digest ^ column) * np.uint64(1099511628211)
-        digest ^= digest >> np.uint64(29)
-    digest.sort()  # a sort and a comparison: several times faster than np.unique on a million rows
-    return int(digest.size and 1 + np.count_nonzero(digest[1:] != digest[:-1]))
-
-
-def _search_sample(data: EncodedData, rng: np.random.Generator) -> EncodedData:
-    """``data`` itself up to ``SEARCH_ROWS`` rows, else a uniform sample of that many rows in row order."""
-    if data.n_samples <= SEARCH_ROWS:
-        return data
-    return data.take(np.sort(rng.choice(data.n_samples, size=SEARCH_ROWS, replace=False)))
 
 
 def _replace(options: _engine.Options, **changes) -> _engine.Options:

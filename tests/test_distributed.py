@@ -20,7 +20,7 @@ distributed = pytest.importorskip("distributed")
 from sklearn.base import clone  # noqa: E402
 
 from craft import CRAFT, CraftInputError  # noqa: E402
-from craft import _engine  # noqa: E402
+from craft import _engine, estimator  # noqa: E402
 from craft.distributed import DaskCRAFT  # noqa: E402
 from craft.encoding import Encoder  # noqa: E402
 
@@ -66,14 +66,14 @@ def split(table: pd.DataFrame, sizes) -> "dd.DataFrame":
     """The table as a dask DataFrame with partitions of the given sizes (zeros allowed)."""
     bounds = np.concatenate([[0], np.cumsum(sizes)])
     assert bounds[-1] == len(table)
-    pieces = [dd.from_pandas(table.iloc[a:b], npartitions=1) for a, b in zip(bounds[:-1], bounds[1:])]
+    pieces = [dd.from_pandas(table.iloc[a:b], npartitions=1) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
     return dd.concat(pieces)
 
 
 def fit_both(table, ddf, **params):
     params.setdefault("categorical", CATEGORICAL)
     params.setdefault("n_init", 1)
-    backend = {name: params.pop(name) for name in ("chunk_rows", "persist", "search_rows") if name in params}
+    backend = {name: params.pop(name) for name in ("chunk_rows", "persist") if name in params}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         memory = CRAFT(**params).fit(table)
@@ -94,7 +94,7 @@ def assert_same_fit(memory, dask_model):
     assert [(r.n_clusters, r.n_changed, r.n_opened) for r in dask_model.history_] == [
         (r.n_clusters, r.n_changed, r.n_opened) for r in memory.history_
     ]
-    for ours, theirs in zip(dask_model.history_, memory.history_):
+    for ours, theirs in zip(dask_model.history_, memory.history_, strict=True):
         assert ours.objective == pytest.approx(theirs.objective, rel=1e-9)
         np.testing.assert_array_equal(ours.feature_mask, theirs.feature_mask)
     # The inspection surface comes from the same engine function on both backends.
@@ -134,7 +134,7 @@ def test_random_init_opens_clusters_during_the_first_pass(client, table):
     [
         {},  # the default lambda: mean cost under one global cluster
         {"k": 3, "k_method": "farthest_first", "random_state": 0},
-        {"k": 3, "k_method": "search", "random_state": 1},  # N <= search_rows: the sample is the data
+        {"k": 3, "k_method": "search", "random_state": 1},  # N <= SEARCH_ROWS: the search runs on every row
         {"lam": 4.0, "n_init": 3, "init": "random", "random_state": 2},  # the best of three restarts
         {"k": 3, "rho": 0.002, "rho_selection": "shrink"},  # selection pooled over clusters, from the reduced statistics
     ],
@@ -144,6 +144,29 @@ def test_lambda_from_k_and_restarts_equal_in_memory(client, table, params):
     params = {"random_state": 4, **params}
     memory, dask_model = fit_both(table, split(table, [200, 200, 200]), **params)
     assert_same_fit(memory, dask_model)
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"k": 6, "n_init": 3, "random_state": 3},  # λ search and restarts on the sample, the best run then on every row
+        {"lam": 16.0, "n_init": 2, "init": "random", "random_state": 1},  # restarts on the sample at a given λ
+    ],
+    ids=["search-and-restarts", "restarts"],
+)
+def test_above_search_rows_equals_in_memory(client, params):
+    table = mixed_table(60_000, 3)
+    assert len(table) > estimator.SEARCH_ROWS
+    memory, dask_model = fit_both(table, split(table, [15_000] * 4), **params)
+    assert_same_fit(memory, dask_model)
+
+
+def test_k_beyond_the_distinct_rows_is_refused_as_in_memory(client):
+    table = pd.DataFrame({"x": [0.0, 1.0, 2.0] * 40, "colour": ["a", "b", "b"] * 40})
+    for model, data in ((CRAFT(k=4, categorical=["colour"]), table),
+                        (DaskCRAFT(k=4, categorical=["colour"]), split(table, [30, 0, 50, 40]))):
+        with pytest.raises(CraftInputError, match=r"k=4 exceeds the 3 distinct rows of the table"):
+            model.fit(data)
 
 
 def test_empty_partitions_persist_and_parquet(client, table, tmp_path):
@@ -246,7 +269,7 @@ def test_same_parameters_and_defaults_as_craft():
     ours = DaskCRAFT().get_params()
     theirs = CRAFT().get_params()
     assert {k: v for k, v in ours.items() if k in theirs} == theirs
-    assert set(ours) - set(theirs) == {"chunk_rows", "persist", "search_rows"}
+    assert set(ours) - set(theirs) == {"chunk_rows", "persist"}
     copy = clone(DaskCRAFT(m=0.3, chunk_rows=7))
     assert copy.get_params()["chunk_rows"] == 7 and copy.m == 0.3
 
