@@ -5,7 +5,8 @@ import pandas as pd
 import plotly.graph_objects as go
 import pytest
 
-from craft import CRAFT, plots, synthetic
+from craft import CRAFT, plots, prior_terms, synthetic
+from craft.priors import PriorTerms
 from explorer.services import FitParams, align_clusters, compare_methods, fit_craft, fit_schema, load_example
 from craft.profiles import cluster_profiles
 
@@ -336,13 +337,29 @@ def test_fig_mask_stability_values():
 
 def test_rho_demo_moves_between_m_and_v():
     frame = plots.rho_demo_frame(0.3, n=11)
-    assert frame["nu_selected"].iloc[0] == pytest.approx(0.3)
-    assert frame["nu_unselected"].iloc[0] == pytest.approx(0.3)
-    assert frame["nu_selected"].iloc[-1] == pytest.approx(1.0)
-    assert frame["nu_unselected"].iloc[-1] == pytest.approx(0.0)
-    figure = plots.fig_rho_demo(0.3, 0.105)
+    upper = 0.3 * 0.7
+    assert 0 < frame["rho"].min() and frame["rho"].max() < upper  # the prior is proper only strictly inside
+    assert frame["nu_selected"].iloc[0] == pytest.approx(0.3 + 0.7 / 12)
+    assert frame["nu_unselected"].iloc[0] == pytest.approx(0.3 - 0.3 / 12)
+    assert frame["nu_selected"].iloc[-1] == pytest.approx(0.3 + 0.7 * 11 / 12)
+    assert frame["nu_unselected"].iloc[-1] == pytest.approx(0.3 - 0.3 * 11 / 12)
+    figure = plots.fig_rho_demo(prior_terms(0.3, 0.105))
     marker = figure.data[2]
     assert list(marker.y) == pytest.approx([0.3 + 0.7 * 0.5, 0.3 - 0.3 * 0.5])
+
+
+def test_rho_demo_reads_the_posterior_mean_of_nu_from_the_prior_terms(monkeypatch):
+    """The figure draws PriorTerms.selection_probability, the engine's one formula, and writes none of its own."""
+    terms = prior_terms(0.3, 0.105)
+    frame = plots.rho_demo_frame(0.3, n=11)
+    for row in frame.itertuples():
+        at = prior_terms(0.3, row.rho)
+        assert (row.nu_selected, row.nu_unselected) == (at.selection_probability(1.0), at.selection_probability(0.0))
+    # Another formula there moves the figure with it: nothing is computed beside it.
+    monkeypatch.setattr(PriorTerms, "selection_probability", lambda self, share: 0.25 + share / 8)
+    figure = plots.fig_rho_demo(terms)
+    assert list(figure.data[2].y) == [0.375, 0.25]
+    assert set(figure.data[0].y) == {0.375} and set(figure.data[1].y) == {0.25}
 
 
 def test_user_strings_are_escaped_in_figures():
