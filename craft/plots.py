@@ -607,7 +607,7 @@ def heatmap_panel(model, X: pd.DataFrame, labels, mask, *, modal=None, features=
     for j, name in enumerate(features):
         if name in numeric:
             p = numeric[name]
-            # The column's mean and spread as the encoder holds them (over its observed cells).
+            # The column's mean and spread as the encoder holds them for the fit.
             spread = np.sqrt(data.global_var[p])
             z = (data.numeric[rows, p] - data.global_mean[p]) / spread if spread > 0 else np.zeros(rows.size)
             missing = X[name].iloc[rows].isna().to_numpy()
