@@ -17,6 +17,7 @@ Conventions
 from __future__ import annotations
 
 import html
+import textwrap
 from dataclasses import dataclass
 
 import numpy as np
@@ -889,7 +890,7 @@ def fig_feature_detail(model, X: pd.DataFrame, cluster: int, feature: str) -> go
     Numeric: histograms (as shares) of the cluster's and all rows' observed
     values, with the mean ± one standard deviation the fit used for the
     cluster marked and named (:func:`craft.profiles.numeric_moments`, the
-    numbers of the profiles): the title's second line says which cells they
+    numbers of the profiles); a note under the axis says which cells they
     count.
     """
     from .profiles import level_distribution, numeric_moments, numeric_values
@@ -920,9 +921,12 @@ def fig_feature_detail(model, X: pd.DataFrame, cluster: int, feature: str) -> go
     fig.add_vline(x=mean, line=dict(color=SELECTED_COLOR, width=2), annotation_text=f"{mean:.3g} ± {sd:.3g}",
                   annotation_position="top right")
     fig.update_yaxes(tickformat=".0%", title="share of rows")
-    counted = _counted_cells(model, cluster, j, n_observed=inside.size)
-    return _finish(fig, f"{_esc(feature)}: values in cluster {cluster} vs all rows<br><sup>line and band: the fit's "
-                        f"mean ± sd of the cluster, {counted}</sup>", height=360)
+    note = textwrap.wrap(f"Line and band: the fit's mean ± sd of the cluster, "
+                         f"{_counted_cells(model, cluster, j, n_observed=inside.size)}.", 90)
+    fig.add_annotation(text="<br>".join(note), x=0, y=0, xref="paper", yref="paper", yshift=-34, xanchor="left",
+                       yanchor="top", align="left", showarrow=False)
+    return _finish(fig, f"{_esc(feature)}: values in cluster {cluster} vs all rows", height=340 + 18 * len(note),
+                   bottom=30 + 18 * len(note))
 
 
 def _counted_cells(model, cluster: int, j: int, *, n_observed: int) -> str:
