@@ -245,6 +245,23 @@ def test_fig_feature_detail_both_kinds(mixed):
     assert sum(categorical.data[1].y) == pytest.approx(1.0)
 
 
+def test_feature_detail_marks_the_fits_moments_where_no_cell_was_observed():
+    """Marginalised cells: a cluster without an observed value of x has the column's mean and sd in the fit."""
+    X = pd.DataFrame({"c": ["a", "a", "a", "b", "b", "b"], "x": [np.nan, np.nan, np.nan, 4.0, 4.5, 5.0]})
+    model = CRAFT(m=0.5, k=2, n_init=1, random_state=0).fit(X)
+    empty = int(model.labels_[0])
+    assert (model.labels_[:3] == empty).all() and (model.labels_[3:] != empty).all()
+    figure = plots.fig_feature_detail(model, X, empty, "x")
+    (line,) = [shape for shape in figure.layout.shapes if shape.type == "line"]
+    assert line.x0 == pytest.approx(4.5)
+    (band,) = [shape for shape in figure.layout.shapes if shape.type == "rect"]
+    assert band.x1 - band.x0 == pytest.approx(2 * np.std([4.0, 4.5, 5.0]))
+    assert "which has no observed cell" in figure.layout.annotations[-1].text
+    full = plots.fig_feature_detail(model, X, 1 - empty, "x")
+    assert [shape.x0 for shape in full.layout.shapes if shape.type == "line"] == [pytest.approx(4.5)]
+    assert "over its 3 rows" in full.layout.annotations[-1].text
+
+
 def test_projection_frame_and_figure(mixed):
     X, _, _, model = mixed
     frame = plots.projection_frame(model, X, max_points=60)
