@@ -38,18 +38,25 @@ from .priors import PriorTerms
 
 @dataclass(frozen=True)
 class Options:
-    """Options of one CRAFT run that stay fixed while it iterates."""
+    """Options of one CRAFT run that stay fixed while it iterates.
+
+    Every field that mirrors a parameter of :class:`craft.CRAFT` (``budget``
+    to ``max_iter``) is required: their defaults have one place, the
+    estimator's signature, and a caller that drives the engine directly
+    states each (or reads them from that signature). Only the engine's own
+    switches (``keep_labels`` onwards) have defaults here.
+    """
 
     terms: PriorTerms
     lam: float
-    budget: str = "fixed"
-    eps_c: float = 0.8
-    eps_v: float = 0.5
-    smoothing: float = 1.0
-    min_variance: float = 0.01
-    init: str = "craft++"
-    rho_selection: str = "paper"
-    max_iter: int = 100
+    budget: str
+    eps_c: float
+    eps_v: float
+    smoothing: float
+    min_variance: float
+    init: str
+    rho_selection: str
+    max_iter: int
     keep_labels: bool = True
     max_clusters: int | None = None
     n_seeds: int = 1

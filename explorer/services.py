@@ -38,6 +38,7 @@ from craft.exceptions import CraftInputError
 from craft.io import read_info, read_table, table_fingerprint
 from craft.limits import table_limits
 from craft.metrics import align_clusters
+from craft.priors import prior_terms
 from craft.schema import Schema, infer_schema
 
 __all__ = [
@@ -983,9 +984,18 @@ def _swept(params: FitParams, param: str, value) -> FitParams:
         return params.replace(budget="approximate", **{param: float(value)})
     if param == "rho":
         return params.replace(rho=rho_from_share(params.m, value))
-    if param == "m" and params.rho is not None and params.rho >= value * (1 - value):
+    if param == "m" and params.rho is not None and not _rho_is_valid(float(value), params.rho):
         return params.replace(m=float(value), rho=None)
     return params.replace(**{param: float(value)})
+
+
+def _rho_is_valid(m: float, rho: float) -> bool:
+    """Whether ``rho`` is a valid prior variance at ``m``, by the one check of its range."""
+    try:
+        prior_terms(m, rho)
+    except CraftInputError:
+        return False
+    return True
 
 
 def sweep(

@@ -10,6 +10,7 @@ from craft import CRAFT, CraftInputError, _engine
 from craft.encoding import Encoder
 from craft.metrics import planted_agreement
 from craft.priors import prior_terms
+from engine_options import engine_options
 from craft.synthetic import FIGURES
 
 
@@ -53,9 +54,9 @@ def test_shrunk_scores_by_hand():
     _, variances = _engine.raw_variances(stats, data)
     log_eta = _engine.log_eta(data, stats, 0.1)
     terms = prior_terms(0.5, 0.05)  # w = 0.2
-    paper = _engine.selection_scores(data, stats, variances, log_eta, _engine.Options(terms=terms, lam=1.0))
+    paper = _engine.selection_scores(data, stats, variances, log_eta, engine_options(terms=terms, lam=1.0))
     shrink = _engine.selection_scores(
-        data, stats, variances, log_eta, _engine.Options(terms=terms, lam=1.0, rho_selection="shrink")
+        data, stats, variances, log_eta, engine_options(terms=terms, lam=1.0, rho_selection="shrink")
     )
     assert paper.own_weight == 1.0 and shrink.own_weight == pytest.approx(0.2)
     # Cluster variances of a: 0.01 (rows 0, 1) and 8.75 (rows 2-5); pooled per point (2*0.01 + 4*8.75)/6.
@@ -75,7 +76,7 @@ def test_paper_rule_ignores_rho_and_shrunk_rule_follows_it():
     log_eta = _engine.log_eta(data, stats, 0.1)
 
     def weights(rho, mode):
-        opts = _engine.Options(terms=prior_terms(0.5, rho), lam=1.0, rho_selection=mode)
+        opts = engine_options(terms=prior_terms(0.5, rho), lam=1.0, rho_selection=mode)
         return _engine.select_features(data, stats, variances, log_eta, opts)
 
     np.testing.assert_array_equal(weights(0.001, "paper"), weights(0.249, "paper"))
@@ -93,7 +94,7 @@ def test_one_cluster_selects_the_same_under_both_rules():
     _, variances = _engine.raw_variances(one, data)
     log_eta = _engine.log_eta(data, one, 0.1)
     for budget in ("fixed", "approximate"):
-        paper = _engine.Options(terms=prior_terms(0.5, 0.01), lam=1.0, budget=budget, eps_v=5.0, eps_c=0.1)
+        paper = engine_options(terms=prior_terms(0.5, 0.01), lam=1.0, budget=budget, eps_v=5.0, eps_c=0.1)
         shrink = _engine.Options(**{**paper.__dict__, "rho_selection": "shrink"})
         np.testing.assert_array_equal(
             _engine.select_features(data, one, variances, log_eta, paper),
