@@ -67,7 +67,7 @@ import pandas as pd
 from . import _engine
 from .encoding import EncodedData, Encoder, _level_sort_key, check_observed
 from ._random import as_generator
-from .estimator import CRAFT, _checked_lambda, _number, _ranking, _replace, _Rule, _run_limit
+from .estimator import CRAFT, _check_callback, _checked_lambda, _number, _ranking, _replace, _Rule, _run_limit
 from ._optional import missing
 from .exceptions import CraftInputError
 from .priors import PriorTerms
@@ -88,6 +88,9 @@ _DASK_RULES = {
     "chunk_rows": _number(1, None, low_open=False, integer=True),
     "persist": _Rule(lambda value: isinstance(value, (bool, np.bool_)), "True or False"),
     "search_rows": _number(2, None, low_open=False, integer=True),
+    # The labels stay on the workers (labels_ is a dask Series), so no record can carry them.
+    "history_labels": _Rule(lambda value: value is False or value is np.False_, "False: a dask fit's labels stay "
+                            "on the workers, so its history_ records carry none"),
 }
 
 # CRAFT's defaults, so that the two estimators cannot drift apart.
@@ -108,7 +111,7 @@ class DaskCRAFT(CRAFT):
 
     Parameters
     ----------
-    m, rho, lam, k, budget, rho_selection, eps_c, eps_v, standardize, max_iter, n_init, init, smoothing, min_variance, random_state, callback
+    m, rho, lam, k, budget, rho_selection, eps_c, eps_v, standardize, max_iter, n_init, init, smoothing, min_variance, random_state
         As in :class:`craft.CRAFT`.
     k_method : {"search", "farthest_first"}, default="search"
         ``"farthest_first"`` runs the paper's heuristic on the whole data, one
@@ -136,6 +139,9 @@ class DaskCRAFT(CRAFT):
         partitions, not by the data.
     search_rows : int, default=100000
         Size of the row sample of ``k_method="search"``.
+    history_labels : False
+        Only False: the labels stay on the workers, so ``history_`` records
+        carry none (the parameter is :class:`craft.CRAFT`'s).
 
     Attributes
     ----------
@@ -146,8 +152,10 @@ class DaskCRAFT(CRAFT):
     partition_sizes_ : ndarray of shape (n_partitions,)
         Rows per partition.
     n_clusters_, feature_mask_, objective_, history_, n_iter_, converged_, lam_, rho_, schema_, \
-    engine_features_, cluster_sizes_, n_imputed_, feature_names_in_, n_features_in_
-        As in :class:`craft.CRAFT`; ``history_`` records carry no labels.
+    encoder_, options_, clusters_, selection_, statistics_, objective_terms_, engine_features_, cluster_sizes_, \
+    n_imputed_, n_marginalised_, feature_names_in_, n_features_in_
+        As in :class:`craft.CRAFT` (``encoder_`` fitted partition by
+        partition on the whole table); ``history_`` records carry no labels.
 
     Examples
     --------
@@ -183,7 +191,7 @@ class DaskCRAFT(CRAFT):
         smoothing=_DEFAULTS["smoothing"],
         min_variance=_DEFAULTS["min_variance"],
         random_state=_DEFAULTS["random_state"],
-        callback=_DEFAULTS["callback"],
+        history_labels=_DEFAULTS["history_labels"],
         chunk_rows=65_536,
         persist=False,
         search_rows=100_000,
@@ -207,14 +215,14 @@ class DaskCRAFT(CRAFT):
             smoothing=smoothing,
             min_variance=min_variance,
             random_state=random_state,
-            callback=callback,
+            history_labels=history_labels,
         )
         self.chunk_rows = chunk_rows
         self.persist = persist
         self.search_rows = search_rows
 
     # ------------------------------------------------------------------
-    def fit(self, X, y=None, *, client=None):
+    def fit(self, X, y=None, *, callback=None, client=None):
         """Cluster the rows of a dask DataFrame.
 
         Parameters
@@ -223,6 +231,9 @@ class DaskCRAFT(CRAFT):
             The table; a pandas DataFrame is split into one partition per
             worker thread.
         y : ignored
+        callback : callable or None, default=None
+            As in :meth:`craft.CRAFT.fit`: called on the driver with every
+            iteration's record; not kept by the fitted model.
         client : distributed.Client, optional
             The cluster to run on; by default the current client
             (``distributed.default_client()``).
@@ -239,6 +250,7 @@ class DaskCRAFT(CRAFT):
         """
         # As CRAFT.fit: locals first, every fitted attribute stored at the end.
         options = self._validated_options()
+        _check_callback(callback)
         client = _client(client)
         table = _as_dask_table(X, client)
         schema = self._schema(_schema_sample(table, client, self.categorical))
@@ -253,14 +265,15 @@ class DaskCRAFT(CRAFT):
         # passes over all partitions (CRAFT.fit makes its restarts on a sample).
         n_init = self.n_init if self.n_init != "auto" else (10 if parts.n_samples <= 50_000 else 3)
         seeds = rng.integers(np.iinfo(np.int32).max, size=n_init)
-        best, lam = self._fit_runs(parts, options, seeds)
+        with self._reporting(callback):
+            best, lam = self._fit_runs(parts, options, seeds)
         self._store(best, parts.template, lam, options, schema=schema, encoder=encoder, columns=table.columns,
                     labels_=parts.label_series(best.labels), partition_sizes_=parts.sizes.copy())
         return self
 
-    def fit_predict(self, X, y=None, *, client=None):
+    def fit_predict(self, X, y=None, *, callback=None, client=None):
         """Fit and return ``labels_`` (a dask Series)."""
-        return self.fit(X, client=client).labels_
+        return self.fit(X, callback=callback, client=client).labels_
 
     def predict(self, X):
         """Nearest fitted cluster of every row; never opens a cluster.
@@ -333,7 +346,7 @@ class DaskCRAFT(CRAFT):
     def _run(self, data, options, seed, restart):
         if isinstance(data, EncodedData):  # the λ search on the driver's sample
             return super()._run(data, options, seed, restart)
-        return _engine.run(data, options, np.random.default_rng(seed), restart=restart, callback=self.callback)
+        return _engine.run(data, options, np.random.default_rng(seed), restart=restart, callback=self._callback)
 
 
 # ----------------------------------------------------------------------
