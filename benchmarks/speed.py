@@ -192,12 +192,12 @@ def _craft_fit(spec):
     CRAFT(categorical=schema, **options).fit(X)  # compile / warm caches
     times, iterations = [], []
     for repeat in range(int(spec["repeats"])):
-        count = []
-        model = CRAFT(categorical=schema, callback=lambda record: count.append(1), **{**options, "random_state": repeat})
+        records = []
+        model = CRAFT(categorical=schema, **{**options, "random_state": repeat})
         start = time.perf_counter()
-        model.fit(X)
+        model.fit(X, callback=records.append)
         times.append(time.perf_counter() - start)
-        iterations.append(len(count))
+        iterations.append(len(records))
     return {"fit_s": times, "iterations": iterations, "k": int(model.n_clusters_), "lam": float(model.lam_)}
 
 

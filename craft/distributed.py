@@ -72,7 +72,7 @@ import pandas as pd
 from . import _engine
 from .encoding import EncodedData, Encoder, _level_sort_key, check_observed
 from ._random import as_generator
-from .estimator import CRAFT, _number, _Rule
+from .estimator import CRAFT, _check_callback, _number, _Rule
 from ._optional import missing
 from .exceptions import CraftInputError
 from .priors import PriorTerms
@@ -92,6 +92,9 @@ __all__ = ["DaskCRAFT"]
 _DASK_RULES = {
     "chunk_rows": _number(1, None, low_open=False, integer=True),
     "persist": _Rule(lambda value: isinstance(value, (bool, np.bool_)), "True or False"),
+    # The labels stay on the workers (labels_ is a dask Series), so no record can carry them.
+    "history_labels": _Rule(lambda value: value is False or value is np.False_, "False: a dask fit's labels stay "
+                            "on the workers, so its history_ records carry none"),
 }
 
 # CRAFT's defaults, so that the two estimators cannot drift apart.
@@ -114,7 +117,7 @@ class DaskCRAFT(CRAFT):
     Parameters
     ----------
     m, rho, lam, k, k_method, budget, rho_selection, eps_c, eps_v, standardize, max_iter, n_init, init, smoothing, \
-    min_variance, random_state, callback
+    min_variance, random_state
         As in :class:`craft.CRAFT`, and run by the same code
         (``CRAFT._fit_runs``). Up to ``craft.estimator.SEARCH_ROWS``
         (50,000) rows every run passes over the partitions. Above, the λ
@@ -140,6 +143,9 @@ class DaskCRAFT(CRAFT):
         row for P numeric and Q categorical features). False reads and
         encodes each partition again in every map, so memory is bounded by
         partitions, not by the data.
+    history_labels : False
+        Only False: the labels stay on the workers, so ``history_`` records
+        carry none (the parameter is :class:`craft.CRAFT`'s).
 
     Attributes
     ----------
@@ -150,8 +156,10 @@ class DaskCRAFT(CRAFT):
     partition_sizes_ : ndarray of shape (n_partitions,)
         Rows per partition.
     n_clusters_, feature_mask_, objective_, history_, n_iter_, converged_, lam_, rho_, schema_, \
-    engine_features_, cluster_sizes_, n_imputed_, feature_names_in_, n_features_in_
-        As in :class:`craft.CRAFT`; ``history_`` records carry no labels.
+    encoder_, options_, clusters_, selection_, statistics_, objective_terms_, engine_features_, cluster_sizes_, \
+    n_imputed_, n_marginalised_, feature_names_in_, n_features_in_
+        As in :class:`craft.CRAFT` (``encoder_`` fitted partition by
+        partition on the whole table); ``history_`` records carry no labels.
 
     Examples
     --------
@@ -187,7 +195,7 @@ class DaskCRAFT(CRAFT):
         smoothing=_DEFAULTS["smoothing"],
         min_variance=_DEFAULTS["min_variance"],
         random_state=_DEFAULTS["random_state"],
-        callback=_DEFAULTS["callback"],
+        history_labels=_DEFAULTS["history_labels"],
         chunk_rows=65_536,
         persist=False,
     ):
@@ -210,13 +218,13 @@ class DaskCRAFT(CRAFT):
             smoothing=smoothing,
             min_variance=min_variance,
             random_state=random_state,
-            callback=callback,
+            history_labels=history_labels,
         )
         self.chunk_rows = chunk_rows
         self.persist = persist
 
     # ------------------------------------------------------------------
-    def fit(self, X, y=None, *, client=None):
+    def fit(self, X, y=None, *, callback=None, client=None):
         """Cluster the rows of a dask DataFrame.
 
         Parameters
@@ -225,6 +233,9 @@ class DaskCRAFT(CRAFT):
             The table; a pandas DataFrame is split into one partition per
             worker thread.
         y : ignored
+        callback : callable or None, default=None
+            As in :meth:`craft.CRAFT.fit`: called on the driver with every
+            iteration's record; not kept by the fitted model.
         client : distributed.Client, optional
             The cluster to run on; by default the current client
             (``distributed.default_client()``).
@@ -241,6 +252,7 @@ class DaskCRAFT(CRAFT):
         """
         # As CRAFT.fit: locals first, every fitted attribute stored at the end.
         options = self._validated_options()
+        _check_callback(callback)
         client = _client(client)
         table = _as_dask_table(X, client)
         schema = self._schema(_schema_sample(table, client, self.categorical))
@@ -250,14 +262,15 @@ class DaskCRAFT(CRAFT):
         if parts.n_samples < 2:
             raise CraftInputError(f"CRAFT needs at least 2 rows; the table has n_samples={parts.n_samples}.")
 
-        best, lam = self._fit_runs(parts, options, as_generator(self.random_state))
+        with self._reporting(callback):
+            best, lam = self._fit_runs(parts, options, as_generator(self.random_state))
         self._store(best, parts.template, lam, options, schema=schema, encoder=encoder, columns=table.columns,
                     labels_=parts.label_series(best.labels), partition_sizes_=parts.sizes.copy())
         return self
 
-    def fit_predict(self, X, y=None, *, client=None):
+    def fit_predict(self, X, y=None, *, callback=None, client=None):
         """Fit and return ``labels_`` (a dask Series)."""
-        return self.fit(X, client=client).labels_
+        return self.fit(X, callback=callback, client=client).labels_
 
     def predict(self, X):
         """Nearest fitted cluster of every row; never opens a cluster.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import numbers
 import warnings
@@ -18,7 +19,7 @@ from ._random import as_generator
 from .encoding import MISSING_MODES, Encoder, EncodedData
 from .exceptions import CraftInputError
 from .priors import prior_terms
-from .limits import check_table_shape
+from .limits import check_columns
 from .schema import Schema, infer_schema
 
 
@@ -124,7 +125,7 @@ _PARAMETER_RULES = {
     "smoothing": _number(0, None),
     "min_variance": _number(0, None),
     "random_state": _Rule(_random_state, "None, an int or a numpy Generator"),
-    "callback": _Rule(lambda value: value is None or callable(value), "None or a callable"),
+    "history_labels": _Rule(lambda value: isinstance(value, (bool, np.bool_)), "True or False"),
 }
 
 
@@ -216,9 +217,10 @@ class CRAFT(ClusterMixin, BaseEstimator):
         Variance floor per numeric feature, as a share of its global variance.
     random_state : int, Generator or None, default=None
         Seed for the random choices; the same seed gives the same result.
-    callback : callable or None, default=None
-        Called with an :class:`IterationRecord` after every iteration of
-        every run (λ search included), e.g. for a progress bar.
+    history_labels : bool, default=False
+        Keep every iteration's labels in ``history_`` (``IterationRecord.labels``),
+        which :meth:`inspect_iteration` needs. They cost 4 bytes per row and
+        iteration, kept as long as the model, so they are off unless asked for.
 
     Attributes
     ----------
@@ -234,7 +236,18 @@ class CRAFT(ClusterMixin, BaseEstimator):
         One record per iteration of the kept run (above 50,000 rows: of its
         passes over every row, after the sample): objective, K, points that
         changed cluster, clusters opened, masks (engine order, see
-        ``engine_features_``) and, for up to 200,000 rows, the labels.
+        ``engine_features_``) and, with ``history_labels=True``, the labels
+        (else ``labels`` is None).
+    converged_ : bool
+        Whether the kept run stopped because no row changed cluster (False:
+        it reached ``max_iter``, with a ``ConvergenceWarning``).
+    clusters_ : craft._engine.Clusters
+        The kept run's cluster parameters, in encoded units and engine order:
+        ``means`` and floored ``variances`` (K, numeric features), ``log_eta``
+        (K, categorical levels in ``encoder_``'s order; smoothed level
+        distributions) and ``weights`` (K, used features; the selection v as
+        0/1 floats). :meth:`predict` and :meth:`cost_terms` measure rows
+        against them.
     selection_ : craft.Selection
         What the selection rule decided and why, per cluster and used
         feature (columns in ``engine_features_`` order): the score it ranked
@@ -256,6 +269,13 @@ class CRAFT(ClusterMixin, BaseEstimator):
     rho_ : float
         The rho used.
     schema_ : Schema
+    encoder_ : craft.encoding.Encoder
+        The encoding fitted on ``X`` (scales, level codes, the global tables
+        eta_0 and variances); :meth:`predict` encodes new rows with it.
+    options_ : craft._engine.Options
+        The engine's options of the kept run, every parameter validated and
+        ``lam`` set to ``lam_`` (``options_.terms``: F0, F_Delta and the
+        other prior terms of m and rho).
     engine_features_ : list of str
         Used features in the engine's order (numeric, then categorical).
     cluster_sizes_ : ndarray of shape (n_clusters_,)
@@ -300,7 +320,7 @@ class CRAFT(ClusterMixin, BaseEstimator):
         smoothing=0.1,
         min_variance=0.3,
         random_state=None,
-        callback=None,
+        history_labels=False,
     ):
         self.m = m
         self.rho = rho
@@ -320,16 +340,24 @@ class CRAFT(ClusterMixin, BaseEstimator):
         self.smoothing = smoothing
         self.min_variance = min_variance
         self.random_state = random_state
-        self.callback = callback
+        self.history_labels = history_labels
+
+    #: The callback of the fit in progress (see :meth:`_reporting`); never a parameter, so a model pickles.
+    _callback: Callable[[_engine.IterationRecord], object] | None = None
 
     # ------------------------------------------------------------------
-    def fit(self, X, y=None):
+    def fit(self, X, y=None, *, callback=None):
         """Cluster ``X``.
 
         Parameters
         ----------
         X : DataFrame or array-like of shape (n_samples, n_features)
         y : ignored
+        callback : callable or None, default=None
+            Called with an :class:`IterationRecord` after every iteration of
+            every run (λ search included), e.g. for a progress bar; an
+            exception it raises stops the fit. It belongs to this call only:
+            the fitted model does not keep it.
 
         Returns
         -------
@@ -339,15 +367,28 @@ class CRAFT(ClusterMixin, BaseEstimator):
         # refit that fails leaves the previous fit whole (labels_, encoder_
         # and feature_names_in_ always belong to the same table).
         options = self._validated_options()
+        _check_callback(callback)
         table = _as_table(X, min_rows=2)
-        # Columns only, before the per-column work a very wide table pays for (its cells are already in memory).
-        check_table_shape(0, table.shape[1], "X")
+        # Columns only, before the per-column work a very wide table pays for (its cells are already in memory);
+        # a fixed limit, so that the same call never depends on the machine's free memory.
+        check_columns(table.shape[1], "X")
         schema = self._schema(table)
         encoder = Encoder(list(schema.numeric), list(schema.categorical), bool(self.standardize), self.missing)
         data = encoder.fit_transform(table)
-        best, lam = self._fit_runs(_engine.InMemory(data), options, as_generator(self.random_state))
+        with self._reporting(callback):
+            best, lam = self._fit_runs(_engine.InMemory(data), options, as_generator(self.random_state))
         self._store(best, data, lam, options, schema=schema, encoder=encoder, columns=table.columns)
         return self
+
+    @contextlib.contextmanager
+    def _reporting(self, callback):
+        """``callback`` (checked by :func:`_check_callback`) receives every iteration record while the block runs,
+        and is forgotten after it."""
+        self._callback = callback
+        try:
+            yield
+        finally:
+            del self._callback
 
     def predict(self, X):
         """Nearest existing cluster for every row of ``X``; never opens a cluster.
@@ -366,9 +407,9 @@ class CRAFT(ClusterMixin, BaseEstimator):
         _, labels = _engine.nearest_cluster(data, self.clusters_, self.options_.terms)
         return labels
 
-    def fit_predict(self, X, y=None):
-        """Fit and return ``labels_``."""
-        return self.fit(X).labels_
+    def fit_predict(self, X, y=None, *, callback=None):
+        """Fit and return ``labels_`` (``callback`` as in :meth:`fit`)."""
+        return self.fit(X, callback=callback).labels_
 
     # ------------------------------------------------------------------
     # Inspection: what the engine computed, read from the engine's own functions.
@@ -459,7 +500,7 @@ class CRAFT(ClusterMixin, BaseEstimator):
         ------
         CraftInputError
             If the iteration does not exist or its labels were not kept
-            (more than 200,000 rows).
+            (the model was fitted without ``history_labels=True``).
         """
         self._check_fitted()
         history = self.history_
@@ -467,7 +508,9 @@ class CRAFT(ClusterMixin, BaseEstimator):
             raise CraftInputError(f"iteration={iteration} must lie in 1..{len(history)}.")
         record = history[iteration - 1]
         if record.labels is None:
-            raise CraftInputError("This fit kept no labels per iteration (more than 200,000 rows).")
+            raise CraftInputError(
+                "This fit kept no labels per iteration: fit with history_labels=True to inspect its iterations."
+            )
         data = self._encoded(X)
         if data.n_samples != record.labels.shape[0]:
             raise CraftInputError(
@@ -506,6 +549,7 @@ class CRAFT(ClusterMixin, BaseEstimator):
             min_variance=float(self.min_variance),
             init=self.init,
             max_iter=int(self.max_iter),
+            keep_labels=bool(self.history_labels),
             n_seeds=int(self.k) if self.k is not None else 1,
         )
 
@@ -542,7 +586,6 @@ class CRAFT(ClusterMixin, BaseEstimator):
         n_init = 10 if self.n_init == "auto" else self.n_init
         seeds = rng.integers(np.iinfo(np.int32).max, size=n_init)
         n_samples = backend.n_samples
-        options = _replace(options, keep_labels=n_samples <= 200_000)
         # Only the exact-k search pays for an unreachable k (dozens of fits); farthest-first warns.
         searching = self.k is not None and self.k_method == "search"
         target = self._checked_target(n_samples, backend.distinct_rows(self.k) if searching else None)
@@ -641,7 +684,7 @@ class CRAFT(ClusterMixin, BaseEstimator):
 
     def _run(self, data, options, seed, restart, *, initial=None):
         return _engine.run(
-            data, options, np.random.default_rng(seed), restart=restart, callback=self.callback, initial=initial
+            data, options, np.random.default_rng(seed), restart=restart, callback=self._callback, initial=initial
         )
 
     def _search_lambda(  # noqa: C901 - one bracket-then-bisect search, read in one place
@@ -796,6 +839,12 @@ def _run_limit(n_samples: int, target) -> int | None:
         return max(2 * target, target + 10)
     limit = cluster_limit(n_samples)
     return None if limit >= n_samples else limit
+
+
+def _check_callback(callback) -> None:
+    """Refuse a ``fit(callback=...)`` that cannot be called, before any work."""
+    if callback is not None and not callable(callback):
+        raise CraftInputError(f"callback={callback!r} is invalid: it must be None or a callable.")
 
 
 def _replace(options: _engine.Options, **changes) -> _engine.Options:

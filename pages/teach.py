@@ -7,7 +7,7 @@ from craft import CraftInputError, plots, prior_terms
 from craft.metrics import align_clusters
 from explorer import cache, context
 from explorer.figure_export import chart
-from explorer.services import distance_table, rho_from_share
+from explorer.services import TEACH_ROWS, distance_table, rho_from_share
 from explorer.ui import RHO_SELECTION_HELP, esc, note
 
 ctx = context.current()
@@ -53,7 +53,7 @@ def step_view() -> None:
             title="Selected features after the iteration"))
         chart(figure, key="teach_masks", name=f"teach_masks_iteration_{t}", camera_name="teach_masks")
     if record.labels is None:
-        note("Labels per iteration are not kept above 200,000 rows, so assignments and distances cannot be shown.")
+        note(f"Labels per iteration are not kept above {TEACH_ROWS:,} rows, so assignments and distances cannot be shown.")
         return
     with right:
         frame = cache.projection(ctx.key, 2000, model, X)

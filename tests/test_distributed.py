@@ -292,6 +292,7 @@ def test_without_a_client_the_error_says_how_to_get_one(table, monkeypatch):
     [
         ({"chunk_rows": 0}, r"Parameter chunk_rows=0 is invalid: it must be an integer >= 1"),
         ({"persist": "yes"}, r"Parameter persist='yes' is invalid"),
+        ({"history_labels": True}, r"Parameter history_labels=True is invalid: it must be False: a dask fit's labels"),
         ({"m": 1.5}, r"Parameter m=1.5 is invalid"),
         ({"lam": 1.0, "k": 2}, r"Give at most one of lam=1.0 and k=2"),
         ({"k": 601}, r"k=601 exceeds the number of rows, n_samples=600"),
@@ -353,7 +354,7 @@ def test_a_worker_killed_mid_fit_is_survived_with_the_same_result():
 
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            model = DaskCRAFT(**params, callback=kill_one_worker).fit(dd.from_pandas(table, npartitions=8))
+            model = DaskCRAFT(**params).fit(dd.from_pandas(table, npartitions=8), callback=kill_one_worker)
         labels = model.labels_.compute().to_numpy()
     assert killed and model.n_iter_ > 2  # the worker died with passes still to run
     np.testing.assert_array_equal(labels, memory.labels_)
