@@ -354,15 +354,18 @@ class SelectionScores:
     own_weight: float
 
 
-def _shrunk_totals(own: np.ndarray, counts: np.ndarray, weight: float) -> np.ndarray:
-    """``weight * own + (1 - weight) * pooled`` for scores summed over each cluster's points.
+def _shrunk_totals(own: np.ndarray, rows: np.ndarray, weight: float) -> np.ndarray:
+    """``weight * own + (1 - weight) * pooled`` for scores summed over each cluster's rows.
 
-    The pooled score is the per-point score of all points together, scaled
-    to the cluster's size, so both terms are in the same units. ``counts``
-    (K, Q) are the points (observed cells) of each cluster and feature.
+    ``own`` (K, Q) is summed over the cluster's rows, a marginalised missing
+    cell adding nothing. The pooled score is what a selection shared by every
+    cluster earns, ``sum_j own_jd``, per row of the table, times the
+    cluster's ``rows`` (K,): both terms are then totals over the same rows,
+    and the pooled term's factor is the same for every feature of a cluster,
+    so the pooled term alone ranks the features alike in every cluster.
     """
-    pooled_per_point = own.sum(axis=0) / counts.sum(axis=0)
-    return weight * own + (1.0 - weight) * counts * pooled_per_point[None, :]
+    pooled_per_row = own.sum(axis=0) / rows.sum()
+    return weight * own + (1.0 - weight) * rows[:, None] * pooled_per_row[None, :]
 
 
 def selection_scores(
@@ -389,8 +392,6 @@ def selection_scores(
     if opts.rho_selection == "paper":
         return SelectionScores(variances, second_moment, gains, g_global, 1.0)
     weight = opts.terms.own_weight
-    # Points, or observed cells where missing cells are marginalised, per cluster and feature.
-    counts = level_totals(data, stats.level_counts)
     per_point = numeric_counts / np.maximum(numeric_counts.sum(axis=0), 1.0)
     # Variances and second moments are per point: pool them weighted by size.
     pooled_variance = (per_point * variances).sum(axis=0)
@@ -398,8 +399,8 @@ def selection_scores(
     return SelectionScores(
         variance=weight * variances + (1.0 - weight) * pooled_variance[None, :],
         variance_scale=weight * second_moment + (1.0 - weight) * pooled_moment[None, :],
-        gain=_shrunk_totals(gains, counts, weight),
-        reference=_shrunk_totals(g_global, counts, weight),
+        gain=_shrunk_totals(gains, stats.counts, weight),
+        reference=_shrunk_totals(g_global, stats.counts, weight),
         own_weight=weight,
     )
 

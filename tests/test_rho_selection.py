@@ -69,6 +69,58 @@ def test_shrunk_scores_by_hand():
     np.testing.assert_allclose(shrink.reference, 0.2 * paper.reference + 0.8 * np.array([[2.0], [4.0]]) * pooled_reference)
 
 
+def test_shrunk_gains_pool_over_rows_a_missing_cell_adding_nothing():
+    # d's cell of row 3 is missing: cluster 1 has 3 observed cells of d but 4 rows.
+    table = pd.DataFrame({"c": list("xxyyxy"), "d": ["p", "p", "q", None, "q", "q"]})
+    data = Encoder([], ["c", "d"], standardize=False, missing="marginalise").fit_transform(table)
+    stats = _engine.statistics(data, np.array([0, 0, 1, 1, 1, 1]), 2)
+    log_eta = _engine.log_eta(data, stats, 0.1)
+    no_numeric = np.zeros((2, 0))
+    terms = prior_terms(0.5, 0.05)  # w = 0.2
+    paper = _engine.selection_scores(data, stats, no_numeric, log_eta, _engine.Options(terms=terms, lam=1.0))
+    shrink = _engine.selection_scores(
+        data, stats, no_numeric, log_eta, _engine.Options(terms=terms, lam=1.0, rho_selection="shrink")
+    )
+    # The pooled target is the gain every cluster's selection of d earns together, per row (6 rows),
+    # times the cluster's rows (2 and 4), for c and d alike.
+    rows = np.array([[2.0], [4.0]])
+    np.testing.assert_allclose(shrink.gain, 0.2 * paper.gain + 0.8 * rows * paper.gain.sum(axis=0) / 6)
+    np.testing.assert_allclose(shrink.reference, 0.2 * paper.reference + 0.8 * rows * paper.reference.sum(axis=0) / 6)
+
+
+def _missing_where_the_cluster_says():
+    """40 rows, two planted clusters (f0); f1 is missing in 16 of the first cluster's 20 rows."""
+    return pd.DataFrame(
+        {
+            "f0": ["a"] * 20 + ["b"] * 20,
+            "f1": ["x"] * 4 + [None] * 16 + ["y"] * 20,
+            "f2": ["x"] * 15 + ["y"] * 5 + ["y"] * 15 + ["x"] * 5,
+        }
+    )
+
+
+def test_shrink_near_zero_rho_selects_one_common_set_when_missingness_depends_on_the_cluster():
+    table = _missing_where_the_cluster_says()
+    model = CRAFT(m=0.5, k=2, rho=_rho(0.5, 1e-6), rho_selection="shrink", categorical=["f0", "f1", "f2"],
+                  random_state=0).fit(table)
+    np.testing.assert_array_equal(model.labels_, np.repeat([0, 1], 20))
+    mask = model.feature_mask_
+    assert (mask == mask[0]).all(), mask
+
+
+@pytest.mark.parametrize("k", [4, 19])
+def test_shrink_near_zero_rho_selects_one_common_set_on_soybean(k):
+    from craft.datasets import load
+
+    X, _ = load("soybean")  # 2,337 missing cells, marginalised
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = CRAFT(k=k, rho=_rho(0.5, 1e-6), rho_selection="shrink", random_state=0).fit(X)
+    assert model.n_clusters_ == k
+    mask = model.feature_mask_
+    assert (mask == mask[0]).all()
+
+
 def test_paper_rule_ignores_rho_and_shrunk_rule_follows_it():
     data, stats = _two_clusters()
     _, variances = _engine.raw_variances(stats, data)
