@@ -682,12 +682,39 @@ def assignment_pass(
     """
     threshold = opts.threshold(data.n_features)
     best_old, labels = nearest_cluster(data, clusters, opts.terms)
-    candidates = np.flatnonzero(best_old > threshold)
+    candidates = opening_candidates(data, best_old, threshold)
     if candidates.size == 0:
         return labels, clusters
     walk = OpeningWalk(clusters, opts, rng)
     walk.visit(data.take(candidates), candidates, best_old[candidates])
     return walk.assign(data, labels, best_old, clusters)
+
+
+def has_observed_cell(data: EncodedData, rows: np.ndarray | None = None) -> np.ndarray:
+    """Whether each of ``rows`` (default: all) has at least one observed cell, as bools.
+
+    Only marginalised missing cells are unobserved (a numeric cell whose
+    ``observed`` is false, a categorical code -1); an imputed cell is observed.
+    """
+    rows = np.arange(data.n_samples) if rows is None else rows
+    if data.n_numeric and data.observed is None:
+        return np.ones(rows.size, dtype=bool)
+    seen = np.asarray((data.codes[rows] >= 0).any(axis=1))
+    if data.observed is not None:
+        seen |= data.observed[rows].any(axis=1)
+    return seen
+
+
+def opening_candidates(data: EncodedData, best: np.ndarray, threshold: float) -> np.ndarray:
+    """Rows that may open a cluster in a pass: beyond ``threshold`` from every cluster, with an observed cell.
+
+    A row with no observed cell costs ``|v_k| F_Delta`` to every cluster
+    whatever its parameters: it carries no evidence for a cluster of its own
+    and never opens one (``docs/numerics.md``). It takes its nearest cluster
+    among those that exist at its turn, as every row that opens none does.
+    """
+    beyond = np.flatnonzero(best > threshold)
+    return beyond[has_observed_cell(data, beyond)]
 
 
 class OpeningWalk:
@@ -841,6 +868,8 @@ class InMemory:
         distance = nearest_cluster(self.data, new_clusters(seed_data, np.array([0]), weights, opts), opts.terms)[0]
         best = distance if best is None else np.minimum(best, distance)
         best[row] = -np.inf
+        # A row without an observed cell is never a seed (it opens no cluster, see opening_candidates).
+        best[~has_observed_cell(self.data)] = -np.inf
         return best, int(np.count_nonzero(best > floor))
 
     def draw(self, best, uniform: float, floor: float):
