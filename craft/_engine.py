@@ -16,8 +16,9 @@ Choices the paper leaves open are made here and documented in
   (the paper's objective);
 * ``rho_selection="shrink"``, beside the paper's rule, lets rho reach the
   selection: each cluster ranks its own score shrunk towards the score pooled
-  over clusters with the weight of the posterior mean of nu
-  (:func:`selection_scores`);
+  over clusters with the weight ``rho / (m(1-m))`` that the posterior mean of
+  nu gives a cluster's own indicator (a modelling choice, :func:`selection_scores`);
+* a row with no observed cell never opens a cluster (:func:`opening_candidates`);
 * a marginalised missing cell (``EncodedData.observed`` false, or a
   categorical code -1) adds nothing to a row's cost and nothing to its
   cluster's statistics: means, variances and level distributions are over
@@ -377,14 +378,19 @@ def selection_scores(
     variance and entropy gain. ``"shrink"``: each cluster's score is shrunk
     towards the score pooled over all clusters with the credibility weight
     ``w = rho / (m(1-m))`` that the posterior mean of nu gives its own
-    indicator, ``a/(a+b) = m + w (v - m)`` (see ``docs/numerics.md``):
+    indicator, ``a/(a+b) = m + w (v - m)``. The model does not pool across
+    clusters; the pooled target and the weight's transfer to scores are a
+    modelling choice (``docs/numerics.md``). With ``n_kd`` the observed cells
+    of feature d in cluster k, ``n_k`` its rows and ``N`` the table's rows:
 
-        variance~_kd = w var_kd + (1 - w) sum_j n_j var_jd / N
+        variance~_kd = w var_kd + (1 - w) sum_j n_jd var_jd / sum_j n_jd
         gain~_kd     = w (G_d - G_kd) + (1 - w) n_k sum_j (G_d - G_jd)_j / N
 
-    (and ``G_d`` alike for the approximate budget's reference). As rho -> 0
-    every cluster ranks the same pooled scores, so all select one common
-    set; as rho -> m(1-m) the paper's rule is recovered.
+    (and ``G_d`` alike for the approximate budget's reference), a missing
+    cell adding nothing to a gain. As rho -> 0 every cluster ranks the same
+    pooled scores (``n_k`` is one factor for all of a cluster's features),
+    so all select one common set, short of exact ties; as rho -> m(1-m) the
+    paper's rule is recovered.
     """
     g_global, gains = categorical_gains(data, stats, log_eta_k)
     numeric_counts = stats.numeric_counts
@@ -528,7 +534,8 @@ class ObjectiveTerms:
     Attributes
     ----------
     numeric : float
-        ``sum_k sum_{d in Num} v_kd n_k var_kd / (2 sigma_kd^2)``.
+        ``sum_k sum_{d in Num} v_kd n_kd var_kd / (2 sigma_kd^2)``, ``n_kd`` the
+        observed cells of feature d in cluster k (its rows on a complete table).
     categorical : float
         Every row's categorical cost: ``-log eta_kd`` of selected features,
         ``-log eta_0d`` of the others.
@@ -537,7 +544,7 @@ class ObjectiveTerms:
     feature_control : float
         ``F_Delta sum_k |v_k|``.
     numeric_nll : float
-        ``sum_k sum_{d in Num} v_kd n_k log sigma_kd``: not a term of the
+        ``sum_k sum_{d in Num} v_kd n_kd log sigma_kd``: not a term of the
         objective; it breaks ties between restarts (see :func:`objective`).
     """
 
@@ -574,11 +581,12 @@ def objective_terms(data: EncodedData, clusters: Clusters, stats: Statistics, op
 def objective(data: EncodedData, clusters: Clusters, stats: Statistics, opts: Options) -> tuple[float, float]:
     """The paper's objective, and the numeric Gaussian normaliser used to break its ties.
 
-    The second value, ``sum_k sum_{d in Num, v_kd = 1} n_k log sigma_kd``, is
-    the part of the numeric likelihood that the asymptotics drop. A selected
-    numeric feature adds ``n_k var_kd / (2 sigma_kd^2)``: ``n_k / 2`` whatever
-    the partition while the cluster's variance is above the floor (sigma^2
-    is then that variance), ``n_k var_kd / (2 floor)`` below it. Restarts on
+    The second value, ``sum_k sum_{d in Num, v_kd = 1} n_kd log sigma_kd``, is
+    the part of the numeric likelihood that the asymptotics drop (``n_kd``:
+    the observed cells of feature d in cluster k). A selected numeric
+    feature adds ``n_kd var_kd / (2 sigma_kd^2)``: ``n_kd / 2`` whatever the
+    partition while the cluster's variance is above the floor (sigma^2 is
+    then that variance), ``n_kd var_kd / (2 floor)`` below it. Restarts on
     numeric data so often tie on the objective; this term then decides.
     """
     terms = objective_terms(data, clusters, stats, opts)

@@ -172,6 +172,21 @@ def test_shrink_at_small_rho_selects_one_common_set(name, params):
     assert not (paper.feature_mask_ == paper.feature_mask_[0]).all()
 
 
+def test_a_pooled_tie_splits_clusters_at_small_rho_and_stays_a_tie_below_the_rounding():
+    # Figure 1(a), seed 14: three features have equal pooled gains at the fixed budget's cut (ranks 8-10).
+    # At rho = 1e-6 m(1-m) each cluster's own gain breaks that tie its own way; at 1e-12 m(1-m) the own
+    # term is below the 10-digit rounding of the scores, the tie goes to the lower index in every cluster.
+    X, _, _ = FIGURES["fig1_binary"](random_state=14)
+
+    def mask(share):
+        model = CRAFT(k=3, m=1 / 3, rho=_rho(1 / 3, share), rho_selection="shrink", random_state=14).fit(X)
+        return model.feature_mask_
+
+    split, common = mask(1e-6), mask(1e-12)
+    assert not (split == split[0]).all()
+    assert (common == common[0]).all()
+
+
 def test_shrink_at_the_papers_default_rho_recovers_figure_1():
     model, _, y, truth = _fit("fig1_binary", m=1 / 3, rho_selection="shrink")
     assert planted_agreement(y, truth, model.labels_, model.feature_mask_)["exact"]
