@@ -399,7 +399,7 @@ def selection_scores(
         return SelectionScores(variances, second_moment, gains, g_global, 1.0)
     weight = opts.terms.own_weight
     per_point = numeric_counts / np.maximum(numeric_counts.sum(axis=0), 1.0)
-    # Variances and second moments are per point: pool them weighted by size.
+    # Variances and second moments are per observed cell: pool them weighted by each cluster's cells.
     pooled_variance = (per_point * variances).sum(axis=0)
     pooled_moment = (per_point * second_moment).sum(axis=0)
     return SelectionScores(
