@@ -5,6 +5,8 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from craft import CRAFT, CraftInputError, _engine
 from craft.encoding import Encoder
@@ -105,6 +107,38 @@ def test_shrink_near_zero_rho_selects_one_common_set_when_missingness_depends_on
                   random_state=0).fit(table)
     np.testing.assert_array_equal(model.labels_, np.repeat([0, 1], 20))
     mask = model.feature_mask_
+    assert (mask == mask[0]).all(), mask
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    seed=st.integers(0, 10_000),
+    n_clusters=st.integers(2, 5),
+    budget=st.sampled_from(["fixed", "approximate"]),
+    m=st.sampled_from([0.3, 0.5, 0.7]),
+)
+def test_shrink_near_zero_rho_selects_one_common_set_on_any_table(seed, n_clusters, budget, m):
+    # Each cluster loses each feature's cells at its own rate (0 to 90 %), so n_kd differs between
+    # the features of a cluster; at rho = 1e-12 m(1-m) the own scores are below the tie rounding.
+    rng = np.random.default_rng(seed)
+    n = 120
+    labels = np.sort(rng.integers(n_clusters, size=n))
+    labels[:n_clusters] = np.arange(n_clusters)
+    table = pd.DataFrame({f"x{j}": rng.normal(labels * rng.normal(), 1.0 + rng.random()) for j in range(4)})
+    for j in range(5):
+        table[f"c{j}"] = np.array(list("abcd"))[(labels * rng.integers(4) + rng.integers(2, size=n)) % 4]
+    rates = rng.uniform(0.0, 0.9, size=(n_clusters, table.shape[1]))
+    holes = rng.random(table.shape) < rates[labels]
+    holes[0] = False  # every column keeps an observed cell
+    table = table.mask(holes)
+    numeric = [f"x{j}" for j in range(4)]
+    data = Encoder(numeric, [f"c{j}" for j in range(5)], missing="marginalise").fit_transform(table)
+    stats = _engine.statistics(data, labels, n_clusters)
+    _, variances = _engine.raw_variances(stats, data)
+    log_eta = _engine.log_eta(data, stats, 0.1)
+    opts = _engine.Options(terms=prior_terms(m, _rho(m, 1e-12)), lam=1.0, budget=budget, eps_v=1.0, eps_c=0.3,
+                           rho_selection="shrink")
+    mask = _engine.select_features(data, stats, variances, log_eta, opts)
     assert (mask == mask[0]).all(), mask
 
 
