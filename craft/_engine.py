@@ -16,8 +16,9 @@ Choices the paper leaves open are made here and documented in
   (the paper's objective);
 * ``rho_selection="shrink"``, beside the paper's rule, lets rho reach the
   selection: each cluster ranks its own score shrunk towards the score pooled
-  over clusters with the weight of the posterior mean of nu
-  (:func:`selection_scores`);
+  over clusters with the weight ``rho / (m(1-m))`` that the posterior mean of
+  nu gives a cluster's own indicator (a modelling choice, :func:`selection_scores`);
+* a row with no observed cell never opens a cluster (:func:`opening_candidates`);
 * a marginalised missing cell (``EncodedData.observed`` false, or a
   categorical code -1) adds nothing to a row's cost and nothing to its
   cluster's statistics: means, variances and level distributions are over
@@ -362,15 +363,18 @@ class SelectionScores:
     own_weight: float
 
 
-def _shrunk_totals(own: np.ndarray, counts: np.ndarray, weight: float) -> np.ndarray:
-    """``weight * own + (1 - weight) * pooled`` for scores summed over each cluster's points.
+def _shrunk_totals(own: np.ndarray, rows: np.ndarray, weight: float) -> np.ndarray:
+    """``weight * own + (1 - weight) * pooled`` for scores summed over each cluster's rows.
 
-    The pooled score is the per-point score of all points together, scaled
-    to the cluster's size, so both terms are in the same units. ``counts``
-    (K, Q) are the points (observed cells) of each cluster and feature.
+    ``own`` (K, Q) is summed over the cluster's rows, a marginalised missing
+    cell adding nothing. The pooled score is what a selection shared by every
+    cluster earns, ``sum_j own_jd``, per row of the table, times the
+    cluster's ``rows`` (K,): both terms are then totals over the same rows,
+    and the pooled term's factor is the same for every feature of a cluster,
+    so the pooled term alone ranks the features alike in every cluster.
     """
-    pooled_per_point = own.sum(axis=0) / counts.sum(axis=0)
-    return weight * own + (1.0 - weight) * counts * pooled_per_point[None, :]
+    pooled_per_row = own.sum(axis=0) / rows.sum()
+    return weight * own + (1.0 - weight) * rows[:, None] * pooled_per_row[None, :]
 
 
 def selection_scores(
@@ -382,14 +386,19 @@ def selection_scores(
     variance and entropy gain. ``"shrink"``: each cluster's score is shrunk
     towards the score pooled over all clusters with the credibility weight
     ``w = rho / (m(1-m))`` that the posterior mean of nu gives its own
-    indicator, ``a/(a+b) = m + w (v - m)`` (see ``docs/numerics.md``):
+    indicator, ``a/(a+b) = m + w (v - m)``. The model does not pool across
+    clusters; the pooled target and the weight's transfer to scores are a
+    modelling choice (``docs/numerics.md``). With ``n_kd`` the observed cells
+    of feature d in cluster k, ``n_k`` its rows and ``N`` the table's rows:
 
-        variance~_kd = w var_kd + (1 - w) sum_j n_j var_jd / N
+        variance~_kd = w var_kd + (1 - w) sum_j n_jd var_jd / sum_j n_jd
         gain~_kd     = w (G_d - G_kd) + (1 - w) n_k sum_j (G_d - G_jd)_j / N
 
-    (and ``G_d`` alike for the approximate budget's reference). As rho -> 0
-    every cluster ranks the same pooled scores, so all select one common
-    set; as rho -> m(1-m) the paper's rule is recovered.
+    (and ``G_d`` alike for the approximate budget's reference), a missing
+    cell adding nothing to a gain. As rho -> 0 every cluster ranks the same
+    pooled scores (``n_k`` is one factor for all of a cluster's features),
+    so all select one common set, short of exact ties; as rho -> m(1-m) the
+    paper's rule is recovered.
     """
     g_global, gains = categorical_gains(data, stats, log_eta_k)
     numeric_counts = stats.numeric_counts
@@ -397,17 +406,15 @@ def selection_scores(
     if opts.rho_selection == "paper":
         return SelectionScores(variances, second_moment, gains, g_global, 1.0)
     weight = opts.terms.own_weight
-    # Points, or observed cells where missing cells are marginalised, per cluster and feature.
-    counts = level_totals(data, stats.level_counts)
     per_point = numeric_counts / np.maximum(numeric_counts.sum(axis=0), 1.0)
-    # Variances and second moments are per point: pool them weighted by size.
+    # Variances and second moments are per observed cell: pool them weighted by each cluster's cells.
     pooled_variance = (per_point * variances).sum(axis=0)
     pooled_moment = (per_point * second_moment).sum(axis=0)
     return SelectionScores(
         variance=weight * variances + (1.0 - weight) * pooled_variance[None, :],
         variance_scale=weight * second_moment + (1.0 - weight) * pooled_moment[None, :],
-        gain=_shrunk_totals(gains, counts, weight),
-        reference=_shrunk_totals(g_global, counts, weight),
+        gain=_shrunk_totals(gains, stats.counts, weight),
+        reference=_shrunk_totals(g_global, stats.counts, weight),
         own_weight=weight,
     )
 
@@ -535,7 +542,8 @@ class ObjectiveTerms:
     Attributes
     ----------
     numeric : float
-        ``sum_k sum_{d in Num} v_kd n_k var_kd / (2 sigma_kd^2)``.
+        ``sum_k sum_{d in Num} v_kd n_kd var_kd / (2 sigma_kd^2)``, ``n_kd`` the
+        observed cells of feature d in cluster k (its rows on a complete table).
     categorical : float
         Every row's categorical cost: ``-log eta_kd`` of selected features,
         ``-log eta_0d`` of the others.
@@ -544,7 +552,7 @@ class ObjectiveTerms:
     feature_control : float
         ``F_Delta sum_k |v_k|``.
     numeric_nll : float
-        ``sum_k sum_{d in Num} v_kd n_k log sigma_kd``: not a term of the
+        ``sum_k sum_{d in Num} v_kd n_kd log sigma_kd``: not a term of the
         objective; it breaks ties between restarts (see :func:`objective`).
     """
 
@@ -581,11 +589,12 @@ def objective_terms(data: EncodedData, clusters: Clusters, stats: Statistics, op
 def objective(data: EncodedData, clusters: Clusters, stats: Statistics, opts: Options) -> tuple[float, float]:
     """The paper's objective, and the numeric Gaussian normaliser used to break its ties.
 
-    The second value, ``sum_k sum_{d in Num, v_kd = 1} n_k log sigma_kd``, is
-    the part of the numeric likelihood that the asymptotics drop. A selected
-    numeric feature adds ``n_k var_kd / (2 sigma_kd^2)``: ``n_k / 2`` whatever
-    the partition while the cluster's variance is above the floor (sigma^2
-    is then that variance), ``n_k var_kd / (2 floor)`` below it. Restarts on
+    The second value, ``sum_k sum_{d in Num, v_kd = 1} n_kd log sigma_kd``, is
+    the part of the numeric likelihood that the asymptotics drop (``n_kd``:
+    the observed cells of feature d in cluster k). A selected numeric
+    feature adds ``n_kd var_kd / (2 sigma_kd^2)``: ``n_kd / 2`` whatever the
+    partition while the cluster's variance is above the floor (sigma^2 is
+    then that variance), ``n_kd var_kd / (2 floor)`` below it. Restarts on
     numeric data so often tie on the objective; this term then decides.
     """
     terms = objective_terms(data, clusters, stats, opts)
@@ -689,12 +698,39 @@ def assignment_pass(
     """
     threshold = opts.threshold(data.n_features)
     best_old, labels = nearest_cluster(data, clusters, opts.terms)
-    candidates = np.flatnonzero(best_old > threshold)
+    candidates = opening_candidates(data, best_old, threshold)
     if candidates.size == 0:
         return labels, clusters
     walk = OpeningWalk(clusters, opts, rng)
     walk.visit(data.take(candidates), candidates, best_old[candidates])
     return walk.assign(data, labels, best_old, clusters)
+
+
+def has_observed_cell(data: EncodedData, rows: np.ndarray | None = None) -> np.ndarray:
+    """Whether each of ``rows`` (default: all) has at least one observed cell, as bools.
+
+    Only marginalised missing cells are unobserved (a numeric cell whose
+    ``observed`` is false, a categorical code -1); an imputed cell is observed.
+    """
+    rows = np.arange(data.n_samples) if rows is None else rows
+    if data.n_numeric and data.observed is None:
+        return np.ones(rows.size, dtype=bool)
+    seen = np.asarray((data.codes[rows] >= 0).any(axis=1))
+    if data.observed is not None:
+        seen |= data.observed[rows].any(axis=1)
+    return seen
+
+
+def opening_candidates(data: EncodedData, best: np.ndarray, threshold: float) -> np.ndarray:
+    """Rows that may open a cluster in a pass: beyond ``threshold`` from every cluster, with an observed cell.
+
+    A row with no observed cell costs ``|v_k| F_Delta`` to every cluster
+    whatever its parameters: it carries no evidence for a cluster of its own
+    and never opens one (``docs/numerics.md``). It takes its nearest cluster
+    among those that exist at its turn, as every row that opens none does.
+    """
+    beyond = np.flatnonzero(best > threshold)
+    return beyond[has_observed_cell(data, beyond)]
 
 
 class OpeningWalk:
@@ -905,6 +941,8 @@ class InMemory:
         distance = nearest_cluster(self.data, new_clusters(seed_data, np.array([0]), weights, opts), opts.terms)[0]
         best = distance if best is None else np.minimum(best, distance)
         best[row] = -np.inf
+        # A row without an observed cell is never a seed (it opens no cluster, see opening_candidates).
+        best[~has_observed_cell(self.data)] = -np.inf
         return best, int(np.count_nonzero(best > floor))
 
     def draw(self, best: np.ndarray, uniform: float, floor: float) -> tuple[int, EncodedData]:

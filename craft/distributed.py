@@ -837,7 +837,7 @@ def _pass_partition(data: EncodedData, previous, ctx: _PassContext):
     pass's if no partition has a candidate.
     """
     best_old, labels = _engine.nearest_cluster(data, ctx.clusters, ctx.terms)
-    candidates = np.flatnonzero(best_old > ctx.threshold)
+    candidates = _engine.opening_candidates(data, best_old, ctx.threshold)
     summary = _summary(data, labels, ctx.clusters.n_clusters, previous, candidates.size)
     keep = candidates[: ctx.chunk_rows]
     return summary, best_old, labels.astype(np.int32), _Proposal(keep, data.take(keep), best_old[keep])
@@ -865,7 +865,7 @@ def _propose(data: EncodedData, best_old: np.ndarray, position: int, ctx: _WalkC
 
     Returns the proposal and the position of the first candidate not yet examined.
     """
-    candidates = np.flatnonzero(best_old > ctx.threshold)
+    candidates = _engine.opening_candidates(data, best_old, ctx.threshold)
     kept, n_kept = [], 0
     while position < candidates.size and n_kept < ctx.chunk_rows:
         window = candidates[position : position + ctx.chunk_rows]
@@ -956,6 +956,7 @@ def _lower(data: EncodedData, state, owner: bool, seed: tuple, ctx: _SeedContext
     best = distance if state is None else np.minimum(state[0], distance)
     if owner:
         best[local_row] = -np.inf
+    best[~_engine.has_observed_cell(data)] = -np.inf
     return best
 
 
