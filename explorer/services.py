@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 from scipy import sparse
 
-from craft import baselines, datasets, metrics, synthetic, warm_up
+from craft import baselines, datasets, metrics, profiles, synthetic, warm_up
 from craft._optional import missing
 from craft.encoding import Encoder
 from craft.estimator import CRAFT
@@ -810,6 +810,9 @@ def fit_craft(table: pd.DataFrame, schema: Schema, params: FitParams, callback: 
         total = sum(model.n_marginalised_.values())
         notes.append(f"{total:,} missing cell(s) in {len(model.n_marginalised_)} column(s) were left out of the fit "
                      "(marginalised: no cost to their row, no part in their cluster's statistics).")
+    featureless = profiles.featureless_note(model)
+    if featureless:
+        notes.append(featureless)
     return FitOutcome(model, notes=notes, seconds=seconds)
 
 

@@ -311,6 +311,23 @@ def test_k_above_the_rows_is_explained():
 # Clusters page views
 
 
+def test_a_cluster_that_selects_no_feature_is_explained():
+    # Credit-g under the approximate budget at ε_c = 0.9: its largest cluster selects nothing.
+    at = start("clusters", dataset="credit-g", budget="approximate", eps_c="0.9")
+    model = ctx(at).model
+    empty = np.flatnonzero(~model.selection_.selected.any(axis=1))
+    assert empty.size
+    said = " ".join(text(box) for box in at.info)
+    for k in empty:
+        assert f"luster {k} ({model.cluster_sizes_[k]:,} rows)" in said, said
+    assert "select no feature" in said or "selects no feature" in said
+    assert "no other cluster fits better than the table as a whole" in said
+    at.session_state["view"] = "Sizes & profiles"
+    at.run()
+    at.selectbox(key="profile_cluster").set_value(int(empty[0])).run()
+    assert any("selects none of its" in text(block) for block in at.markdown)
+
+
 def test_clusters_page_draws_the_paper_pair_and_profiles():
     at = start("clusters", dataset="fig1_binary", syn_n=120)
     spec = charts(at)[0]
