@@ -228,6 +228,16 @@ def test_teach_rho_demonstration_changes_the_masks_under_shrink_only():
     assert (first == first[0]).all()
 
 
+def test_teach_rho_demonstration_of_a_large_table_refits_a_sample_and_says_so():
+    at = open_app(dataset="fig2_numeric", syn_n="2100", n_init="1")
+    visit(at, "teach")
+    said = " ".join(c.value for c in at.caption)
+    assert "on a sample of 2,000 of the table's 2,100 rows" in said
+    assert "the slider above does not move them" in said
+    assert len(disagreements([c.value for c in at.caption], "shrink")) == 4
+    assert "masks further down are refitted at four fixed shares" in at.slider(key="teach_rho").help
+
+
 def test_teach_iteration_one_rings_only_the_points_the_counter_counts():
     at = open_app(dataset="fig1_binary", n_init="1")
     visit(at, "teach")
