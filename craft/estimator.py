@@ -797,6 +797,15 @@ class CRAFT(ClusterMixin, BaseEstimator):
             fitted["labels_"] = result.labels.astype(np.int64)
         for name, value in fitted.items():
             setattr(self, name, value)
+        empty = np.flatnonzero(~inspection.selection.selected.any(axis=1))
+        if empty.size:
+            warnings.warn(
+                f"cluster(s) {empty.tolist()} select no feature (budget={options.budget!r}): their distance to a "
+                "row is its cost under the whole table's level frequencies alone, so nothing of their own places "
+                "rows in them; craft.profiles.featureless_note(model) says it in full.",
+                UserWarning,
+                stacklevel=3,
+            )
 
     def _check_fitted(self):
         if not hasattr(self, "clusters_"):

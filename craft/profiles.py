@@ -247,6 +247,46 @@ def numeric_values(model, X: pd.DataFrame, cluster: int, feature: str) -> tuple[
     return values[inside & finite], values[finite]
 
 
+#: What selecting no feature means for a cluster, read from the engine's distance (``_engine.cost_terms``):
+#: with no feature selected, d_nk has no numeric, no own-categorical and no feature-control term.
+FEATURELESS_MEANING = (
+    "its distance to a row is the row's cost under the whole table's level frequencies alone (nothing for "
+    "numeric features), which is also what every other cluster charges for the features it does not select; "
+    "so nothing of this cluster's own means or levels places rows in it: it holds the rows that no other "
+    "cluster fits better than the table as a whole does"
+)
+
+
+def featureless_note(model) -> str | None:
+    """A sentence on the clusters of ``model`` that select no feature, or None when each selects one.
+
+    Read from ``model.selection_``. Under the approximate budget a cluster
+    whose variances all reach eps_v and whose gains all stay within eps_c of
+    G_d selects nothing; under the fixed budget every cluster does when
+    round(m·|Num|) and round(m·|Cat|) are both 0.
+
+    Examples
+    --------
+    >>> from craft import CRAFT
+    >>> X = pd.DataFrame({"a": [0.0, 0.1, 5.0, 5.1], "b": [3.0, -3.0, 2.0, -2.0]})
+    >>> featureless_note(CRAFT(m=0.5, k=2, random_state=0).fit(X)) is None
+    True
+    """
+    empty = np.flatnonzero(~model.selection_.selected.any(axis=1))
+    if not empty.size:
+        return None
+    sizes = model.cluster_sizes_
+    which = ", ".join(f"cluster {k} ({sizes[k]:,} rows)" for k in empty)
+    options = model.options_
+    if options.budget == "approximate":
+        why = (f"no numeric variance is below ε_v = {options.eps_v:g} and no categorical gain is above "
+               f"ε_c = {options.eps_c:g} of G_d there")
+    else:
+        why = "the fixed budget keeps round(m·|Num|) = round(m·|Cat|) = 0 features per cluster"
+    verb = "selects" if empty.size == 1 else "select"
+    return f"{which[0].upper()}{which[1:]} {verb} no feature: {why}. For such a cluster, {FEATURELESS_MEANING}."
+
+
 def cluster_summary(profiles: pd.DataFrame, cluster: int, *, limit: int = 8) -> str:
     """One paragraph on a cluster: its size and its most telling selected features.
 
@@ -264,4 +304,6 @@ def cluster_summary(profiles: pd.DataFrame, cluster: int, *, limit: int = 8) -> 
     names = ", ".join(str(f) for f in chosen["feature"].head(limit))
     more = f" and {len(chosen) - limit} more" if len(chosen) > limit else ""
     size = int(rows["size"].iloc[0])
-    return f"Cluster {cluster} has {size} rows and selects {len(chosen)} of {len(rows)} features: {names or 'none'}{more}."
+    if chosen.empty:
+        return f"Cluster {cluster} has {size} rows and selects none of its {len(rows)} features: {FEATURELESS_MEANING}."
+    return f"Cluster {cluster} has {size} rows and selects {len(chosen)} of {len(rows)} features: {names}{more}."

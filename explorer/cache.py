@@ -151,6 +151,7 @@ class _Progress:
         self.start = time.monotonic()
         self.last = 0.0
         self.bar = None
+        self.holder = None
 
     def _show(self, fraction: float, text: str, cancel=None) -> None:
         """Draw or move the bar; ``cancel`` (a callable) puts a Cancel button beside it when it appears."""
@@ -162,11 +163,16 @@ class _Progress:
         if self.bar is not None:
             self.bar.progress(fraction, text=text)
             return
-        slot = st.container(key="fit_progress") if cancel is not None else st
+        if cancel is None:
+            self.bar = st.progress(fraction, text=text)
+            return
+        # The bar and its button share one placeholder, so that closing the bar takes the button with it:
+        # a Cancel button left beside a finished fit would throw the fit away.
+        self.holder = st.empty()
+        slot = self.holder.container(key="fit_progress")
         self.bar = slot.progress(fraction, text=text)
-        if cancel is not None:
-            slot.button("Cancel the fit", key="cancel_fit", on_click=cancel, icon=":material/stop_circle:",
-                        help="Stop this fit; the page then says so and offers to fit again.")
+        slot.button("Cancel the fit", key="cancel_fit", on_click=cancel, icon=":material/stop_circle:",
+                    help="Stop this fit; the page then says so and offers to fit again.")
 
     def job(self, job: jobs.FitJob, cancel=None) -> None:
         """Show a background fit's progress (λ-search fits included)."""
@@ -177,7 +183,10 @@ class _Progress:
         self._show(fraction, f"{self.label}: {text}")
 
     def close(self) -> None:
-        if self.bar is not None:
+        """Remove the bar (and its Cancel button)."""
+        if self.holder is not None:
+            self.holder.empty()
+        elif self.bar is not None:
             self.bar.empty()
 
 
@@ -252,7 +261,7 @@ def request_fit(data_key: str, numeric: tuple, categorical: tuple, params: FitPa
     found = STORE.get(key)
     if found is not None:
         return found
-    if held is not None and held.done and not held.cancelled:
+    if held is not None and held.done and held.outcome is not None:
         return finished(held)
     job = _job_of(key, numeric, categorical, params, table, schema)
     st.session_state["_fit_job"] = job
@@ -260,8 +269,24 @@ def request_fit(data_key: str, numeric: tuple, categorical: tuple, params: FitPa
 
 
 def cancelled_fit() -> tuple[str, int] | None:
-    """The key and iteration count of the fit this session cancelled, while it still asks for it."""
-    return st.session_state.get("_fit_cancelled")
+    """The key and iteration count of the fit this session cancelled, while it still asks for it.
+
+    A Cancel that reached the fit after its last iteration stopped nothing: the fit finished and is
+    kept, so it is shown, not reported as cancelled.
+    """
+    cancelled = st.session_state.get("_fit_cancelled")
+    if cancelled is not None and _known(cancelled[0]):
+        clear_cancelled()
+        return None
+    return cancelled
+
+
+def _known(key: str) -> bool:
+    """Whether the fit named ``key`` finished with an outcome (kept in :data:`STORE` or by this session's job)."""
+    held = st.session_state.get("_fit_job")
+    if held is not None and held.key == key and held.done:
+        return held.outcome is not None
+    return STORE.get(key) is not None
 
 
 def clear_cancelled() -> None:
@@ -270,6 +295,9 @@ def clear_cancelled() -> None:
 
 
 def _cancel(job: jobs.FitJob) -> None:
+    """The Cancel button's callback: stop ``job`` unless it has finished (then it does nothing)."""
+    if job.done:
+        return
     st.session_state["_fit_cancelled"] = (job.key, job.iterations)
     JOBS.cancel(job.key)
 

@@ -150,8 +150,9 @@ class FitJob:
         return self.outcome
 
     def cancel(self) -> None:
-        """Stop the fit at its next iteration, whoever holds it."""
-        self._cancel.set()
+        """Stop the fit at its next iteration, whoever holds it; a finished job stays as it is."""
+        if not self._done.is_set():
+            self._cancel.set()
 
 
 class FitJobs:

@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 from scipy import sparse
 
-from craft import baselines, datasets, metrics, synthetic, warm_up
+from craft import baselines, datasets, metrics, profiles, synthetic, warm_up
 from craft._optional import missing
 from craft.encoding import Encoder
 from craft.estimator import CRAFT
@@ -49,6 +49,7 @@ __all__ = [
     "PRESETS",
     "EXAMPLE_ROWS",
     "suggested_k",
+    "k_advice",
     "truth_agreement",
     "METHODS",
     "SWEEPABLE",
@@ -648,28 +649,60 @@ def truth_agreement(model, data: LoadedData) -> dict | None:
     return metrics.planted_agreement(data.true_labels, data.true_mask, model.labels_, mask)
 
 
-def suggested_k(data: LoadedData) -> tuple[int, str]:
+def suggested_k(data: LoadedData) -> int:
     """k for a newly loaded table: the number of classes of its label column, if it has one.
 
     Returns
     -------
-    k : int
-        Distinct non-missing labels (at least 2, at most the rows); 3 without a label.
-    note : str
-        Why, in a sentence for the user.
+    int
+        Distinct non-missing labels (at least 2, at most the rows); the
+        estimator's default k without a label column.
 
     Examples
     --------
     >>> table = pd.DataFrame({"x": range(6), "class": list("abcabc")})
     >>> suggested_k(LoadedData(key="upload:0", name="t.csv", kind="upload", table=table, schema=None, label="class"))
-    (3, "k = 3: the number of classes in the label column 'class'.")
+    3
     """
-    default = FitParams().k
-    if data.label is None or data.label not in data.table.columns:
-        return default, f"k = {default}: no label column was found; set k to the number of clusters you expect."
-    n_classes = int(data.table[data.label].nunique(dropna=True))
-    k = max(2, min(n_classes, len(data.table)))
-    return k, f"k = {k}: the number of classes in the label column {data.label!r}."
+    n_classes = _label_classes(data.table, data.label)
+    return FitParams().k if n_classes is None else _k_for_classes(n_classes, len(data.table))
+
+
+def _label_classes(table: pd.DataFrame, label: str | None) -> int | None:
+    """Distinct non-missing values of the label column (None without one)."""
+    if label is None or label not in table.columns:
+        return None
+    return int(table[label].nunique(dropna=True))
+
+
+def _k_for_classes(n_classes: int, n_rows: int) -> int:
+    return max(2, min(n_classes, n_rows))
+
+
+def k_advice(table: pd.DataFrame, label: str | None, k: int) -> str:
+    """How the fit's k compares with the classes of the chosen label column, in a sentence.
+
+    Said on the Data page of an upload, from the current k and label, so it
+    follows the user's choices.
+
+    Examples
+    --------
+    >>> table = pd.DataFrame({"x": range(6), "class": list("abcabc")})
+    >>> k_advice(table, "class", 3)
+    "k = 3: the number of classes in the label column 'class'."
+    >>> k_advice(table, "class", 5)
+    "k = 5, while the label column 'class' has 3 classes: set k = 3 in the sidebar for one cluster per class."
+    >>> k_advice(table, None, 3)
+    'k = 3: no label column is chosen; set k to the number of clusters you expect.'
+    """
+    n_classes = _label_classes(table, label)
+    if n_classes is None:
+        return f"k = {k}: no label column is chosen; set k to the number of clusters you expect."
+    wanted = _k_for_classes(n_classes, len(table))
+    if wanted == k:
+        return f"k = {k}: the number of classes in the label column {label!r}."
+    return (f"k = {k}, while the label column {label!r} has {n_classes} classes: set k = {wanted} in the sidebar "
+            "for one cluster per class.")
 
 
 def labels_for_evaluation(table: pd.DataFrame, label: str | None) -> tuple[pd.Series | None, str]:
@@ -777,6 +810,9 @@ def fit_craft(table: pd.DataFrame, schema: Schema, params: FitParams, callback: 
         total = sum(model.n_marginalised_.values())
         notes.append(f"{total:,} missing cell(s) in {len(model.n_marginalised_)} column(s) were left out of the fit "
                      "(marginalised: no cost to their row, no part in their cluster's statistics).")
+    featureless = profiles.featureless_note(model)
+    if featureless:
+        notes.append(featureless)
     return FitOutcome(model, notes=notes, seconds=seconds)
 
 

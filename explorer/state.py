@@ -85,7 +85,7 @@ _SESSION_DEFAULTS = {
     "results": {},  # page -> (key, value) of the last Compare / What-if runs
     "report": None,  # (fit key, html)
     "upload_link": False,  # opened from a link to a view of an upload the session does not have
-    "k_note": None,  # why k was set after an upload
+    "k_advice": False,  # after an upload: say how k compares with the label column's classes
     "last_page": None,  # url_path of the last page shown other than Export (its share link reopens it)
 }
 
@@ -239,15 +239,15 @@ def on_dataset_change() -> None:
         apply_preset(name)
     st.session_state["upload_error"] = None
     st.session_state["upload_link"] = False
-    st.session_state["k_note"] = None
+    st.session_state["k_advice"] = False
     reset_data_choices()
 
 
-def on_new_upload(k: int, note: str) -> None:
-    """A new table was uploaded: the app's defaults, k suggested for this table (``note`` says why)."""
+def on_new_upload(k: int) -> None:
+    """A new table was uploaded: the app's defaults, k suggested for this table (the Data page says why)."""
     apply_preset("", keep={"syn_n", "syn_seed"})
     st.session_state["k"] = int(k)
-    st.session_state["k_note"] = note
+    st.session_state["k_advice"] = True
     st.session_state["upload_link"] = False
 
 

@@ -161,8 +161,11 @@ RHO_SELECTION_HELP = {
              "features, but not which features a cluster selects; with k given, the λ search absorbs most of it.",
     "shrink": "ρ reaches the selection: each cluster ranks its own score shrunk towards the score pooled over "
               "all clusters, with weight ρ/(m(1−m)) on its own (the weight the posterior mean of ν gives a "
-              "cluster's own choice). Near 0 every cluster selects the same features (global); near m(1−m), "
-              "the paper's rule (cluster-specific).",
+              "cluster's own choice) and the rest on the pooled one. Near m(1−m) this is the paper's rule "
+              "(cluster-specific). Towards 0 the rankings merge into the pooled one, though not at once: at a "
+              "share s a cluster orders two features otherwise than the pooled scores do only where its own "
+              "scores differ by more than (1 − s)/s times the pooled difference — 99 times at 0.01, 999 times "
+              "at 0.001 — so a small share can still leave clusters apart.",
 }
 
 
@@ -182,13 +185,14 @@ def _rho_controls(sidebar, m: float) -> tuple[float | None, str]:
         rho = None
         sidebar.caption(f"ρ = {default_rho(m):.4f}, valid range (0, m(1−m)) = (0, {upper:.4f}).")
     else:
+        # Steps of 0.001 reach the near-global end, where a share of 0.01 still leaves clusters apart.
         share = sidebar.slider(
-            "ρ as a share of m(1−m): global ↔ cluster-specific", 0.01, 0.99, state.WIDGET_DEFAULTS["rho_share"],
-            step=0.01, key="rho_share", bind="query-params",
+            "ρ as a share of m(1−m): global ↔ cluster-specific", 0.001, 0.999, state.WIDGET_DEFAULTS["rho_share"],
+            step=0.001, format="%.3f", key="rho_share", bind="query-params",
             help="ρ must lie in (0, m(1−m)); this slider sets ρ/(m(1−m)), so any value is valid.",
         )
         rho = rho_from_share(m, share)
-        sidebar.caption(f"ρ = {share:.2f} × {upper:.4f} = {rho:.4f}; valid range (0, {upper:.4f}).")
+        sidebar.caption(f"ρ = {share:.3f} × {upper:.4f} = {rho:.4g}; valid range (0, {upper:.4f}).")
     if rho_selection == "paper":
         sidebar.caption("With the paper's rule ρ does not change which features a cluster selects "
                         "(choose “shrink” to see it act on the masks).")

@@ -27,8 +27,9 @@ def masks_view() -> None:
     default = "natural" if has_truth else "subspace"
     order = left.segmented_control("Feature order", list(ORDERS), default=default, format_func=ORDERS.get,
                                    key="mask_order", required=True)
-    truth = right.toggle("Beside the planted subspaces", True, key="mask_truth", disabled=not has_truth,
-                         help="Synthetic sets know their planted clusters and subspaces.")
+    # Only synthetic sets know their planted clusters and subspaces: other tables get no switch at all.
+    truth = has_truth and right.toggle("Beside the planted subspaces", True, key="mask_truth",
+                                       help="Synthetic sets know their planted clusters and subspaces.")
     figure = cache.masks_figure(ctx.key, order, bool(truth and has_truth), model, ctx.data)
     chart(figure, key="fig_masks", name="craft_feature_masks")
     truth_line(ctx)
@@ -45,8 +46,8 @@ def heatmap_view() -> None:
     order = left.segmented_control("Feature order", list(ORDERS), default=default, format_func=ORDERS.get,
                                    key="heat_order", required=True)
     max_rows = middle.select_slider("Rows drawn at most", [100, 200, 400, 800, 1500], value=400, key="heat_rows")
-    truth = right.toggle("Dataset | CRAFT", True, key="heat_truth", disabled=not has_truth,
-                         help="Draw the data with its planted clusters and subspaces on the left.")
+    truth = has_truth and right.toggle("Dataset | CRAFT", True, key="heat_truth",
+                                       help="Draw the data with its planted clusters and subspaces on the left.")
     figure = cache.data_heatmap(ctx.key, order, int(max_rows), bool(truth and has_truth), model, X, ctx.data)
     chart(figure, key="fig_heatmap", name="craft_data_heatmap")
     truth_line(ctx)
@@ -101,7 +102,7 @@ def projection_view() -> None:
 def views() -> None:
     """The tabs: switching them reruns only this part of the page, not the sidebar and the fit."""
     tabs = st.tabs(TABS, key="view", bind="query-params")
-    for tab, view in zip(tabs[:4], [masks_view, heatmap_view, profiles_view, projection_view]):
+    for tab, view in zip(tabs[:4], [masks_view, heatmap_view, profiles_view, projection_view], strict=True):
         with tab:
             if tab.open:
                 view()

@@ -6,7 +6,7 @@ from craft import CraftInputError
 from craft.io import read_info, table_fingerprint
 from craft.limits import table_limits
 from explorer import context, state
-from explorer.services import column_report, load_upload, reading_notes, suggested_k, upload_key
+from explorer.services import column_report, k_advice, load_upload, reading_notes, suggested_k, upload_key
 from explorer.ui import error, esc, note
 
 UPLOAD_TYPES = ["csv", "tsv", "tab", "txt", "parquet", "pq", "xlsx", "xlsm", "xls"]
@@ -34,7 +34,7 @@ def _on_upload() -> None:
     state.reset_data_choices()
     if not st.session_state.get("upload_link"):
         # A new table: the defaults and a k of its own (a shared link's parameters are kept).
-        state.on_new_upload(*suggested_k(data))
+        state.on_new_upload(suggested_k(data))
     st.session_state["upload_link"] = False
 
 
@@ -90,8 +90,8 @@ if ctx.model is not None:
         "Tune the parameters in the sidebar; see the result on the next pages.", icon=":material/check_circle:",
     )
     st.page_link("pages/clusters.py", label="Tune & see the clusters", icon=":material/grid_view:")
-    if ctx.data.kind == "upload" and st.session_state.get("k_note"):
-        note(st.session_state["k_note"])
+    if ctx.data.kind == "upload" and st.session_state.get("k_advice") and ctx.params.size_by == "k":
+        note(k_advice(table=ctx.data.table, label=ctx.label, k=ctx.params.k))
 elif ctx.cancelled:
     context.offer_refit(ctx)
 elif ctx.problem:

@@ -143,6 +143,8 @@ elif terms.f_delta < 0:
 
 #: ρ values of the demonstration, as shares of m(1−m): near global, in between, the paper's side.
 RHO_DEMO_SHARES = (0.001, 0.1, 0.5, 0.99)
+#: Rows the demonstration refits at most (8 fits): a larger table is stepped through on a sample of this many.
+RHO_DEMO_ROWS = 2_000
 
 
 @st.fragment
@@ -151,7 +153,9 @@ def rho_view() -> None:
     m = terms.m
     # The Beta prior needs 0 < ρ < m(1−m): the slider stays strictly inside.
     share = st.slider("ρ as a share of m(1−m)", 0.01, 0.99, float(np.clip(round(terms.own_weight, 2), 0.01, 0.99)),
-                      step=0.01, key="teach_rho")
+                      step=0.01, key="teach_rho",
+                      help="Moves the chart and the formula below it only; the masks further down are refitted "
+                           "at four fixed shares.")
     shown = prior_terms(m, rho_from_share(m, share))
     chart(plots.fig_rho_demo(shown), key="teach_rho_fig", name="teach_rho_posterior_mean")
     st.latex(
@@ -177,22 +181,31 @@ rho_view()
 def rho_masks_view() -> None:
     """The masks of this data and parameters refitted at a few ρ, under both selection rules."""
     st.subheader("The masks at a few values of ρ, under both rules")
-    st.caption("The same data and parameters as the fit above, refitted at each ρ (shares of m(1−m)); each "
-               "fit's clusters are matched to this fit's, columns are the features in table order, blue = "
+    table, data_key, labels = ctx.data.table, ctx.data.key, model.labels_
+    sampled = len(table) > RHO_DEMO_ROWS
+    if sampled:
+        # Eight fits of a large table take tens of seconds: the same fixed sample of rows for every one.
+        rows = np.sort(np.random.default_rng(0).choice(len(table), RHO_DEMO_ROWS, replace=False))
+        table, data_key, labels = table.iloc[rows], f"{data_key}:rows={RHO_DEMO_ROWS}", labels[rows]
+    st.caption("The same data and parameters as the fit above, refitted at each ρ (shares of m(1−m); the slider "
+               "above does not move them)"
+               + (f", on a sample of {RHO_DEMO_ROWS:,} of the table's {len(ctx.data.table):,} rows (the same "
+                  "rows for every fit)" if sampled else "")
+               + "; each fit's clusters are matched to this fit's, columns are the features in table order, blue = "
                "selected. Under the paper's rule the masks stay cluster-specific at every ρ; under shrink they "
                "merge into one common set as ρ → 0.")
     for mode in ("paper", "shrink"):
         masks, titles, differing = [], [], []
         for share in RHO_DEMO_SHARES:
             params = ctx.params.replace(rho=rho_from_share(terms.m, share), rho_selection=mode)
-            outcome = cache.fit(ctx.data.key, tuple(ctx.schema.numeric), tuple(ctx.schema.categorical), params,
-                                ctx.data.table, ctx.schema)
+            outcome = cache.fit(data_key, tuple(ctx.schema.numeric), tuple(ctx.schema.categorical), params,
+                                table, ctx.schema)
             if outcome is None or outcome.model is None:
                 note(f"ρ = {share:g}·m(1−m): {outcome.error if outcome else 'the fit was cancelled.'}")
                 continue
             fitted = outcome.model
             # Rows in the order of the clusters of this page's fit they match (unmatched ones last).
-            match = align_clusters(model.labels_, fitted.labels_)
+            match = align_clusters(labels, fitted.labels_)
             order = np.argsort(np.where(match >= 0, match, match.size + np.arange(match.size)), kind="stable")
             masks.append(fitted.feature_mask_[order])
             titles.append(f"ρ = {share:g}·m(1−m)")

@@ -244,7 +244,10 @@ def test_rho_control_is_always_valid_and_moves_rho():
     assert ctx(at).model.rho_ == pytest.approx(0.2 * 0.33 * 0.67)
     # the slider sets rho / m(1-m): it can never leave (0, m(1-m)), whatever m becomes
     slider = at.slider(key="rho_share")
-    assert (slider.min, slider.max) == (0.01, 0.99)
+    assert (slider.min, slider.max) == (0.001, 0.999)
+    # down to a thousandth: a share of 0.01 still leaves clusters apart under "shrink"
+    slider.set_value(0.001).run()
+    assert ctx(at).model.rho_ == pytest.approx(0.001 * 0.33 * 0.67)
     for m in (0.05, 0.5, 0.95):
         at.slider(key="m").set_value(m).run()
         assert not errors(at)
@@ -309,6 +312,23 @@ def test_k_above_the_rows_is_explained():
 
 # ---------------------------------------------------------------------------
 # Clusters page views
+
+
+def test_a_cluster_that_selects_no_feature_is_explained():
+    # Credit-g under the approximate budget at ε_c = 0.9: its largest cluster selects nothing.
+    at = start("clusters", dataset="credit-g", budget="approximate", eps_c="0.9")
+    model = ctx(at).model
+    empty = np.flatnonzero(~model.selection_.selected.any(axis=1))
+    assert empty.size
+    said = " ".join(text(box) for box in at.info)
+    for k in empty:
+        assert f"luster {k} ({model.cluster_sizes_[k]:,} rows)" in said, said
+    assert "select no feature" in said or "selects no feature" in said
+    assert "no other cluster fits better than the table as a whole" in said
+    at.session_state["view"] = "Sizes & profiles"
+    at.run()
+    at.selectbox(key="profile_cluster").set_value(int(empty[0])).run()
+    assert any("selects none of its" in text(block) for block in at.markdown)
 
 
 def test_clusters_page_draws_the_paper_pair_and_profiles():
@@ -381,7 +401,10 @@ def test_teach_steps_through_the_iterations():
     state = at.session_state["ctx"]
     assert best.endswith(f"= {min_distance(state, 5):.4g}")
     assert any(f.startswith(r"\lambda + D F_0 = ") for f in shown)
-    at.slider(key="teach_rho").set_value(0.01).run()
+    # ρ lies in (0, m(1−m)): the share stops short of both ends (no "ρ = 0").
+    slider = at.slider(key="teach_rho")
+    assert 0 < slider.min and slider.max < 1
+    slider.set_value(0.01).run()
     near_global = prior_terms(model.options_.terms.m, rho_from_share(model.options_.terms.m, 0.01))
     assert any(rf"\times 0.01 = \begin{{cases}} {near_global.selection_probability(1.0):.3f} & v_{{kd}} = 1 \\ "
                rf"{near_global.selection_probability(0.0):.3f} & v_{{kd}} = 0" in f for f in formulas(at))

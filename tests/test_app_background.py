@@ -130,3 +130,30 @@ def test_a_cancelled_fit_says_so_and_fits_again_on_request(gate):
     at.button(key="fit_again").click().run()
     assert not at.exception
     assert at.session_state["ctx"].model is not None and at.get("plotly_chart")
+
+
+def test_the_cancel_button_goes_with_the_bar_when_the_fit_ends(gate):
+    at = opened()
+    # The fit ends while Tune & see waits for it with its bar and Cancel button.
+    threading.Timer(1.0, gate.open).start()
+    at.switch_page("pages/clusters.py").run()
+    assert not at.exception
+    assert at.session_state["ctx"].model is not None and at.get("plotly_chart")
+    # A Cancel button left on the finished page would throw the finished fit away when clicked.
+    assert "cancel_fit" not in [button.key for button in at.button]
+    assert not at.get("progress")
+
+
+def test_a_cancel_that_reaches_a_finished_fit_keeps_it(gate):
+    at = opened()
+    job = at.session_state["ctx"].job
+    gate.open()
+    assert job.wait(30)
+    # What the Cancel button's callback leaves when the click arrives as the fit ends: the fit is kept.
+    at.session_state["_fit_cancelled"] = (job.key, 386)
+    at.switch_page("pages/clusters.py").run()
+    assert not at.exception
+    assert at.session_state["ctx"].model is not None and at.get("plotly_chart")
+    assert not any("you cancelled this fit" in text(box) for box in at.info)
+    # It is forgotten, so it cannot come back on a later run either.
+    assert "_fit_cancelled" not in at.session_state

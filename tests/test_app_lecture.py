@@ -130,7 +130,36 @@ def test_a_new_upload_gets_k_from_its_label_column_not_the_previous_datasets():
     table = pd.DataFrame({"a": np.arange(40.0), "b": np.arange(40.0) % 7})
     upload(at, "plain.csv", table.to_csv(index=False).encode())
     assert ctx(at).label is None and ctx(at).params.k == 3
-    assert any("no label column was found" in text(box) for box in at.info)
+    assert any("no label column is chosen" in text(box) for box in at.info)
+
+
+def test_the_k_note_of_an_upload_follows_the_label_and_k_the_user_picks():
+    at = open_app(n_init="1")
+    table = pd.DataFrame({"a": np.arange(40.0), "b": np.arange(40.0) % 7, "group": list("WXYZ") * 10})
+    upload(at, "plain.csv", table.to_csv(index=False).encode())
+    assert ctx(at).label is None and ctx(at).params.k == 3
+    at.selectbox(key="label_select").set_value("group").run()
+    assert ctx(at).label == "group"
+    said = [text(box) for box in at.info]
+    assert not any("no label column" in line for line in said), said
+    assert any("the label column 'group' has 4 classes: set k = 4" in line for line in said), said
+    at.number_input(key="k").set_value(4).run()
+    assert ctx(at).params.k == 4
+    assert any("k = 4: the number of classes in the label column 'group'" in text(box) for box in at.info)
+
+
+def test_only_tables_with_a_planted_truth_offer_the_planted_toggles():
+    at = open_app(dataset="fig2_numeric", n_init="1")
+    visit(at, "clusters")
+    assert [toggle.key for toggle in at.toggle] == ["mask_truth"]
+    visit(at, "data")
+    upload(at, "letters.csv", _classes_table(3))
+    visit(at, "clusters")
+    assert ctx(at).data.kind == "upload" and at.get("plotly_chart")
+    assert not at.toggle  # no switch shown on (and greyed) for a table that has no planted subspaces
+    at.session_state["view"] = "Data heatmap"
+    at.run()
+    assert at.get("plotly_chart") and not at.toggle
 
 
 def test_a_shared_link_to_an_upload_asks_for_the_table_again():
@@ -197,6 +226,16 @@ def test_teach_rho_demonstration_changes_the_masks_under_shrink_only():
     # The panels show the masks the captions count: the first shrink panel has identical rows.
     first = array(panels["ρ acts on: shrink"]["data"][0]["z"])
     assert (first == first[0]).all()
+
+
+def test_teach_rho_demonstration_of_a_large_table_refits_a_sample_and_says_so():
+    at = open_app(dataset="fig2_numeric", syn_n="2100", n_init="1")
+    visit(at, "teach")
+    said = " ".join(c.value for c in at.caption)
+    assert "on a sample of 2,000 of the table's 2,100 rows" in said
+    assert "the slider above does not move them" in said
+    assert len(disagreements([c.value for c in at.caption], "shrink")) == 4
+    assert "masks further down are refitted at four fixed shares" in at.slider(key="teach_rho").help
 
 
 def test_teach_iteration_one_rings_only_the_points_the_counter_counts():

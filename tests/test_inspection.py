@@ -13,8 +13,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from craft import CRAFT, CraftInputError, _engine
-from explorer.services import EXAMPLES, fit_craft, fit_schema, fitted_X, load_example, PRESETS, FitParams
+from craft import CRAFT, CraftInputError, _engine, profiles
+from explorer.services import EXAMPLES, fit_craft, fit_schema, fitted_X, fitted_table, load_example, PRESETS, FitParams
 
 
 def _fit(name: str, **changes):
@@ -149,3 +149,21 @@ def test_shrunk_selection_is_inspected_like_the_paper_rule():
         model = CRAFT(m=0.5, k=4, rho=0.02, rho_selection="shrink", n_init=2, random_state=0).fit(table)
     np.testing.assert_array_equal(model.selection_.selected, model.clusters_.weights > 0.5)
     assert isinstance(model.selection_frame(), pd.DataFrame)
+
+
+def test_a_cluster_that_selects_no_feature_is_warned_about_and_explained():
+    data = load_example("credit-g")
+    schema, _ = fit_schema(data, {}, data.label)
+    X, used = fitted_table(data.table, schema)
+    with pytest.warns(UserWarning, match=r"select no feature \(budget='approximate'\)"):
+        model = CRAFT(categorical=used, m=0.5, k=2, budget="approximate", eps_c=0.9, n_init=1,
+                      random_state=0).fit(X)
+    empty = np.flatnonzero(~model.selection_.selected.any(axis=1))
+    note = profiles.featureless_note(model)
+    assert empty.size and all(f"luster {k} ({model.cluster_sizes_[k]:,} rows)" in note for k in empty)
+    # What the note says, from the engine's distance: the cluster's d_nk is the rows' global categorical cost.
+    terms = model.cost_terms(X)
+    for k in empty:
+        assert np.allclose(terms.total[:, k], terms.categorical_global[:, k])
+        assert not terms.numeric[:, k].any() and not terms.categorical_selected[:, k].any()
+    assert profiles.featureless_note(CRAFT(categorical=used, m=0.5, k=2, n_init=1, random_state=0).fit(X)) is None

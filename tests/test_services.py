@@ -53,10 +53,9 @@ def test_fit_params_to_estimator_arguments():
 def test_suggested_k_counts_the_label_classes():
     table = pd.DataFrame({"x": np.arange(52.0), "class": [chr(65 + i % 26) for i in range(52)]})
     data = LoadedData(key="upload:0", name="t.csv", kind="upload", table=table, schema=None, label="class")
-    assert suggested_k(data) == (26, "k = 26: the number of classes in the label column 'class'.")
+    assert suggested_k(data) == 26
     unlabelled = LoadedData(key="upload:1", name="u.csv", kind="upload", table=table[["x"]], schema=None, label=None)
-    k, note = suggested_k(unlabelled)
-    assert k == FitParams().k and "no label column" in note
+    assert suggested_k(unlabelled) == FitParams().k
 
 
 def test_truth_agreement_reads_the_fitted_masks_by_column_name():

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from test_flows import RUN_TIMEOUT_MS, alerts, assert_clean, open_app
+from test_flows import RUN_TIMEOUT_MS, alerts, assert_clean, open_app, wait_idle
 
 from benchmarks.bench_browser import noise_table
 
@@ -76,4 +76,24 @@ def test_a_long_fit_leaves_the_app_usable_and_can_be_cancelled(page):
     page.wait_for_function(
         "() => document.body.innerText.includes('you cancelled this fit after')", timeout=RUN_TIMEOUT_MS)
     assert page.locator(PROGRESS).count() == 0
+    assert_clean(page)
+
+
+def test_the_cancel_button_goes_with_the_bar_when_the_fit_ends(page):
+    # A fit of a few seconds: long enough to be waited for on Tune & see, short enough to end there.
+    open_app(page, "/?n_init=2")
+    page.get_by_text("Upload your own table").first.click()
+    page.locator(".st-key-uploader input[type=file]").set_input_files(
+        files=[{"name": "noise.csv", "mimeType": "text/csv", "buffer": noise_table(30_000, 1)}])
+    page.wait_for_selector(PROGRESS, timeout=RUN_TIMEOUT_MS)
+    nav(page, "Tune & see")
+    page.wait_for_selector(WAITING, timeout=RUN_TIMEOUT_MS)
+    assert page.get_by_role("button", name="Cancel the fit").count() == 1
+    # The fit ends on this page: its figures replace the bar, and the Cancel button goes with the bar
+    # (left there, a click would throw the finished fit away).
+    page.wait_for_selector("[data-testid='stPlotlyChart']", timeout=RUN_TIMEOUT_MS)
+    wait_idle(page)
+    assert page.locator(WAITING).count() == 0
+    assert page.get_by_role("button", name="Cancel the fit").count() == 0
+    assert not any("you cancelled this fit" in text for text in alerts(page, "info"))
     assert_clean(page)
