@@ -208,7 +208,8 @@ def restart_ranking(name, n_runs, group, m=0.5):
     runs = np.array(runs).reshape(-1, group, 4)
     by_objective = [g[np.lexsort((g[:, 1], g[:, 3]))[0], 0] for g in runs]
     by_likelihood = [g[np.lexsort((g[:, 1] + g[:, 2], g[:, 3]))[0], 0] for g in runs]
-    return {"single": float(runs[:, :, 0].mean()), "by_objective": float(np.mean(by_objective)), "by_likelihood": float(np.mean(by_likelihood)), "groups": int(runs.shape[0])}
+    return {"single": float(runs[:, :, 0].mean()), "by_objective": float(np.mean(by_objective)),
+            "by_likelihood": float(np.mean(by_likelihood)), "groups": int(runs.shape[0])}
 
 
 def prototype_study(names, seeds, ms, recovery_runs):
@@ -239,7 +240,8 @@ def run(quick: bool = False, best_peers: dict | None = None) -> dict:
     defaults = current_defaults()
     knobs = knobs_from_defaults(defaults)
     knobs = [k for k in knobs if k[0] in QUICK_KNOBS] if quick else knobs
-    data = {"seeds": len(seeds), "names": list(names), "search": {}, "knobs": {}, "ranking": {}, "defaults": {k: str(v) if isinstance(v, str) else v for k, v in defaults.items()}}
+    data = {"seeds": len(seeds), "names": list(names), "search": {}, "knobs": {}, "ranking": {},
+            "defaults": {k: str(v) if isinstance(v, str) else v for k, v in defaults.items()}}
     with quiet():
         for name in names:
             data["search"][name] = search_or_objective(name, seeds)
@@ -299,7 +301,7 @@ def markdown(data) -> str:
         rows.append(["*best peer (paper tables, m = 0.5)*", *[fmt(peers.get(n, {}).get("nmi"), 3) for n in names], "", ""])
     for label in data["knob_labels"]:
         values = [data["knobs"][f"{label}|{n}"]["nmi"] for n in names]
-        wins = sum(1 for n, v in zip(names, values) if n in peers and v >= peers[n]["nmi"] - 0.005)
+        wins = sum(1 for n, v in zip(names, values, strict=True) if n in peers and v >= peers[n]["nmi"] - 0.005)
         rows.append([label, *[fmt(v, 3) for v in values], fmt(float(np.mean(values)), 3), f"{wins} / {len([n for n in names if n in peers])}" if peers else ""])
     lines += [
         f"**2. One knob at a time** (mean NMI over seeds; the estimator's defaults: {describe_defaults(data.get('defaults', {}))}, "
@@ -321,7 +323,8 @@ def markdown(data) -> str:
         f"grouped by {data['ranking_group']}; the run kept in each group by K nearest k, then by the objective, or by "
         "the objective plus the numeric Gaussian normaliser)",
         "",
-        md_table(["Dataset", "one run", "kept by objective", "kept by objective + normaliser", "m = 0.6: by objective", "m = 0.6: by objective + normaliser", "groups"], rows),
+        md_table(["Dataset", "one run", "kept by objective", "kept by objective + normaliser", "m = 0.6: by objective",
+                  "m = 0.6: by objective + normaliser", "groups"], rows),
         "",
     ]
     lines += _prototype_markdown(data, short)

@@ -64,7 +64,8 @@ def run(quick: bool = False, seeds=None) -> dict:
     seeds = list(seeds if seeds is not None else range(2 if quick else 10))
     ms = (0.4,) if quick else MS
     methods = {
-        "CRAFT (paper protocol)": lambda m, s: CRAFT(m=m, k=3, k_method="farthest_first", init="random", n_init=1, categorical=d.schema, random_state=s).fit(d.X),
+        "CRAFT (paper protocol)": lambda m, s: CRAFT(m=m, k=3, k_method="farthest_first", init="random", n_init=1,
+                                                     categorical=d.schema, random_state=s).fit(d.X),
         "CRAFT (defaults)": lambda m, s: CRAFT(m=m, k=3, categorical=d.schema, random_state=s).fit(d.X),
         "DP-RF (farthest-first λ)": lambda m, s: DPRF(m=m, k=3, random_state=s).fit(d.euclidean),
         "DP-RF (λ searched for K = 3)": lambda m, s: dprf_with_k(d.euclidean, m, 3, s),

@@ -467,6 +467,7 @@ class DPMeans(ClusterMixin, BaseEstimator):
         else:
             start = X[int(rng.integers(X.shape[0]))].copy()
         if lam is None:
+            assert k is not None  # _check_lam_k: exactly one of lam and k
             lam = _farthest_first_sq(X, start, k)
         fitted = _dpmeans_run(X, start, lam, max_iter)
         if not fitted.converged:
@@ -645,6 +646,7 @@ class DPRF(ClusterMixin, BaseEstimator):
         first = int(rng.integers(n))
         first_mask = rng.random(n_features) < terms.m
         if lam is None:
+            assert k is not None  # _check_lam_k: exactly one of lam and k
             sq = _farthest_first_sq(X, X[first], k)
             lam = terms.m * sq + terms.m * n_features * terms.f_delta
         threshold = lam + n_features * terms.f0
@@ -653,6 +655,7 @@ class DPRF(ClusterMixin, BaseEstimator):
         if not fitted.converged:
             _warn_not_converged("DPRF", max_iter)
         masks = fitted.masks
+        assert masks is not None  # a DP-RF run always selects
         diff = X - fitted.centers[fitted.labels]
         discrepancy = float(((diff * diff) * masks[fitted.labels]).sum())
         n_clusters = int(fitted.centers.shape[0])

@@ -181,6 +181,7 @@ def rho_masks_view() -> None:
                "selected. Under the paper's rule the masks stay cluster-specific at every ρ; under shrink they "
                "merge into one common set as ρ → 0.")
     upper = terms.m * (1 - terms.m)
+    assert ctx.data is not None and ctx.schema is not None  # require_model stopped the page otherwise
     for mode in ("paper", "shrink"):
         masks, titles, differing = [], [], []
         for share in RHO_DEMO_SHARES:

@@ -66,7 +66,7 @@ def split(table: pd.DataFrame, sizes) -> "dd.DataFrame":
     """The table as a dask DataFrame with partitions of the given sizes (zeros allowed)."""
     bounds = np.concatenate([[0], np.cumsum(sizes)])
     assert bounds[-1] == len(table)
-    pieces = [dd.from_pandas(table.iloc[a:b], npartitions=1) for a, b in zip(bounds[:-1], bounds[1:])]
+    pieces = [dd.from_pandas(table.iloc[a:b], npartitions=1) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
     return dd.concat(pieces)
 
 
@@ -94,7 +94,7 @@ def assert_same_fit(memory, dask_model):
     assert [(r.n_clusters, r.n_changed, r.n_opened) for r in dask_model.history_] == [
         (r.n_clusters, r.n_changed, r.n_opened) for r in memory.history_
     ]
-    for ours, theirs in zip(dask_model.history_, memory.history_):
+    for ours, theirs in zip(dask_model.history_, memory.history_, strict=True):
         assert ours.objective == pytest.approx(theirs.objective, rel=1e-9)
         np.testing.assert_array_equal(ours.feature_mask, theirs.feature_mask)
     # The inspection surface comes from the same engine function on both backends.

@@ -606,7 +606,7 @@ def test_round_trip_upload_fit_labels_gives_back_the_cells(where, name, download
     header, rows = original[0], original[1:]
     width = max(len(header), *(len(r) for r in rows))
     assert len(written) == len(rows) + 1
-    for got, expected in zip(written[1:], rows):
+    for got, expected in zip(written[1:], rows, strict=True):
         expected = expected + [""] * (width - len(expected))
         assert got[:-1] == [neutralize(cell) for cell in expected]
         assert got[-1].isdigit()
