@@ -57,7 +57,7 @@ def _missing_browser_reason() -> str | None:
         import playwright.sync_api  # noqa: F401
     except ImportError:
         return ("Playwright for Python is not installed "
-                "(pip install -e '.[test]'); real-browser tests need it")
+                "(pip install --group test; make test installs it); real-browser tests need it")
     if chromium_path() is None:
         return ("no Chromium found (looked for `chromium` on PATH and /usr/bin/chromium); "
                 "install Debian's package: apt-get install -y chromium")
