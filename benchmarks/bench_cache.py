@@ -46,6 +46,7 @@ def one_server(n_fits: int, n_rows: int) -> dict:
     for seed in range(n_fits):
         params = services.FitParams(k=4, seed=seed, n_init=2)
         outcome = cache.fit(data.key, tuple(schema.numeric), tuple(schema.categorical), params, data.table, schema)
+        assert outcome is not None  # no one cancels these fits
         key = cache.fit_key(data.key, schema, params)
         cache.cluster_profiles(key, outcome.model)
         cache.projection(key, 2000, outcome.model, X)

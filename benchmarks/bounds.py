@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import time
 import warnings
+from typing import Any
 
 from craft import CRAFT, CraftInputError, datasets
 
@@ -35,7 +36,7 @@ def timed(table, **params) -> tuple[float, str]:
 def run() -> dict:
     credit, _ = datasets.load("credit-g")
     zoo, _ = datasets.load("zoo")
-    cases = [
+    cases: list[tuple[str, Any, dict[str, Any], str]] = [
         ("k = rows (200 rows of credit-g)", credit.iloc[:200], dict(k=200), "≈ 136 s"),
         ("k = rows (Zoo, 101 rows, 59 distinct)", zoo, dict(k=101), "20 s (measured here before)"),
         ("λ = 1e-300 (300 rows of credit-g)", credit.iloc[:300], dict(lam=1e-300), "252 s"),

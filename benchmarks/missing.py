@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -70,7 +71,7 @@ def run(quick: bool = False) -> dict:
     names = ("zoo", "soybean") if quick else LABELLED
     rates = (0.0, 0.3) if quick else RATES
     n_synthetic = 2 if quick else 10
-    data = {"bundled": {}, "synthetic": {}}
+    data: dict[str, Any] = {"bundled": {}, "synthetic": {}}
     started = time.perf_counter()
     for name in names:
         for rate in rates:

@@ -28,6 +28,7 @@ import subprocess
 import sys
 import threading
 import time
+from typing import Any
 from pathlib import Path
 
 import numpy as np
@@ -140,7 +141,7 @@ def _craft_engine(spec):
     result = None
     for repeat in range(int(spec.get("repeats", 1))):
         rss_before = reset_peak()
-        stamps = []
+        stamps: list[float] = []
         begin = time.perf_counter()
         result = _engine.run(data, options, np.random.default_rng(repeat), callback=lambda record, stamps=stamps: stamps.append(time.perf_counter()))
         total = time.perf_counter() - begin
@@ -154,6 +155,7 @@ def _craft_engine(spec):
         )
     out = {"encode_s": encode_seconds, "runs": runs}
     if spec.get("hot_pass"):
+        assert result is not None  # at least one repeat ran
         clusters, terms = result.clusters, options.terms
         numba_times, numpy_times = [], []
         for _ in range(5):
@@ -187,7 +189,7 @@ def _craft_fit(spec):
     CRAFT(categorical=schema, **options).fit(X)  # compile / warm caches
     times, iterations = [], []
     for repeat in range(int(spec["repeats"])):
-        count = []
+        count: list[int] = []
         model = CRAFT(categorical=schema, callback=lambda record, count=count: count.append(1), **{**options, "random_state": repeat})
         start = time.perf_counter()
         model.fit(X)
@@ -384,10 +386,10 @@ def lambda_for_k(k: int, sample_rows: int = 50_000) -> dict:
 def run(quick: bool = False) -> dict:
     sizes = (10_000,) if quick else SIZES_FULL
     repeats_real = 3 if quick else 15
-    data = {"sizes": list(sizes), "real": {}, "synthetic": {}, "quick": quick}
+    data: dict[str, Any] = {"sizes": list(sizes), "real": {}, "synthetic": {}, "quick": quick}
 
     # Real datasets: whole fits.
-    real_specs = {
+    real_specs: dict[str, list[tuple[str, dict[str, Any]]]] = {
         "spambase": [
             ("CRAFT, paper protocol", {"method": "craft_fit", "options": dict(m=0.5, k=2, k_method="farthest_first", init="random", n_init=1)}),
             ("CRAFT, defaults", {"method": "craft_fit", "options": dict(m=0.5, k=2)}),
@@ -480,10 +482,11 @@ def markdown(data) -> str:  # noqa: C901 - one report, its sections in the order
             rows.append([name, label, f"{fit * 1000:.1f}", f"{iters:.0f}", f"{fit / max(iters, 1) * 1000:.2f}", 2])
         else:
             runs = [r for r in result["runs"] if "error" not in r]
-            fit = float(np.median([r["total_s"] for r in runs])) if runs else None
+            median_fit = float(np.median([r["total_s"] for r in runs])) if runs else None
             per = float(np.median([r["s_per_iter"] for r in runs if r.get("s_per_iter")])) if runs else None
-            iters = float(np.median([r["n_iter"] for r in runs])) if runs else None
-            rows.append([name, label, fmt(fit * 1000 if fit else None, 1), fmt(iters, 0), fmt(per * 1000 if per else None, 2), 2])
+            median_iters = float(np.median([r["n_iter"] for r in runs])) if runs else None
+            rows.append([name, label, fmt(median_fit * 1000 if median_fit else None, 1), fmt(median_iters, 0),
+                         fmt(per * 1000 if per else None, 2), 2])
     lines += [
         "**Real datasets** (whole fit, median of repeated fits in one process after a warm-up; an \"iteration\" is one "
         "assignment pass + update, counted over every run a fit makes, λ search included). The paper reports 0.39 s "
@@ -494,7 +497,7 @@ def markdown(data) -> str:  # noqa: C901 - one report, its sections in the order
     ]
     # --- synthetic
     rows = []
-    by_size = {}
+    by_size: dict[str, Any] = {}
     for n, entry in data["synthetic"].items():
         craft = entry["CRAFT"]
         craft_iter = _median_runs(craft, "s_per_iter")
@@ -623,7 +626,7 @@ def run_whole(quick: bool = False) -> dict:
     n = 20_000 if quick else WHOLE_ROWS
     repeats = 1 if quick else 3
     prepare(n)
-    data = {"rows": n, "repeats": repeats, "load_before": os.getloadavg()[0], "CRAFT": [], "KMeans": []}
+    data: dict[str, Any] = {"rows": n, "repeats": repeats, "load_before": os.getloadavg()[0], "CRAFT": [], "KMeans": []}
     # One fit per subprocess, the methods alternating, so that both meet the same load.
     for repeat in range(repeats):
         for method, worker_name in (("CRAFT", "craft_whole"), ("KMeans", "kmeans_whole")):
