@@ -62,7 +62,7 @@ def table():
     return mixed_table(600, 3)
 
 
-def split(table: pd.DataFrame, sizes) -> "dd.DataFrame":
+def split(table: pd.DataFrame, sizes):
     """The table as a dask DataFrame with partitions of the given sizes (zeros allowed)."""
     bounds = np.concatenate([[0], np.cumsum(sizes)])
     assert bounds[-1] == len(table)
@@ -321,7 +321,7 @@ def test_a_worker_killed_mid_fit_is_survived_with_the_same_result():
         cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None)
     with cluster, distributed.Client(cluster) as client:
         victim = min(client.run(os.getpid).values())
-        killed = []
+        killed: list[int] = []
 
         def kill_one_worker(record):
             if record.iteration == 2 and not killed:

@@ -352,7 +352,7 @@ def test_algorithm2_distance_is_the_engines_categorical_cost_without_selection()
 
 
 def test_binary_entropy():
-    np.testing.assert_allclose(binary_entropy([0.0, 0.5, 1.0]), [0.0, math.log(2), 0.0])
+    np.testing.assert_allclose(binary_entropy(np.array([0.0, 0.5, 1.0])), [0.0, math.log(2), 0.0])
 
 
 def test_algorithm2_finds_two_binary_clusters_and_its_objective():

@@ -596,7 +596,7 @@ def test_round_trip_upload_fit_labels_gives_back_the_cells(where, name, download
         at.switch_page("pages/data.py").run()
         at.multiselect(key="roles_columns").set_value(at.dataframe[0].value.columns.tolist())
         at.radio(key="roles_role").set_value("categorical")
-        at.get("form_submit_button")[0].click().run()
+        at.get("form_submit_button")[0].click().run()  # type: ignore[union-attr]  # AppTest.get: Element | Block
         at.switch_page("pages/export.py").run()
         no_exception(at)
     import csv
