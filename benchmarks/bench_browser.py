@@ -596,7 +596,7 @@ def _upload_table(n_rows: int, seed: int) -> bytes:
     return buffer.getvalue().encode()
 
 
-#: Each action's target (seconds), issue 11.
+#: Each action's target (seconds).
 TARGETS = {"control": 0.15, "toggle": 0.15, "tab": 0.30, "cached": 0.30, "teach": 0.20, "fit10k": 1.0, "k26": 3.0,
            "during_fit": 0.30, "session": 3.0, "fresh": 3.0, "fresh_plain": 3.0}
 

@@ -88,7 +88,7 @@ def markdown(results: dict, n_fits: int, n_rows: int) -> str:
         "profiles and projection; resident memory (VmRSS, MiB) after every fit. `bytes and entries`: a budget of "
         f"{results['bytes']['budget_mib']:.0f} MiB (the default is a sixteenth of the memory available at start, "
         "within 64-512 MiB; `CRAFT_APP_CACHE_MB` sets it, as here, to show the bound within a short run); "
-        "`entries only` sets the budget beyond reach, as the caches were before (Streamlit's `max_entries` alone).",
+        "`entries only` sets the budget beyond reach, so that Streamlit's `max_entries` alone bounds the store.",
         md_table(headers, rows),
         "With entries only, memory grows with every fit kept (a fit keeps its per-iteration labels); with the "
         "byte budget it levels off once the store is full: evicted entries' memory is reused for new ones.",

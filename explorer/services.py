@@ -243,7 +243,7 @@ PRESETS: dict[str, dict] = {
     # eps_c in the middle of [0.8, 1), where the rule recovers the subspaces given the true partition.
     "fig3_categorical": dict(m=0.33, size_by="k", k=3, budget="approximate", eps_c=0.9, standardize=True),
     # The paper's eps_v in [4, 6] is in raw units (noise variance 9); at its top, a partition that mixes
-    # planted clusters no longer drops their features from the objective, so restarts keep the true one.
+    # planted clusters does not drop their features from the objective, so restarts keep the true one.
     "fig3_numeric": dict(m=0.33, size_by="k", k=3, budget="approximate", eps_v=6.0, standardize=False),
     "mixed_planted": dict(m=0.5, size_by="k", k=4, budget="fixed", standardize=True),
     "spambase": dict(m=0.5, size_by="k", k=2, budget="fixed", standardize=True),

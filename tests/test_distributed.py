@@ -305,7 +305,7 @@ def test_input_checks(client, table):
 
 
 def test_a_worker_killed_mid_fit_is_survived_with_the_same_result():
-    """Issue 14: killing one of two workers mid-fit lost scattered data ("already forgotten").
+    """Killing one of two workers mid-fit loses no data (no "already forgotten" from scattered data).
 
     Every future the fit holds is a task that the scheduler can rerun, so the
     lost worker's partitions are read again from their sources elsewhere.

@@ -271,7 +271,7 @@ def test_stopping_rule_compares_labels_after_renumbering():
 
 
 def test_some_seeds_open_clusters_during_the_passes():
-    """The craft++ comparison above covers passes that open clusters (it once compared only those that did not)."""
+    """The craft++ comparison above covers passes that open clusters, not only those that do not."""
     opened = 0
     for seed in range(6):
         table, numeric, categorical = _random_mixed(seed, 60, 2, 2)

@@ -125,7 +125,7 @@ def _assert_same_state(before, after):
     ],
 )
 def test_failed_refit_leaves_the_previous_fit_intact(change, bad_table, message):
-    """The issue's case: after a failing refit, every fitted attribute still belongs to the first table."""
+    """After a failing refit, every fitted attribute still belongs to the first table."""
     table = pd.DataFrame({"size": [1.0, 1.1, 0.9, 8.0, 8.2, 7.9], "colour": list("rrrbbb")})
     model = CRAFT(k=2, random_state=0, n_init=1).fit(table)
     before = _fitted_state(model)
@@ -166,7 +166,7 @@ def test_parameters_after_m_are_keyword_only():
 
 
 def test_derived_lambda_is_never_below_or_at_zero():
-    """k above the distinct rows once gave lambda 1e-12 silently; now the last positive distance."""
+    """k above the distinct rows: lambda is the last positive distance, never 1e-12 or less."""
     table = pd.DataFrame({"a": [1.0, 1, 1, 2, 2, 2], "c": list("xxxyyy")})
     for given in ({"k": 6}, {"k": 3, "m": 0.9}):
         params = {**given, "k_method": "farthest_first"}
