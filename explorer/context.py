@@ -132,8 +132,10 @@ def _loaded_data(source: str) -> LoadedData:
 
 def build(params: FitParams) -> AppContext:
     """Load, apply roles and fit; the result goes to ``st.session_state["ctx"]``."""
-    source = st.session_state["dataset"]  # the sidebar's dataset picker has run
+    source = st.session_state.get("dataset")
     try:
+        if source is None:  # a run without the sidebar's state: app.py run as a plain script (bare mode)
+            raise CraftInputError("No dataset chosen: pick one in the sidebar.")
         data = _loaded_data(source)
     except CraftInputError as error:
         ctx = AppContext(None, None, None, params, problem=str(error))
