@@ -58,7 +58,7 @@ def run() -> dict:
 def markdown(data: dict, info: dict) -> str:
     return "\n\n".join([
         "Each case timed from `fit` to its answer on this machine; the last column is what the same case costs with "
-        "no bound, measured on another machine. The rules are in `docs/numerics.md` (*Parameters that make the work explode*).",
+        "no bound, measured on another machine where it does not say otherwise. The rules are in `docs/numerics.md` (*Parameters that make the work explode*).",
         md_table(["case", "answer", "seconds", "with no bound"],
                  [[r["case"], r["answer"], f"{r['seconds']:.2f}", r["unbounded"]] for r in data["cases"]]),
         "**The exact-k search as k grows** (credit-g, 1,000 rows, n_init = 1; at most 500 clusters are allowed "
