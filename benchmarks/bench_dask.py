@@ -155,7 +155,7 @@ def peak_rss_gib() -> float:
 # The two engines
 
 
-def fit_params(args, columns, timeline) -> dict:
+def fit_params(args, columns) -> dict:
     """The parameters both engines get: one run at a given lambda, categorical columns by name."""
     return dict(
         lam=args.lam,
@@ -164,7 +164,6 @@ def fit_params(args, columns, timeline) -> dict:
         init=args.init,
         categorical=[c for c in columns if c.startswith("cat")],
         random_state=0,
-        callback=timeline.callback,
     )
 
 
@@ -191,7 +190,7 @@ def run_dask(folder: Path, args, spec, *, persist: bool) -> dict:
         timeline = Timeline()
         restore = instrument_seeding(timeline, _engine, "initial_clusters")  # the engine seeds every backend
         model = craft_distributed.DaskCRAFT(
-            **fit_params(args, table.columns, timeline),
+            **fit_params(args, table.columns),
             chunk_rows=args.chunk_rows,
             persist=persist,
         )
@@ -199,7 +198,7 @@ def run_dask(folder: Path, args, spec, *, persist: bool) -> dict:
         timeline.start = started
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            model.fit(table)
+            model.fit(table, callback=timeline.callback)
         end = time.perf_counter()
         restore()
 
@@ -236,12 +235,12 @@ def run_memory(n_rows: int, args, spec) -> dict:
     table = make_partition(n_rows, spec, args.seed + 10_000)
     timeline = Timeline()
     restore = instrument_seeding(timeline, _engine, "initial_clusters")
-    model = CRAFT(**fit_params(args, table.columns, timeline))
+    model = CRAFT(**fit_params(args, table.columns))
     started = time.perf_counter()
     timeline.start = started
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        model.fit(table)
+        model.fit(table, callback=timeline.callback)
     result = timeline.summary(time.perf_counter())
     restore()
     result.update(rows=n_rows, n_clusters=int(model.n_clusters_), objective=float(model.objective_),

@@ -16,8 +16,9 @@ Choices the paper leaves open are made here and documented in
   (the paper's objective);
 * ``rho_selection="shrink"``, beside the paper's rule, lets rho reach the
   selection: each cluster ranks its own score shrunk towards the score pooled
-  over clusters with the weight of the posterior mean of nu
-  (:func:`selection_scores`);
+  over clusters with the weight ``rho / (m(1-m))`` that the posterior mean of
+  nu gives a cluster's own indicator (a modelling choice, :func:`selection_scores`);
+* a row with no observed cell never opens a cluster (:func:`opening_candidates`);
 * a marginalised missing cell (``EncodedData.observed`` false, or a
   categorical code -1) adds nothing to a row's cost and nothing to its
   cluster's statistics: means, variances and level distributions are over
@@ -27,6 +28,7 @@ Choices the paper leaves open are made here and documented in
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -37,18 +39,25 @@ from .priors import PriorTerms
 
 @dataclass(frozen=True)
 class Options:
-    """Options of one CRAFT run that stay fixed while it iterates."""
+    """Options of one CRAFT run that stay fixed while it iterates.
+
+    Every field that mirrors a parameter of :class:`craft.CRAFT` (``budget``
+    to ``max_iter``) is required: their defaults have one place, the
+    estimator's signature, and a caller that drives the engine directly
+    states each (or reads them from that signature). Only the engine's own
+    switches (``keep_labels`` onwards) have defaults here.
+    """
 
     terms: PriorTerms
     lam: float
-    budget: str = "fixed"
-    eps_c: float = 0.8
-    eps_v: float = 0.5
-    smoothing: float = 1.0
-    min_variance: float = 0.01
-    init: str = "craft++"
-    rho_selection: str = "paper"
-    max_iter: int = 100
+    budget: str
+    eps_c: float
+    eps_v: float
+    smoothing: float
+    min_variance: float
+    init: str
+    rho_selection: str
+    max_iter: int
     keep_labels: bool = True
     max_clusters: int | None = None
     n_seeds: int = 1
@@ -132,7 +141,7 @@ class IterationRecord:
 class RunResult:
     """Outcome of one run at one lambda."""
 
-    labels: np.ndarray
+    labels: Any  # the backend's labels (Backend.assign): an array in memory, one future per partition on dask
     clusters: Clusters
     stats: Statistics
     objective: float
@@ -354,15 +363,18 @@ class SelectionScores:
     own_weight: float
 
 
-def _shrunk_totals(own: np.ndarray, counts: np.ndarray, weight: float) -> np.ndarray:
-    """``weight * own + (1 - weight) * pooled`` for scores summed over each cluster's points.
+def _shrunk_totals(own: np.ndarray, rows: np.ndarray, weight: float) -> np.ndarray:
+    """``weight * own + (1 - weight) * pooled`` for scores summed over each cluster's rows.
 
-    The pooled score is the per-point score of all points together, scaled
-    to the cluster's size, so both terms are in the same units. ``counts``
-    (K, Q) are the points (observed cells) of each cluster and feature.
+    ``own`` (K, Q) is summed over the cluster's rows, a marginalised missing
+    cell adding nothing. The pooled score is what a selection shared by every
+    cluster earns, ``sum_j own_jd``, per row of the table, times the
+    cluster's ``rows`` (K,): both terms are then totals over the same rows,
+    and the pooled term's factor is the same for every feature of a cluster,
+    so the pooled term alone ranks the features alike in every cluster.
     """
-    pooled_per_point = own.sum(axis=0) / counts.sum(axis=0)
-    return weight * own + (1.0 - weight) * counts * pooled_per_point[None, :]
+    pooled_per_row = own.sum(axis=0) / rows.sum()
+    return weight * own + (1.0 - weight) * rows[:, None] * pooled_per_row[None, :]
 
 
 def selection_scores(
@@ -374,14 +386,19 @@ def selection_scores(
     variance and entropy gain. ``"shrink"``: each cluster's score is shrunk
     towards the score pooled over all clusters with the credibility weight
     ``w = rho / (m(1-m))`` that the posterior mean of nu gives its own
-    indicator, ``a/(a+b) = m + w (v - m)`` (see ``docs/numerics.md``):
+    indicator, ``a/(a+b) = m + w (v - m)``. The model does not pool across
+    clusters; the pooled target and the weight's transfer to scores are a
+    modelling choice (``docs/numerics.md``). With ``n_kd`` the observed cells
+    of feature d in cluster k, ``n_k`` its rows and ``N`` the table's rows:
 
-        variance~_kd = w var_kd + (1 - w) sum_j n_j var_jd / N
+        variance~_kd = w var_kd + (1 - w) sum_j n_jd var_jd / sum_j n_jd
         gain~_kd     = w (G_d - G_kd) + (1 - w) n_k sum_j (G_d - G_jd)_j / N
 
-    (and ``G_d`` alike for the approximate budget's reference). As rho -> 0
-    every cluster ranks the same pooled scores, so all select one common
-    set; as rho -> m(1-m) the paper's rule is recovered.
+    (and ``G_d`` alike for the approximate budget's reference), a missing
+    cell adding nothing to a gain. As rho -> 0 every cluster ranks the same
+    pooled scores (``n_k`` is one factor for all of a cluster's features),
+    so all select one common set, short of exact ties; as rho -> m(1-m) the
+    paper's rule is recovered.
     """
     g_global, gains = categorical_gains(data, stats, log_eta_k)
     numeric_counts = stats.numeric_counts
@@ -389,17 +406,15 @@ def selection_scores(
     if opts.rho_selection == "paper":
         return SelectionScores(variances, second_moment, gains, g_global, 1.0)
     weight = opts.terms.own_weight
-    # Points, or observed cells where missing cells are marginalised, per cluster and feature.
-    counts = level_totals(data, stats.level_counts)
     per_point = numeric_counts / np.maximum(numeric_counts.sum(axis=0), 1.0)
-    # Variances and second moments are per point: pool them weighted by size.
+    # Variances and second moments are per observed cell: pool them weighted by each cluster's cells.
     pooled_variance = (per_point * variances).sum(axis=0)
     pooled_moment = (per_point * second_moment).sum(axis=0)
     return SelectionScores(
         variance=weight * variances + (1.0 - weight) * pooled_variance[None, :],
         variance_scale=weight * second_moment + (1.0 - weight) * pooled_moment[None, :],
-        gain=_shrunk_totals(gains, counts, weight),
-        reference=_shrunk_totals(g_global, counts, weight),
+        gain=_shrunk_totals(gains, stats.counts, weight),
+        reference=_shrunk_totals(g_global, stats.counts, weight),
         own_weight=weight,
     )
 
@@ -527,7 +542,8 @@ class ObjectiveTerms:
     Attributes
     ----------
     numeric : float
-        ``sum_k sum_{d in Num} v_kd n_k var_kd / (2 sigma_kd^2)``.
+        ``sum_k sum_{d in Num} v_kd n_kd var_kd / (2 sigma_kd^2)``, ``n_kd`` the
+        observed cells of feature d in cluster k (its rows on a complete table).
     categorical : float
         Every row's categorical cost: ``-log eta_kd`` of selected features,
         ``-log eta_0d`` of the others.
@@ -536,7 +552,7 @@ class ObjectiveTerms:
     feature_control : float
         ``F_Delta sum_k |v_k|``.
     numeric_nll : float
-        ``sum_k sum_{d in Num} v_kd n_k log sigma_kd``: not a term of the
+        ``sum_k sum_{d in Num} v_kd n_kd log sigma_kd``: not a term of the
         objective; it breaks ties between restarts (see :func:`objective`).
     """
 
@@ -573,11 +589,12 @@ def objective_terms(data: EncodedData, clusters: Clusters, stats: Statistics, op
 def objective(data: EncodedData, clusters: Clusters, stats: Statistics, opts: Options) -> tuple[float, float]:
     """The paper's objective, and the numeric Gaussian normaliser used to break its ties.
 
-    The second value, ``sum_k sum_{d in Num, v_kd = 1} n_k log sigma_kd``, is
-    the part of the numeric likelihood that the asymptotics drop. A selected
-    numeric feature adds ``n_k var_kd / (2 sigma_kd^2)``: ``n_k / 2`` whatever
-    the partition while the cluster's variance is above the floor (sigma^2
-    is then that variance), ``n_k var_kd / (2 floor)`` below it. Restarts on
+    The second value, ``sum_k sum_{d in Num, v_kd = 1} n_kd log sigma_kd``, is
+    the part of the numeric likelihood that the asymptotics drop (``n_kd``:
+    the observed cells of feature d in cluster k). A selected numeric
+    feature adds ``n_kd var_kd / (2 sigma_kd^2)``: ``n_kd / 2`` whatever the
+    partition while the cluster's variance is above the floor (sigma^2 is
+    then that variance), ``n_kd var_kd / (2 floor)`` below it. Restarts on
     numeric data so often tie on the objective; this term then decides.
     """
     terms = objective_terms(data, clusters, stats, opts)
@@ -681,12 +698,39 @@ def assignment_pass(
     """
     threshold = opts.threshold(data.n_features)
     best_old, labels = nearest_cluster(data, clusters, opts.terms)
-    candidates = np.flatnonzero(best_old > threshold)
+    candidates = opening_candidates(data, best_old, threshold)
     if candidates.size == 0:
         return labels, clusters
     walk = OpeningWalk(clusters, opts, rng)
     walk.visit(data.take(candidates), candidates, best_old[candidates])
     return walk.assign(data, labels, best_old, clusters)
+
+
+def has_observed_cell(data: EncodedData, rows: np.ndarray | None = None) -> np.ndarray:
+    """Whether each of ``rows`` (default: all) has at least one observed cell, as bools.
+
+    Only marginalised missing cells are unobserved (a numeric cell whose
+    ``observed`` is false, a categorical code -1); an imputed cell is observed.
+    """
+    rows = np.arange(data.n_samples) if rows is None else rows
+    if data.n_numeric and data.observed is None:
+        return np.ones(rows.size, dtype=bool)
+    seen = np.asarray((data.codes[rows] >= 0).any(axis=1))
+    if data.observed is not None:
+        seen |= data.observed[rows].any(axis=1)
+    return seen
+
+
+def opening_candidates(data: EncodedData, best: np.ndarray, threshold: float) -> np.ndarray:
+    """Rows that may open a cluster in a pass: beyond ``threshold`` from every cluster, with an observed cell.
+
+    A row with no observed cell costs ``|v_k| F_Delta`` to every cluster
+    whatever its parameters: it carries no evidence for a cluster of its own
+    and never opens one (``docs/numerics.md``). It takes its nearest cluster
+    among those that exist at its turn, as every row that opens none does.
+    """
+    beyond = np.flatnonzero(best > threshold)
+    return beyond[has_observed_cell(data, beyond)]
 
 
 class OpeningWalk:
@@ -766,7 +810,7 @@ def sample_proportional(weights: np.ndarray, uniform: float) -> int:
     return min(int(np.searchsorted(cumulative, uniform * cumulative[-1], side="right")), weights.size - 1)
 
 
-def initial_clusters(data, opts: Options, rng: np.random.Generator) -> Clusters:
+def initial_clusters(data: EncodedData | Backend, opts: Options, rng: np.random.Generator) -> Clusters:
     """The clusters that exist when the first pass starts.
 
     ``init="random"`` is the paper's: one cluster at a random point with
@@ -778,7 +822,7 @@ def initial_clusters(data, opts: Options, rng: np.random.Generator) -> Clusters:
     number of clusters (``n_seeds``), the first ``n_seeds`` clusters are
     opened this way whatever their distance, so a fit asked for k starts
     from k. ``data`` is an :class:`EncodedData` or a backend (see
-    :class:`InMemory`): the per-row best distance is the backend's state.
+    :class:`Backend`): the per-row best distance is the backend's state.
     """
     backend = as_backend(data)
     n_features = backend.template.n_features
@@ -808,14 +852,74 @@ def initial_clusters(data, opts: Options, rng: np.random.Generator) -> Clusters:
 # A run
 
 
-class InMemory:
-    """The engine's backend for data held in one process.
+class Backend(Protocol):
+    """How the engine visits the rows: the one interface of its two backends.
 
-    :func:`run` drives any backend with these methods (the partitioned one
-    is ``craft.distributed._Partitions``): the iteration loop, the updates
-    and the objective stay in the engine, a backend only says how the rows
-    are visited. ``labels`` are whatever the backend holds them as (here an
-    array; there one future per partition).
+    :func:`run`, :func:`initial_clusters`, :func:`farthest_first_lambda`,
+    :func:`default_lambda` and the estimator's restarts and λ search
+    (``CRAFT._fit_runs``) drive any backend through these methods; the
+    iteration loop, the updates and the objective stay in the engine, a
+    backend only says how rows are visited. :class:`InMemory` holds one
+    table; ``craft.distributed._Partitions`` maps over the partitions of a
+    dask table. What a backend keeps per row is its own: ``labels`` (an
+    array here, one future per partition there) and the seeding ``state``
+    (the best distances) are handed back to it unread, and a seed handle is
+    a tuple whose last item is the row's :class:`EncodedData`.
+
+    Attributes
+    ----------
+    template : EncodedData
+        The global tables (eta_0, variances, level offsets) the updates read.
+    n_samples : int
+    """
+
+    template: EncodedData
+    n_samples: int
+
+    def seed_row(self, row: int) -> tuple:
+        """A handle of one row for seeding, its encoding last."""
+
+    def lower(self, state: Any, seed: tuple, weights: np.ndarray, opts: Options, floor: float) -> tuple[Any, int]:
+        """Every row's best distance lowered by a cluster at ``seed`` (its own row then out of reach),
+        and how many rows lie beyond ``floor``."""
+
+    def draw(self, state: Any, uniform: float, floor: float) -> tuple:
+        """The handle of the row beyond ``floor`` drawn in proportion to its best distance."""
+
+    def farthest(self, state: Any) -> tuple[tuple, float]:
+        """The handle of the row farthest from its nearest seed, and that distance."""
+
+    def initial_labels(self) -> Any:
+        """The labelling the first pass is compared with: every row in cluster 0."""
+
+    def assign(self, clusters: Clusters, opts: Options, rng: np.random.Generator, labels: Any) -> tuple[Any, Statistics, int, int]:
+        """One pass, empty clusters dropped: ``(labels, statistics, n_changed, n_clusters_in_pass)``."""
+
+    def nearest(self, clusters: Clusters, opts: Options, labels: Any) -> tuple[Any, Statistics, int]:
+        """Every row to its nearest cluster, none opened: ``(labels, statistics, n_changed)``."""
+
+    def kept_labels(self, labels: Any) -> np.ndarray | None:
+        """The labels an iteration record keeps (None where they stay with the backend)."""
+
+    def one_cluster_statistics(self) -> Statistics:
+        """Statistics of every row in one cluster."""
+
+    def nearest_cost_total(self, clusters: Clusters, terms: PriorTerms) -> float:
+        """Sum over the rows of the smallest distance to ``clusters``."""
+
+    def sample(self, n_rows: int, rng: np.random.Generator) -> EncodedData:
+        """A uniform sample of ``n_rows`` rows (fewer than the backend's), in row order, held in this process.
+
+        The rows are ``np.sort(rng.choice(n_samples, n_rows, replace=False))``
+        on every backend, so one stream gives one sample.
+        """
+
+    def distinct_rows(self, at_most: int) -> int:
+        """The number of distinct rows (:func:`distinct_digests`), or ``at_most`` if there are more."""
+
+
+class InMemory:
+    """The engine's backend for data held in one process (see :class:`Backend`).
 
     Attributes
     ----------
@@ -829,67 +933,93 @@ class InMemory:
         self.template = data
         self.n_samples = data.n_samples
 
-    def seed_row(self, row: int):
-        """A handle of one row for seeding: ``(row, its EncodedData)`` (the data last)."""
+    def seed_row(self, row: int) -> tuple[int, EncodedData]:
         return row, self.data.take(np.array([row]))
 
-    def lower(self, best, seed, weights: np.ndarray, opts: Options, floor: float):
-        """Every row's best distance lowered by a cluster at ``seed`` (its own row then out of reach),
-        and how many rows lie beyond ``floor``."""
+    def lower(self, best, seed: tuple, weights: np.ndarray, opts: Options, floor: float) -> tuple[np.ndarray, int]:
         row, seed_data = seed
         distance = nearest_cluster(self.data, new_clusters(seed_data, np.array([0]), weights, opts), opts.terms)[0]
         best = distance if best is None else np.minimum(best, distance)
         best[row] = -np.inf
+        # A row without an observed cell is never a seed (it opens no cluster, see opening_candidates).
+        best[~has_observed_cell(self.data)] = -np.inf
         return best, int(np.count_nonzero(best > floor))
 
-    def draw(self, best, uniform: float, floor: float):
-        """The row beyond ``floor`` drawn in proportion to its best distance (:func:`sample_proportional`)."""
+    def draw(self, best: np.ndarray, uniform: float, floor: float) -> tuple[int, EncodedData]:
+        """:func:`sample_proportional` over the rows beyond ``floor``."""
         beyond = np.flatnonzero(best > floor)
         return self.seed_row(int(beyond[sample_proportional(best[beyond], uniform)]))
 
-    def farthest(self, best):
-        """The row farthest from its nearest seed, and that distance."""
+    def farthest(self, best: np.ndarray) -> tuple[tuple[int, EncodedData], float]:
         row = int(np.argmax(best))
         return self.seed_row(row), float(best[row])
 
     def initial_labels(self) -> np.ndarray:
-        """The labelling the first pass is compared with: every row in cluster 0."""
         return np.zeros(self.n_samples, dtype=np.int64)
 
-    def assign(self, clusters: Clusters, opts: Options, rng: np.random.Generator, labels):
-        """One pass, empty clusters dropped: ``(labels, statistics, n_changed, n_clusters_in_pass)``."""
+    def assign(self, clusters: Clusters, opts: Options, rng: np.random.Generator, labels: np.ndarray):
         proposed, clusters = assignment_pass(self.data, clusters, opts, rng)
         return (*self._settled(proposed, clusters.n_clusters, labels), clusters.n_clusters)
 
-    def nearest(self, clusters: Clusters, opts: Options, labels):
-        """Every row to its nearest cluster, none opened: ``(labels, statistics, n_changed)``."""
+    def nearest(self, clusters: Clusters, opts: Options, labels: np.ndarray):
         _, final = nearest_cluster(self.data, clusters, opts.terms)
         return self._settled(final, clusters.n_clusters, labels)
 
-    def _settled(self, proposed: np.ndarray, n_clusters: int, labels: np.ndarray):
+    def _settled(self, proposed: np.ndarray, n_clusters: int, labels: np.ndarray) -> tuple[np.ndarray, Statistics, int]:
         proposed, n_clusters = compact(proposed, n_clusters)
         return proposed, statistics(self.data, proposed, n_clusters), int((proposed != labels).sum())
 
     def kept_labels(self, labels: np.ndarray) -> np.ndarray:
-        """The labels an iteration record keeps."""
         return labels.astype(np.int32)
 
     def one_cluster_statistics(self) -> Statistics:
-        """Statistics of every row in one cluster."""
         return statistics(self.data, np.zeros(self.n_samples, dtype=np.int64), 1)
 
     def nearest_cost_total(self, clusters: Clusters, terms: PriorTerms) -> float:
-        """Sum over the rows of the smallest distance to ``clusters``."""
         return float(nearest_cluster(self.data, clusters, terms)[0].sum())
 
+    def sample(self, n_rows: int, rng: np.random.Generator) -> EncodedData:
+        return self.data.take(np.sort(rng.choice(self.n_samples, size=n_rows, replace=False)))
 
-def as_backend(data):
+    def distinct_rows(self, at_most: int) -> int:
+        return min(distinct_digests(self.data).size, at_most)
+
+
+def distinct_digests(data: EncodedData) -> np.ndarray:
+    """A 64-bit hash of every distinct row of the encoded table (missing cells included as such), sorted.
+
+    One vectorized pass per column (a collision could only undercount,
+    with odds of about N² / 2^64). Distinct rows over several pieces of a
+    table are the distinct digests of the pieces' digests together.
+    """
+    # +0.0 folds -0.0 into 0.0, so that equal numbers have equal bits.
+    columns = [(data.numeric[:, j] + 0.0).view(np.uint64) for j in range(data.n_numeric)]
+    columns += [data.codes[:, q].view(np.uint64) for q in range(data.n_categorical)]
+    if data.observed is not None:
+        columns += [data.observed[:, j].astype(np.uint64) for j in range(data.n_numeric)]
+    digest = np.full(data.n_samples, 14695981039346656037, dtype=np.uint64)  # FNV-1a, one 64-bit word at a time
+    for column in columns:
+        digest = (digest ^ column) * np.uint64(1099511628211)
+        digest ^= digest >> np.uint64(29)
+    return unique_sorted(digest)
+
+
+def unique_sorted(digest: np.ndarray) -> np.ndarray:
+    """The distinct values of ``digest``, sorted (a sort and a comparison: several times faster than
+    ``np.unique`` on a million rows)."""
+    digest = np.sort(digest)
+    if digest.size < 2:
+        return digest
+    return digest[np.concatenate([[True], digest[1:] != digest[:-1]])]
+
+
+def as_backend(data: EncodedData | Backend) -> Backend:
     """``data`` as a backend: an :class:`EncodedData` is wrapped in :class:`InMemory`."""
     return InMemory(data) if isinstance(data, EncodedData) else data
 
 
 def run(
-    data,
+    data: EncodedData | Backend,
     opts: Options,
     rng: np.random.Generator,
     *,
@@ -899,7 +1029,7 @@ def run(
 ) -> RunResult:
     """Iterate passes and updates until the assignments stop changing.
 
-    ``data`` is an :class:`EncodedData` or a backend (see :class:`InMemory`);
+    ``data`` is an :class:`EncodedData` or a backend (see :class:`Backend`);
     every backend runs this one loop. The first pass starts from ``initial``
     when given (e.g. a run's clusters on a sample of the rows), else from the
     backend's :func:`initial_clusters`.
@@ -957,7 +1087,7 @@ def compact(labels: np.ndarray, n_clusters: int) -> tuple[np.ndarray, int]:
 # Lambda
 
 
-def farthest_first_lambda(data, k: int, opts: Options, rng: np.random.Generator) -> float:
+def farthest_first_lambda(data: EncodedData | Backend, k: int, opts: Options, rng: np.random.Generator) -> float:
     """The paper's farthest-first heuristic on CRAFT's own distance.
 
     T starts as one random point; each of ``k`` rounds adds the point farthest
@@ -970,7 +1100,7 @@ def farthest_first_lambda(data, k: int, opts: Options, rng: np.random.Generator)
     fewer than k points lie at a positive distance from T (k exceeds the
     distinct rows), lambda is the last positive distance found; NaN when
     there is none (the caller refuses it: lambda must be > 0). ``data`` is
-    an :class:`EncodedData` or a backend (see :class:`InMemory`).
+    an :class:`EncodedData` or a backend (see :class:`Backend`).
     """
     backend = as_backend(data)
     weights = np.full(backend.template.n_features, opts.terms.m)
@@ -986,12 +1116,12 @@ def farthest_first_lambda(data, k: int, opts: Options, rng: np.random.Generator)
     return lam
 
 
-def default_lambda(data, opts: Options) -> float:
+def default_lambda(data: EncodedData | Backend, opts: Options) -> float:
     """Lambda when neither lam nor k is given: the mean cost to a single global cluster.
 
     A point then opens a cluster when it costs more than about twice what a
     typical point costs in the one-cluster model (plus D F0). ``data`` is an
-    :class:`EncodedData` or a backend (see :class:`InMemory`).
+    :class:`EncodedData` or a backend (see :class:`Backend`).
 
     That mean can be <= 0: above m = 0.5 the feature-control term
     ``|v| F_Delta`` is negative, and under the approximate budget one cluster

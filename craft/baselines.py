@@ -14,6 +14,13 @@ one-hot), as the paper ran them.
   its feature-control and regularisation terms, keeping the squared
   Euclidean discrepancy.
 
+lambda comes from ``lam``, from ``k`` (the paper's farthest-first heuristic
+on the estimator's own distance) or, with neither, from the rule of
+:class:`craft.CRAFT`'s default: the mean cost of a row under a single cluster
+holding every row, on the estimator's own distance (``docs/numerics.md``).
+The threshold at which a row opens a cluster is then set by what a typical
+row costs in the one-cluster model, so it follows the data's scale.
+
 The layering follows scikit-learn: private numerical cores that take clean
 arrays (prior validation of data is assumed), and estimators that validate
 once in ``fit`` / ``predict`` and call them.
@@ -120,16 +127,30 @@ def _check_int(value, name: str, minimum: int) -> int:
 
 
 def _check_lam_k(lam, k) -> tuple[float | None, int | None]:
-    """Exactly one of ``lam`` and ``k``."""
-    if (lam is None) == (k is None):
+    """At most one of ``lam`` and ``k`` (neither: the default lambda)."""
+    if lam is not None and k is not None:
         raise CraftInputError(
-            f"Give exactly one of lam and k (got lam={lam!r}, k={k!r}): lam is the "
+            f"Give at most one of lam and k (got lam={lam!r}, k={k!r}): lam is the "
             "new-cluster penalty, k the approximate number of clusters for the "
-            "farthest-first heuristic."
+            "farthest-first heuristic; with neither, lam is the mean cost of a row "
+            "under a single cluster."
         )
     if lam is not None:
         return _check_positive_real(lam, "lam"), None
-    return None, _check_int(k, "k", 1)
+    if k is not None:
+        return None, _check_int(k, "k", 1)
+    return None, None
+
+
+def _column_variances(X: np.ndarray) -> np.ndarray:
+    """Variance (ddof 0) of every column, for a default lambda; refused when every row is the same (all 0)."""
+    variances = np.var(X, axis=0)
+    if not variances.sum() > 0:
+        raise CraftInputError(
+            "The default lambda (the mean cost of a row under one cluster) is 0: every row of X is the "
+            "same, so there is nothing to cluster; give lam > 0 or use other data."
+        )
+    return variances
 
 
 
@@ -339,6 +360,24 @@ def _farthest_first_sq(X: np.ndarray, start: np.ndarray, k: int) -> float:
     return last
 
 
+def _dpmeans_default_lambda(X: np.ndarray) -> float:
+    """Mean squared Euclidean distance of a row to the global mean: a row's cost under one cluster."""
+    return float(_column_variances(X).sum())
+
+
+def _dprf_default_lambda(X: np.ndarray, terms: PriorTerms, n_select: int) -> float:
+    """Mean DP-RF distance of a row to one cluster holding every row (its mask: the lowest variances).
+
+    Above m = 0.5 ``F_Delta < 0`` can make that mean <= 0; lambda is then the
+    mean squared distance with every feature selected and no feature-control
+    term, as CRAFT's default does.
+    """
+    variances = _column_variances(X)
+    selected = _select_lowest_variance(variances[None, :], n_select)[0]
+    lam = float(variances[selected].sum() + n_select * terms.f_delta)
+    return lam if lam > 0 else float(variances.sum())
+
+
 def _budget(m: float, n_features: int) -> int:
     """round(m * D), halves up, clipped to [1, D]."""
     return int(min(n_features, max(1, math.floor(m * n_features + 0.5))))
@@ -395,9 +434,14 @@ class DPMeans(ClusterMixin, BaseEstimator):
 
     Parameters
     ----------
-    lam : float or None
-        New-cluster penalty lambda (> 0). Exactly one of ``lam`` and ``k``.
-    k : int or None
+    lam : float or None, default None
+        New-cluster penalty lambda (> 0). Give at most one of ``lam`` and
+        ``k``. With neither, lambda is the mean squared distance of a row to
+        the global mean (the sum of the column variances): a row's cost when
+        one cluster holds every row, the rule of CRAFT's default lambda on
+        DP-means' distance. It is refused (``CraftInputError``) when every
+        row is the same.
+    k : int or None, default None
         Approximate number of clusters: lambda is then set by the
         farthest-first heuristic of the paper. ``T`` starts with the initial
         centre (the global mean for ``init="mean"``, the random initial data
@@ -419,7 +463,7 @@ class DPMeans(ClusterMixin, BaseEstimator):
     n_clusters_ : int
     cluster_centers_ : ndarray of shape (n_clusters_, n_features)
     lam_ : float
-        The lambda used (given or from farthest-first).
+        The lambda used (given, from farthest-first or the default rule).
     n_iter_ : int
         Passes run.
     objective_ : float
@@ -431,6 +475,10 @@ class DPMeans(ClusterMixin, BaseEstimator):
     >>> X = np.array([[0.0], [0.1], [10.0], [10.1]])
     >>> DPMeans(lam=1.0).fit(X).labels_.tolist()
     [0, 0, 1, 1]
+    >>> X = np.array([[0.0], [0.1], [5.0], [5.1], [10.0], [10.1]])
+    >>> model = DPMeans().fit(X)  # lambda: the mean squared distance to the mean
+    >>> round(model.lam_, 4), model.labels_.tolist()
+    (16.6692, [1, 1, 0, 0, 2, 2])
     """
 
     def __init__(self, lam=None, *, k=None, init="mean", max_iter=100, random_state=None):
@@ -466,9 +514,10 @@ class DPMeans(ClusterMixin, BaseEstimator):
             start = X.mean(axis=0)
         else:
             start = X[int(rng.integers(X.shape[0]))].copy()
-        if lam is None:
-            assert k is not None  # _check_lam_k: exactly one of lam and k
+        if k is not None:
             lam = _farthest_first_sq(X, start, k)
+        elif lam is None:
+            lam = _dpmeans_default_lambda(X)
         fitted = _dpmeans_run(X, start, lam, max_iter)
         if not fitted.converged:
             _warn_not_converged("DPMeans", max_iter)
@@ -570,9 +619,17 @@ class DPRF(ClusterMixin, BaseEstimator):
         Fraction of features per cluster, in (0, 1).
     rho : float or None
         Prior variance in (0, m(1-m)); None takes the paper's default.
-    lam : float or None
-        New-cluster penalty (> 0). Exactly one of ``lam`` and ``k``.
-    k : int or None
+    lam : float or None, default None
+        New-cluster penalty (> 0). Give at most one of ``lam`` and ``k``.
+        With neither, lambda is the mean DP-RF distance of a row to one
+        cluster holding every row: centre the global mean, ``v`` the
+        ``round(m * D)`` lowest-variance features (what the update selects),
+        so ``sum of those variances + round(m * D) F_Delta`` (the rule of
+        CRAFT's default lambda on DP-RF's distance). Where that is <= 0
+        (possible for m > 0.5, where ``F_Delta < 0``) it is the sum of all
+        column variances (every feature, no feature-control term), as in
+        CRAFT; refused (``CraftInputError``) when every row is the same.
+    k : int or None, default None
         Approximate number of clusters: lambda by farthest-first on DP-RF's
         distance where a candidate centre's ``v`` is its expectation (every
         feature weighted by ``m``): ``m |x - t|^2 + m D F_Delta``. ``T`` starts
@@ -592,6 +649,7 @@ class DPRF(ClusterMixin, BaseEstimator):
     feature_mask_ : ndarray of bool, shape (n_clusters_, n_features)
         Selected features ``v`` of each cluster.
     lam_ : float
+        The lambda used (given, from farthest-first or the default rule).
     n_iter_ : int
     objective_ : float
         The paper's objective with the feature-control term counted once per
@@ -604,6 +662,8 @@ class DPRF(ClusterMixin, BaseEstimator):
     >>> rng = np.random.default_rng(0)
     >>> X = np.vstack([rng.normal(0, 0.1, (20, 4)), rng.normal(5, 0.1, (20, 4))])
     >>> DPRF(m=0.5, lam=10.0, random_state=0).fit(X).n_clusters_
+    2
+    >>> DPRF(m=0.5, random_state=0).fit(X).n_clusters_  # the default lambda
     2
     """
 
@@ -645,12 +705,13 @@ class DPRF(ClusterMixin, BaseEstimator):
         rng = as_generator(self.random_state)
         first = int(rng.integers(n))
         first_mask = rng.random(n_features) < terms.m
-        if lam is None:
-            assert k is not None  # _check_lam_k: exactly one of lam and k
+        n_select = _budget(terms.m, n_features)
+        if k is not None:
             sq = _farthest_first_sq(X, X[first], k)
             lam = terms.m * sq + terms.m * n_features * terms.f_delta
+        elif lam is None:
+            lam = _dprf_default_lambda(X, terms, n_select)
         threshold = lam + n_features * terms.f0
-        n_select = _budget(terms.m, n_features)
         fitted = _dprf_run(X, first, first_mask, threshold, terms, n_select, max_iter, rng)
         if not fitted.converged:
             _warn_not_converged("DPRF", max_iter)

@@ -344,7 +344,7 @@ def _fit_memory(args, parameters, categorical, ignore, callback) -> dict:
     table, label, default_schema = _load_memory(args)
     X, roles = _roles(table, label, categorical, ignore, default_schema)
     y = table[label] if label else None
-    model = CRAFT(categorical=roles, callback=callback, **parameters).fit(X)
+    model = CRAFT(categorical=roles, **parameters).fit(X, callback=callback)
     labels = np.asarray(model.labels_, dtype=np.int64)
     scores = metrics.evaluate(y, labels) if y is not None else None
     pieces = [pd.DataFrame({"row": np.arange(labels.size, dtype=np.int64), "cluster": labels})]
@@ -496,11 +496,10 @@ def _fit_dask(args, parameters, categorical, ignore, callback) -> dict:
         X, roles = _roles(table, label, categorical, ignore, default_schema)
         model = DaskCRAFT(
             categorical=roles,
-            callback=callback,
             chunk_rows=args.chunk_rows,
             persist=args.persist,
             **parameters,
-        ).fit(X, client=client)
+        ).fit(X, callback=callback, client=client)
         pieces = []
         # Labels come back one partition at a time: the driver never holds them all.
         for piece in model.labels_.partitions:
@@ -545,7 +544,7 @@ def _write_labels(pieces, path: Path, fmt: str) -> None:
 
 
 def _summary(args, parameters, model, result, messages, seconds) -> str:
-    params = {name: value for name, value in model.get_params().items() if name not in ("callback", "categorical")}
+    params = {name: value for name, value in model.get_params().items() if name != "categorical"}
     params = {name: value for name, value in params.items() if name in _DEFAULTS or name == "random_state"}
     result_block = {
         "n_clusters": int(model.n_clusters_),

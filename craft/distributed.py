@@ -4,11 +4,12 @@
 a ``dask.dataframe.DataFrame`` (partitioned Parquet or CSV, or anything dask
 reads) without ever holding the table in one process. It gives the same
 result as the in-memory engine for the same data, parameters and seed: the
-engine's own loop (:func:`craft._engine.run`) drives the partitions through
-its backend interface (``_Partitions`` here, ``_engine.InMemory`` for one
-table), the engine's functions run on every partition, and only the steps
-that the paper's pass makes in row order run on the driver. This module
-keeps only what is about partitions.
+estimator's restarts and λ search (``CRAFT._fit_runs``) and the engine's
+own loop (:func:`craft._engine.run`) drive the partitions through the
+backend interface (:class:`craft._engine.Backend`; ``_Partitions`` here,
+``_engine.InMemory`` for one table), the engine's functions run on every
+partition, and only the steps that the paper's pass makes in row order run
+on the driver. This module keeps only what is about partitions.
 
 How a run maps onto the cluster (``docs/distributed.md`` has the details):
 
@@ -33,6 +34,10 @@ How a run maps onto the cluster (``docs/distributed.md`` has the details):
 * **Updates** (means, variances, level distributions, selection, objective)
   run on the driver from the reduced statistics, with the engine's
   functions.
+* **Restarts and the λ search** are ``CRAFT``'s own. Above
+  ``craft.estimator.SEARCH_ROWS`` rows they run on the in-memory sample's
+  rows, gathered on the driver, and the kept run's clusters then start the
+  passes over the partitions.
 
 What is not bit-for-bit equal: sums are formed per partition and then added,
 so the encoder's centres and scales and the statistics can differ from the
@@ -67,7 +72,7 @@ import pandas as pd
 from . import _engine
 from .encoding import EncodedData, Encoder, _level_sort_key, check_observed
 from ._random import as_generator
-from .estimator import CRAFT, _checked_lambda, _number, _ranking, _replace, _Rule, _run_limit
+from .estimator import CRAFT, _check_callback, _number, _Rule
 from ._optional import missing
 from .exceptions import CraftInputError
 from .priors import PriorTerms
@@ -87,7 +92,9 @@ __all__ = ["DaskCRAFT"]
 _DASK_RULES = {
     "chunk_rows": _number(1, None, low_open=False, integer=True),
     "persist": _Rule(lambda value: isinstance(value, (bool, np.bool_)), "True or False"),
-    "search_rows": _number(2, None, low_open=False, integer=True),
+    # The labels stay on the workers (labels_ is a dask Series), so no record can carry them.
+    "history_labels": _Rule(lambda value: value is False or value is np.False_, "False: a dask fit's labels stay "
+                            "on the workers, so its history_ records carry none"),
 }
 
 # CRAFT's defaults, so that the two estimators cannot drift apart.
@@ -103,21 +110,23 @@ class DaskCRAFT(CRAFT):
     The same estimator as :class:`craft.CRAFT` (every parameter below that
     ``CRAFT`` has means the same), fitted partition by partition. For the
     same data, parameters and ``random_state`` the fit equals the in-memory
-    one: same labels, masks and K, objective equal to rounding (see the
-    module documentation for why the last bits can differ).
+    one at every size: same labels, masks and K, λ and objective equal to
+    rounding (see the module documentation for why the last bits can
+    differ).
 
     Parameters
     ----------
-    m, rho, lam, k, budget, rho_selection, eps_c, eps_v, standardize, max_iter, n_init, init, smoothing, min_variance, random_state, callback
-        As in :class:`craft.CRAFT`.
-    k_method : {"search", "farthest_first"}, default="search"
-        ``"farthest_first"`` runs the paper's heuristic on the whole data, one
-        map over the partitions per round. ``"search"`` looks for the lambda
-        that gives ``k`` clusters on a uniform sample of ``search_rows`` rows
-        held by the driver (the in-memory search, with the encoding of the
-        whole data), then fits the whole data at that lambda; with at most
-        ``search_rows`` rows the sample is the data and the result equals
-        the in-memory one.
+    m, rho, lam, k, k_method, budget, rho_selection, eps_c, eps_v, standardize, max_iter, n_init, init, smoothing, \
+    min_variance, random_state
+        As in :class:`craft.CRAFT`, and run by the same code
+        (``CRAFT._fit_runs``). Up to ``craft.estimator.SEARCH_ROWS``
+        (50,000) rows every run passes over the partitions. Above, the λ
+        search and the restarts (when there is a choice to make: several
+        runs, or a search run at the λ found) run on the same uniform sample
+        of that many rows as in memory, gathered on the driver, and the kept
+        run's clusters then start the passes over the partitions.
+        ``k_method="farthest_first"``, the default λ and a single run at a
+        given λ pass over the partitions at any size.
     categorical : "auto", list of str or int, or Schema, default="auto"
         As in :class:`craft.CRAFT`, except that ``"auto"`` infers the schema
         from the *first partition* only. Name the categorical columns (or
@@ -134,8 +143,9 @@ class DaskCRAFT(CRAFT):
         row for P numeric and Q categorical features). False reads and
         encodes each partition again in every map, so memory is bounded by
         partitions, not by the data.
-    search_rows : int, default=100000
-        Size of the row sample of ``k_method="search"``.
+    history_labels : False
+        Only False: the labels stay on the workers, so ``history_`` records
+        carry none (the parameter is :class:`craft.CRAFT`'s).
 
     Attributes
     ----------
@@ -146,8 +156,10 @@ class DaskCRAFT(CRAFT):
     partition_sizes_ : ndarray of shape (n_partitions,)
         Rows per partition.
     n_clusters_, feature_mask_, objective_, history_, n_iter_, converged_, lam_, rho_, schema_, \
-    engine_features_, cluster_sizes_, n_imputed_, feature_names_in_, n_features_in_
-        As in :class:`craft.CRAFT`; ``history_`` records carry no labels.
+    encoder_, options_, clusters_, selection_, statistics_, objective_terms_, engine_features_, cluster_sizes_, \
+    n_imputed_, n_marginalised_, feature_names_in_, n_features_in_
+        As in :class:`craft.CRAFT` (``encoder_`` fitted partition by
+        partition on the whole table); ``history_`` records carry no labels.
 
     Examples
     --------
@@ -183,10 +195,9 @@ class DaskCRAFT(CRAFT):
         smoothing=_DEFAULTS["smoothing"],
         min_variance=_DEFAULTS["min_variance"],
         random_state=_DEFAULTS["random_state"],
-        callback=_DEFAULTS["callback"],
+        history_labels=_DEFAULTS["history_labels"],
         chunk_rows=65_536,
         persist=False,
-        search_rows=100_000,
     ):
         super().__init__(
             m=m,
@@ -207,14 +218,13 @@ class DaskCRAFT(CRAFT):
             smoothing=smoothing,
             min_variance=min_variance,
             random_state=random_state,
-            callback=callback,
+            history_labels=history_labels,
         )
         self.chunk_rows = chunk_rows
         self.persist = persist
-        self.search_rows = search_rows
 
     # ------------------------------------------------------------------
-    def fit(self, X, y=None, *, client=None):
+    def fit(self, X, y=None, *, callback=None, client=None):
         """Cluster the rows of a dask DataFrame.
 
         Parameters
@@ -223,6 +233,9 @@ class DaskCRAFT(CRAFT):
             The table; a pandas DataFrame is split into one partition per
             worker thread.
         y : ignored
+        callback : callable or None, default=None
+            As in :meth:`craft.CRAFT.fit`: called on the driver with every
+            iteration's record; not kept by the fitted model.
         client : distributed.Client, optional
             The cluster to run on; by default the current client
             (``distributed.default_client()``).
@@ -239,6 +252,7 @@ class DaskCRAFT(CRAFT):
         """
         # As CRAFT.fit: locals first, every fitted attribute stored at the end.
         options = self._validated_options()
+        _check_callback(callback)
         client = _client(client)
         table = _as_dask_table(X, client)
         schema = self._schema(_schema_sample(table, client, self.categorical))
@@ -248,19 +262,15 @@ class DaskCRAFT(CRAFT):
         if parts.n_samples < 2:
             raise CraftInputError(f"CRAFT needs at least 2 rows; the table has n_samples={parts.n_samples}.")
 
-        rng = as_generator(self.random_state)
-        # "auto" is 10 restarts up to 50,000 rows, 3 above: here every restart
-        # passes over all partitions (CRAFT.fit makes its restarts on a sample).
-        n_init = self.n_init if self.n_init != "auto" else (10 if parts.n_samples <= 50_000 else 3)
-        seeds = rng.integers(np.iinfo(np.int32).max, size=n_init)
-        best, lam = self._fit_runs(parts, options, seeds)
+        with self._reporting(callback):
+            best, lam = self._fit_runs(parts, options, as_generator(self.random_state))
         self._store(best, parts.template, lam, options, schema=schema, encoder=encoder, columns=table.columns,
                     labels_=parts.label_series(best.labels), partition_sizes_=parts.sizes.copy())
         return self
 
-    def fit_predict(self, X, y=None, *, client=None):
+    def fit_predict(self, X, y=None, *, callback=None, client=None):
         """Fit and return ``labels_`` (a dask Series)."""
-        return self.fit(X, client=client).labels_
+        return self.fit(X, callback=callback, client=client).labels_
 
     def predict(self, X):
         """Nearest fitted cluster of every row; never opens a cluster.
@@ -298,42 +308,6 @@ class DaskCRAFT(CRAFT):
             if not rule.check(value):
                 raise CraftInputError(f"Parameter {name}={value!r} is invalid: it must be {rule.text}.")
         return super()._validated_options()
-
-    def _fit_runs(self, data, options, seeds):
-        if isinstance(data, EncodedData):  # pragma: no cover - DaskCRAFT.fit always passes partitions
-            return super()._fit_runs(data, options, seeds)
-        parts: _Partitions = data
-        options = _replace(options, keep_labels=False)
-        target = self._checked_target(parts.n_samples)
-        if self.lam is not None:
-            lam = float(self.lam)
-        elif target is None:
-            lam = _engine.default_lambda(parts, options)
-        elif self.k_method == "farthest_first":
-            lam = _engine.farthest_first_lambda(parts, target, options, np.random.default_rng(seeds[0]))
-        else:
-            sample = parts.sample(int(self.search_rows), np.random.default_rng(seeds[0]))
-            lam, _ = self._search_lambda(sample, options, target, seeds[0])
-        lam = _checked_lambda(lam, self, target)
-        options = _replace(options, lam=lam, max_clusters=_run_limit(parts.n_samples, target))
-        best, best_key = None, None
-        for restart, seed in enumerate(seeds):
-            result = self._bounded_run(parts, options, seed, restart, parts.n_samples, target)
-            if result is None:
-                continue
-            key = _ranking(result, target)
-            # The first of equal runs is kept, as min() does in CRAFT.
-            if best is None or key < best_key:
-                best, best_key = result, key
-        if best is None:
-            raise self._too_many_clusters(options.max_clusters, parts.n_samples, lam)
-        self._warn_about(best, target, lam)
-        return best, lam
-
-    def _run(self, data, options, seed, restart):
-        if isinstance(data, EncodedData):  # the λ search on the driver's sample
-            return super()._run(data, options, seed, restart)
-        return _engine.run(data, options, np.random.default_rng(seed), restart=restart, callback=self.callback)
 
 
 # ----------------------------------------------------------------------
@@ -551,9 +525,7 @@ class _Partitions:
         return _concat(self.template, self.gather(futures))
 
     def sample(self, n_rows: int, rng: np.random.Generator) -> EncodedData:
-        """All rows if there are at most ``n_rows``, else a uniform sample of ``n_rows`` (in row order)."""
-        if self.n_samples <= n_rows:
-            return self.rows(np.arange(self.n_samples))
+        """A uniform sample of ``n_rows`` rows (in row order), gathered on the driver; the in-memory draw."""
         return self.rows(np.sort(rng.choice(self.n_samples, size=n_rows, replace=False)))
 
     def label_series(self, labels: list):
@@ -622,6 +594,26 @@ class _Partitions:
 
     def nearest_cost_total(self, clusters: _engine.Clusters, terms: PriorTerms) -> float:
         return float(np.sum(self.gather(self.map(_cost_sum, context=_NearestContext(clusters, terms)))))
+
+    def distinct_rows(self, at_most: int) -> int:
+        """Each partition keeps its ``at_most`` smallest distinct row digests, and so does every sum of the tree:
+        the count is exact below ``at_most``, and a truncated piece already holds ``at_most``."""
+        return self.reduce(self.map(_distinct_digests, context=at_most), _union_digests).digests.size
+
+
+@dataclasses.dataclass
+class _Digests:
+    digests: np.ndarray  # sorted, distinct, at most at_most of them
+    at_most: int
+
+
+def _distinct_digests(data: EncodedData, at_most: int) -> _Digests:
+    return _Digests(_engine.distinct_digests(data)[:at_most], at_most)
+
+
+def _union_digests(*pieces: _Digests) -> _Digests:
+    at_most = pieces[0].at_most
+    return _Digests(_engine.unique_sorted(np.concatenate([piece.digests for piece in pieces]))[:at_most], at_most)
 
 
 def _identity(value):
@@ -845,7 +837,7 @@ def _pass_partition(data: EncodedData, previous, ctx: _PassContext):
     pass's if no partition has a candidate.
     """
     best_old, labels = _engine.nearest_cluster(data, ctx.clusters, ctx.terms)
-    candidates = np.flatnonzero(best_old > ctx.threshold)
+    candidates = _engine.opening_candidates(data, best_old, ctx.threshold)
     summary = _summary(data, labels, ctx.clusters.n_clusters, previous, candidates.size)
     keep = candidates[: ctx.chunk_rows]
     return summary, best_old, labels.astype(np.int32), _Proposal(keep, data.take(keep), best_old[keep])
@@ -873,7 +865,7 @@ def _propose(data: EncodedData, best_old: np.ndarray, position: int, ctx: _WalkC
 
     Returns the proposal and the position of the first candidate not yet examined.
     """
-    candidates = np.flatnonzero(best_old > ctx.threshold)
+    candidates = _engine.opening_candidates(data, best_old, ctx.threshold)
     kept, n_kept = [], 0
     while position < candidates.size and n_kept < ctx.chunk_rows:
         window = candidates[position : position + ctx.chunk_rows]
@@ -964,6 +956,7 @@ def _lower(data: EncodedData, state, owner: bool, seed: tuple, ctx: _SeedContext
     best = distance if state is None else np.minimum(state[0], distance)
     if owner:
         best[local_row] = -np.inf
+    best[~_engine.has_observed_cell(data)] = -np.inf
     return best
 
 

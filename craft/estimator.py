@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import numbers
 import warnings
@@ -18,7 +19,7 @@ from ._random import as_generator
 from .encoding import MISSING_MODES, Encoder, EncodedData
 from .exceptions import CraftInputError
 from .priors import prior_terms
-from .limits import check_table_shape
+from .limits import check_columns
 from .schema import Schema, infer_schema
 
 
@@ -26,7 +27,7 @@ from .schema import Schema, infer_schema
 #: of this many rows, and only the best run is iterated on the whole table: a
 #: pass costs time in proportion to the rows, while λ and the choice among
 #: restarts settle on a sample (docs/numerics.md, docs/RESULTS.md "Whole fits
-#: at scale"). It is also where n_init="auto" used to drop from 10 runs to 3.
+#: at scale"). Both backends read it (``CRAFT._fit_runs``).
 SEARCH_ROWS = 50_000
 
 
@@ -46,7 +47,7 @@ def _number(low=None, high=None, *, low_open=True, high_open=True, integer=False
             return False
         if integer and not isinstance(value, numbers.Integral):
             return False
-        if not np.isfinite(value):
+        if not np.isfinite(float(value)):
             return False
         if low is not None and (value <= low if low_open else value < low):
             return False
@@ -124,7 +125,7 @@ _PARAMETER_RULES = {
     "smoothing": _number(0, None),
     "min_variance": _number(0, None),
     "random_state": _Rule(_random_state, "None, an int or a numpy Generator"),
-    "callback": _Rule(lambda value: value is None or callable(value), "None or a callable"),
+    "history_labels": _Rule(lambda value: isinstance(value, (bool, np.bool_)), "True or False"),
 }
 
 
@@ -216,9 +217,10 @@ class CRAFT(ClusterMixin, BaseEstimator):
         Variance floor per numeric feature, as a share of its global variance.
     random_state : int, Generator or None, default=None
         Seed for the random choices; the same seed gives the same result.
-    callback : callable or None, default=None
-        Called with an :class:`IterationRecord` after every iteration of
-        every run (λ search included), e.g. for a progress bar.
+    history_labels : bool, default=False
+        Keep every iteration's labels in ``history_`` (``IterationRecord.labels``),
+        which :meth:`inspect_iteration` needs. They cost 4 bytes per row and
+        iteration, kept as long as the model, so they are off unless asked for.
 
     Attributes
     ----------
@@ -234,7 +236,18 @@ class CRAFT(ClusterMixin, BaseEstimator):
         One record per iteration of the kept run (above 50,000 rows: of its
         passes over every row, after the sample): objective, K, points that
         changed cluster, clusters opened, masks (engine order, see
-        ``engine_features_``) and, for up to 200,000 rows, the labels.
+        ``engine_features_``) and, with ``history_labels=True``, the labels
+        (else ``labels`` is None).
+    converged_ : bool
+        Whether the kept run stopped because no row changed cluster (False:
+        it reached ``max_iter``, with a ``ConvergenceWarning``).
+    clusters_ : craft._engine.Clusters
+        The kept run's cluster parameters, in encoded units and engine order:
+        ``means`` and floored ``variances`` (K, numeric features), ``log_eta``
+        (K, categorical levels in ``encoder_``'s order; smoothed level
+        distributions) and ``weights`` (K, used features; the selection v as
+        0/1 floats). :meth:`predict` and :meth:`cost_terms` measure rows
+        against them.
     selection_ : craft.Selection
         What the selection rule decided and why, per cluster and used
         feature (columns in ``engine_features_`` order): the score it ranked
@@ -256,6 +269,13 @@ class CRAFT(ClusterMixin, BaseEstimator):
     rho_ : float
         The rho used.
     schema_ : Schema
+    encoder_ : craft.encoding.Encoder
+        The encoding fitted on ``X`` (scales, level codes, the global tables
+        eta_0 and variances); :meth:`predict` encodes new rows with it.
+    options_ : craft._engine.Options
+        The engine's options of the kept run, every parameter validated and
+        ``lam`` set to ``lam_`` (``options_.terms``: F0, F_Delta and the
+        other prior terms of m and rho).
     engine_features_ : list of str
         Used features in the engine's order (numeric, then categorical).
     cluster_sizes_ : ndarray of shape (n_clusters_,)
@@ -300,7 +320,7 @@ class CRAFT(ClusterMixin, BaseEstimator):
         smoothing=0.1,
         min_variance=0.3,
         random_state=None,
-        callback=None,
+        history_labels=False,
     ):
         self.m = m
         self.rho = rho
@@ -320,16 +340,24 @@ class CRAFT(ClusterMixin, BaseEstimator):
         self.smoothing = smoothing
         self.min_variance = min_variance
         self.random_state = random_state
-        self.callback = callback
+        self.history_labels = history_labels
+
+    #: The callback of the fit in progress (see :meth:`_reporting`); never a parameter, so a model pickles.
+    _callback: Callable[[_engine.IterationRecord], object] | None = None
 
     # ------------------------------------------------------------------
-    def fit(self, X, y=None):
+    def fit(self, X, y=None, *, callback=None):
         """Cluster ``X``.
 
         Parameters
         ----------
         X : DataFrame or array-like of shape (n_samples, n_features)
         y : ignored
+        callback : callable or None, default=None
+            Called with an :class:`IterationRecord` after every iteration of
+            every run (λ search included), e.g. for a progress bar; an
+            exception it raises stops the fit. It belongs to this call only:
+            the fitted model does not keep it.
 
         Returns
         -------
@@ -339,18 +367,28 @@ class CRAFT(ClusterMixin, BaseEstimator):
         # refit that fails leaves the previous fit whole (labels_, encoder_
         # and feature_names_in_ always belong to the same table).
         options = self._validated_options()
+        _check_callback(callback)
         table = _as_table(X, min_rows=2)
-        # Columns only, before the per-column work a very wide table pays for (its cells are already in memory).
-        check_table_shape(0, table.shape[1], "X")
+        # Columns only, before the per-column work a very wide table pays for (its cells are already in memory);
+        # a fixed limit, so that the same call never depends on the machine's free memory.
+        check_columns(table.shape[1], "X")
         schema = self._schema(table)
         encoder = Encoder(list(schema.numeric), list(schema.categorical), bool(self.standardize), self.missing)
         data = encoder.fit_transform(table)
-        rng = as_generator(self.random_state)
-        n_init = 10 if self.n_init == "auto" else self.n_init
-        seeds = rng.integers(np.iinfo(np.int32).max, size=n_init)
-        best, lam = self._fit_runs(data, options, seeds)
+        with self._reporting(callback):
+            best, lam = self._fit_runs(_engine.InMemory(data), options, as_generator(self.random_state))
         self._store(best, data, lam, options, schema=schema, encoder=encoder, columns=table.columns)
         return self
+
+    @contextlib.contextmanager
+    def _reporting(self, callback):
+        """``callback`` (checked by :func:`_check_callback`) receives every iteration record while the block runs,
+        and is forgotten after it."""
+        self._callback = callback
+        try:
+            yield
+        finally:
+            del self._callback
 
     def predict(self, X):
         """Nearest existing cluster for every row of ``X``; never opens a cluster.
@@ -369,9 +407,9 @@ class CRAFT(ClusterMixin, BaseEstimator):
         _, labels = _engine.nearest_cluster(data, self.clusters_, self.options_.terms)
         return labels
 
-    def fit_predict(self, X, y=None):
-        """Fit and return ``labels_``."""
-        return self.fit(X).labels_
+    def fit_predict(self, X, y=None, *, callback=None):
+        """Fit and return ``labels_`` (``callback`` as in :meth:`fit`)."""
+        return self.fit(X, callback=callback).labels_
 
     # ------------------------------------------------------------------
     # Inspection: what the engine computed, read from the engine's own functions.
@@ -462,7 +500,7 @@ class CRAFT(ClusterMixin, BaseEstimator):
         ------
         CraftInputError
             If the iteration does not exist or its labels were not kept
-            (more than 200,000 rows).
+            (the model was fitted without ``history_labels=True``).
         """
         self._check_fitted()
         history = self.history_
@@ -470,7 +508,9 @@ class CRAFT(ClusterMixin, BaseEstimator):
             raise CraftInputError(f"iteration={iteration} must lie in 1..{len(history)}.")
         record = history[iteration - 1]
         if record.labels is None:
-            raise CraftInputError("This fit kept no labels per iteration (more than 200,000 rows).")
+            raise CraftInputError(
+                "This fit kept no labels per iteration: fit with history_labels=True to inspect its iterations."
+            )
         data = self._encoded(X)
         if data.n_samples != record.labels.shape[0]:
             raise CraftInputError(
@@ -509,6 +549,7 @@ class CRAFT(ClusterMixin, BaseEstimator):
             min_variance=float(self.min_variance),
             init=self.init,
             max_iter=int(self.max_iter),
+            keep_labels=bool(self.history_labels),
             n_seeds=int(self.k) if self.k is not None else 1,
         )
 
@@ -532,47 +573,55 @@ class CRAFT(ClusterMixin, BaseEstimator):
             raise CraftInputError("No usable column: every column is ignored (see the schema's reasons).")
         return schema
 
-    def _fit_runs(self, data: EncodedData, options: _engine.Options, seeds) -> tuple[_engine.RunResult, float]:
-        """The kept run and the lambda it used (nothing is stored on ``self``)."""
-        keep_labels = data.n_samples <= 200_000
-        options = _replace(options, keep_labels=keep_labels)
+    def _fit_runs(self, backend: _engine.Backend, options: _engine.Options,
+                  rng: np.random.Generator) -> tuple[_engine.RunResult, float]:
+        """The kept run and the lambda it used, on either backend (nothing is stored on ``self``).
+
+        Up to ``SEARCH_ROWS`` rows the λ search and the restarts run on every
+        row. Above, they run on one uniform sample of ``SEARCH_ROWS`` rows
+        (drawn in row order from a child stream of the first seed's), and
+        the kept run's clusters then start the passes over every row; one
+        run at a given λ has nothing to choose and runs on every row.
+        """
+        n_init = 10 if self.n_init == "auto" else self.n_init
+        seeds = rng.integers(np.iinfo(np.int32).max, size=n_init)
+        n_samples = backend.n_samples
         # Only the exact-k search pays for an unreachable k (dozens of fits); farthest-first warns.
         searching = self.k is not None and self.k_method == "search"
-        target = self._checked_target(data.n_samples, distinct_rows(data) if searching else None)
-        # On a large table the λ search and the restarts run on a sample; the
-        # best of them is then iterated on every row (docs/numerics.md).
-        # Its rows come from a stream of their own (a child of the first seed's).
-        search = _search_sample(data, np.random.default_rng(np.random.SeedSequence(int(seeds[0])).spawn(1)[0]))
-        runs: list[tuple[float, _engine.RunResult]]
+        target = self._checked_target(n_samples, backend.distinct_rows(self.k) if searching else None)
+        sampled = n_samples > SEARCH_ROWS
+        if sampled and (searching or len(seeds) > 1):
+            search: EncodedData | _engine.Backend = backend.sample(
+                SEARCH_ROWS, np.random.default_rng(np.random.SeedSequence(int(seeds[0])).spawn(1)[0])
+            )
+        else:
+            search = backend
+        runs: list[tuple[float, _engine.RunResult]] = []
         if self.lam is not None:
             lam = float(self.lam)
-            runs = []
         elif target is None:
-            lam = _engine.default_lambda(data, options)
-            runs = []
+            lam = _engine.default_lambda(backend, options)
         elif self.k_method == "farthest_first":
-            lam = _engine.farthest_first_lambda(data, target, options, np.random.default_rng(seeds[0]))
-            runs = []
+            lam = _engine.farthest_first_lambda(backend, target, options, np.random.default_rng(seeds[0]))
         else:
             lam, runs = self._search_lambda(search, options, target, seeds[0])
         lam = _checked_lambda(lam, self, target)
-        options = _replace(options, lam=lam, max_clusters=_run_limit(data.n_samples, target))
-        runs = [run for run in runs if run[0] == lam]
-        results = [runs[0][1]] if runs else []
-        # Restarts to choose among, or a search run to reuse, run on the sample;
-        # a single run at a given λ has nothing to choose and runs on every row.
-        pool = search if (results or len(seeds) > 1) else data
+        options = _replace(options, lam=lam, max_clusters=_run_limit(n_samples, target))
+        results = [result for tried, result in runs if tried == lam][:1]
+        # Restarts to choose among, or a search run to reuse (restart 0), run
+        # where the search ran; a single run at a given λ runs on every row.
+        pool = search if (results or len(seeds) > 1) else backend
         for restart in range(len(results), len(seeds)):
-            result = self._bounded_run(pool, options, seeds[restart], restart, data.n_samples, target)
+            result = self._bounded_run(pool, options, seeds[restart], restart, n_samples, target)
             if result is not None:
                 results.append(result)
         if not results:
-            raise self._too_many_clusters(options.max_clusters, data.n_samples, lam)
+            raise self._too_many_clusters(options.max_clusters, n_samples, lam)
         best = min(range(len(results)), key=lambda i: _ranking(results[i], target))
         result = results[best]
-        if pool is not data:
+        if pool is not backend:
             # The kept run's clusters start the passes over every row.
-            result = self._bounded_run(data, options, seeds[best], best, data.n_samples, None, initial=result.clusters)
+            result = self._bounded_run(backend, options, seeds[best], best, n_samples, None, initial=result.clusters)
         self._warn_about(result, target, lam)
         return result, lam
 
@@ -635,10 +684,12 @@ class CRAFT(ClusterMixin, BaseEstimator):
 
     def _run(self, data, options, seed, restart, *, initial=None):
         return _engine.run(
-            data, options, np.random.default_rng(seed), restart=restart, callback=self.callback, initial=initial
+            data, options, np.random.default_rng(seed), restart=restart, callback=self._callback, initial=initial
         )
 
-    def _search_lambda(self, data, options, target, seed):  # noqa: C901 - one bracket-then-bisect search, read in one place
+    def _search_lambda(  # noqa: C901 - one bracket-then-bisect search, read in one place
+        self, data: EncodedData | _engine.Backend, options: _engine.Options, target: int, seed
+    ) -> tuple[float, list[tuple[float, _engine.RunResult]]]:
         """Lambda whose fit (first seed) has exactly ``target`` clusters, if one is found.
 
         Starts from the farthest-first lambda, brackets by doubling or
@@ -790,31 +841,10 @@ def _run_limit(n_samples: int, target) -> int | None:
     return None if limit >= n_samples else limit
 
 
-def distinct_rows(data: EncodedData) -> int:
-    """Number of distinct rows of the encoded table (missing cells included as such).
-
-    Rows are compared by a 64-bit hash of their cells, one vectorized pass
-    per column (a collision could only undercount, with odds of about
-    N² / 2^64).
-    """
-    # +0.0 folds -0.0 into 0.0, so that equal numbers have equal bits.
-    columns = [(data.numeric[:, j] + 0.0).view(np.uint64) for j in range(data.n_numeric)]
-    columns += [data.codes[:, q].view(np.uint64) for q in range(data.n_categorical)]
-    if data.observed is not None:
-        columns += [data.observed[:, j].astype(np.uint64) for j in range(data.n_numeric)]
-    digest = np.full(data.n_samples, 14695981039346656037, dtype=np.uint64)  # FNV-1a, one 64-bit word at a time
-    for column in columns:
-        digest = (digest ^ column) * np.uint64(1099511628211)
-        digest ^= digest >> np.uint64(29)
-    digest.sort()  # a sort and a comparison: several times faster than np.unique on a million rows
-    return int(digest.size and 1 + np.count_nonzero(digest[1:] != digest[:-1]))
-
-
-def _search_sample(data: EncodedData, rng: np.random.Generator) -> EncodedData:
-    """``data`` itself up to ``SEARCH_ROWS`` rows, else a uniform sample of that many rows in row order."""
-    if data.n_samples <= SEARCH_ROWS:
-        return data
-    return data.take(np.sort(rng.choice(data.n_samples, size=SEARCH_ROWS, replace=False)))
+def _check_callback(callback) -> None:
+    """Refuse a ``fit(callback=...)`` that cannot be called, before any work."""
+    if callback is not None and not callable(callback):
+        raise CraftInputError(f"callback={callback!r} is invalid: it must be None or a callable.")
 
 
 def _replace(options: _engine.Options, **changes) -> _engine.Options:

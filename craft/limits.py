@@ -1,16 +1,25 @@
-"""How large a table this machine takes: limits checked before the expensive work.
+"""How large a table is taken: limits checked before the expensive work.
 
 Reading, profiling and fitting a table cost time and memory per cell and per
 column (every column is a pandas object, a schema decision, a feature of the
 engine). A table far wider or larger than the machine can hold would run for
 minutes and then fail; these limits refuse it at once, with a message that
-states them.
+states them. There are two kinds, so that a computation on a table already in
+memory never depends on the machine's state:
 
-The limits follow the memory available when they are asked for (so a bigger
-machine takes bigger tables), within fixed floors and ceilings; environment
-variables override them (``CRAFT_MAX_COLUMNS``, ``CRAFT_MAX_CELLS``,
-``CRAFT_MAX_UNZIPPED_MB``, ``CRAFT_MAX_EXCEL_CELLS``) for a server that wants
-other bounds.
+* **Fixed**, for the library's computations on a table the caller already
+  holds (:meth:`craft.CRAFT.fit`, :func:`craft.infer_schema`):
+  :data:`MAX_COLUMNS` columns, checked by :func:`check_columns`. The same
+  call on the same table passes or fails on every machine, whatever its free
+  memory at the moment.
+* **This machine's**, for what reads a file or an upload into memory (the
+  readers of :mod:`craft.io`, the command line, the app): :func:`table_limits`
+  follows the memory available when asked (a bigger machine reads bigger
+  tables), within fixed floors and ceilings, and is checked by
+  :func:`check_table_shape`. Environment variables override them
+  (``CRAFT_MAX_COLUMNS``, ``CRAFT_MAX_CELLS``, ``CRAFT_MAX_UNZIPPED_MB``,
+  ``CRAFT_MAX_EXCEL_CELLS``) for a server that wants other bounds; no reader
+  takes more than :data:`MAX_COLUMNS` columns, which no fit would take.
 """
 
 from __future__ import annotations
@@ -20,7 +29,12 @@ from dataclasses import dataclass
 
 from .exceptions import CraftInputError
 
-__all__ = ["TableLimits", "check_table_shape", "table_limits"]
+__all__ = ["MAX_COLUMNS", "TableLimits", "check_columns", "check_table_shape", "table_limits"]
+
+#: Most columns :meth:`craft.CRAFT.fit` and :func:`craft.infer_schema` take, on any machine: each column is a
+#: schema decision and a feature of every pass (100,000 columns took 30 s to profile and 87 s to fit on a
+#: 2-core machine). Also the most that this machine's limits (:func:`table_limits`) ever allow.
+MAX_COLUMNS = 100_000
 
 # Budget per cell: a Python object cell of a text table (~60 B), its share of
 # the encoded arrays and of the engine's per-cluster tables, with room to spare.
@@ -29,7 +43,7 @@ _BYTES_PER_CELL = 200
 # per-column work, which dominate a table of a few rows and very many columns
 # (100,000 columns took 30 s to profile and 87 s to fit on a 2-core machine).
 _BYTES_PER_COLUMN = 512 * 1024
-_MIN_COLUMNS, _MAX_COLUMNS = 1_000, 100_000
+_MIN_COLUMNS = 1_000
 _MIN_CELLS, _MAX_CELLS = 1_000_000, 2_000_000_000
 # An .xlsx sheet's XML is about 20-40 bytes a cell and expands ~10x into
 # Python objects while it is parsed: an eighth of the free memory, at most
@@ -44,7 +58,7 @@ _EXCEL_CELLS = 1_000_000
 
 @dataclass(frozen=True)
 class TableLimits:
-    """The largest table accepted.
+    """The largest table this machine reads (see :func:`table_limits`).
 
     Attributes
     ----------
@@ -100,7 +114,11 @@ def _env_int(name: str, default: int, scale: int = 1) -> int:
 
 
 def table_limits() -> TableLimits:
-    """The limits for this machine now (free memory, or the environment's overrides).
+    """The limits for reading a table on this machine now (free memory, or the environment's overrides).
+
+    For the readers, the command line and the app; the library's fit takes
+    the fixed :data:`MAX_COLUMNS` instead (:func:`check_columns`). The
+    columns never exceed :data:`MAX_COLUMNS`, overridden or not.
 
     Returns
     -------
@@ -113,19 +131,49 @@ def table_limits() -> TableLimits:
     True
     """
     available = _available_memory()
-    columns = min(_MAX_COLUMNS, max(_MIN_COLUMNS, available // _BYTES_PER_COLUMN))
+    columns = min(MAX_COLUMNS, max(_MIN_COLUMNS, available // _BYTES_PER_COLUMN))
     cells = min(_MAX_CELLS, max(_MIN_CELLS, available // _BYTES_PER_CELL))
     unzipped = min(_MAX_UNZIPPED, max(_MIN_UNZIPPED, available // 8))
     return TableLimits(
-        max_columns=_env_int("CRAFT_MAX_COLUMNS", int(columns)),
+        max_columns=min(MAX_COLUMNS, _env_int("CRAFT_MAX_COLUMNS", int(columns))),
         max_cells=_env_int("CRAFT_MAX_CELLS", int(cells)),
         max_unzipped_bytes=_env_int("CRAFT_MAX_UNZIPPED_MB", int(unzipped), scale=2**20),
         max_excel_cells=_env_int("CRAFT_MAX_EXCEL_CELLS", _EXCEL_CELLS),
     )
 
 
+def check_columns(n_columns: int, what: str = "the table") -> None:
+    """Refuse a table of more than :data:`MAX_COLUMNS` columns, on any machine.
+
+    Parameters
+    ----------
+    n_columns : int
+    what : str
+        How the message names the table (``"X"``).
+
+    Raises
+    ------
+    CraftInputError
+        Stating the columns and the limit.
+
+    Examples
+    --------
+    >>> check_columns(MAX_COLUMNS)
+    >>> check_columns(MAX_COLUMNS + 1, "X")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    craft.exceptions.CraftInputError: X has 100,001 columns; CRAFT takes at most 100,000 columns ...
+    """
+    if n_columns > MAX_COLUMNS:
+        raise CraftInputError(
+            f"{what} has {n_columns:,} columns; CRAFT takes at most {MAX_COLUMNS:,} columns on any machine (each "
+            f"is a feature of every pass). Keep the columns you need, or transpose a table that has one column "
+            f"per item."
+        )
+
+
 def check_table_shape(n_rows: int, n_columns: int, what: str = "the table", *, estimated: bool = False) -> None:
-    """Refuse a table wider or larger than :func:`table_limits` allows.
+    """Refuse a table wider or larger than :func:`table_limits` allows (reading it on this machine).
 
     Parameters
     ----------

@@ -17,6 +17,7 @@ Conventions
 from __future__ import annotations
 
 import html
+import textwrap
 from dataclasses import dataclass
 
 import numpy as np
@@ -24,6 +25,7 @@ import pandas as pd
 from scipy import sparse
 
 from ._optional import missing
+from .priors import PriorTerms, prior_terms
 
 try:
     import plotly.graph_objects as go
@@ -534,26 +536,25 @@ HEATMAP_CAPTION = (
 )
 
 
-def modal_codes(level_counts: np.ndarray, n_levels) -> np.ndarray:
+def modal_codes(level_counts: np.ndarray, n_levels, offsets) -> np.ndarray:
     """Most frequent level of every categorical feature in every group, as level codes (G, Q).
 
     Parameters
     ----------
     level_counts : ndarray (G, T)
         Rows of each level per group (the engine's ``Statistics.level_counts``).
-    n_levels : array-like of int (Q,)
-        Levels per feature, in code order.
+    n_levels, offsets : array-like of int (Q,)
+        Levels per feature and where each feature starts on the level axis
+        (the encoding's ``n_levels`` and ``offsets``).
 
     Examples
     --------
-    >>> modal_codes(np.array([[1, 3, 2, 0], [5, 0, 0, 1]]), [3, 1]).tolist()
+    >>> modal_codes(np.array([[1, 3, 2, 0], [5, 0, 0, 1]]), [3, 1], [0, 3]).tolist()
     [[1, 0], [0, 0]]
     """
     n_levels = np.asarray(n_levels, dtype=np.int64)
-    offsets = np.concatenate([[0], np.cumsum(n_levels)[:-1]]).astype(np.int64)
     out = np.zeros((level_counts.shape[0], n_levels.size), dtype=np.int64)
-    # Not strict: with no categorical feature, offsets is [0] and n_levels empty.
-    for q, (start, width) in enumerate(zip(offsets, n_levels, strict=False)):
+    for q, (start, width) in enumerate(zip(np.asarray(offsets, dtype=np.int64), n_levels, strict=True)):
         out[:, q] = np.argmax(level_counts[:, start : start + width], axis=1)
     return out
 
@@ -600,15 +601,16 @@ def heatmap_panel(model, X: pd.DataFrame, labels, mask, *, modal=None, features=
     groups = labels[rows]
     data = model.encoder_.transform(X)
     if modal is None:
-        modal = modal_codes(model.statistics_.level_counts, data.n_levels)
+        modal = modal_codes(model.statistics_.level_counts, data.n_levels, data.offsets)
     values = np.zeros((rows.size, len(features)))
     numeric = {name: p for p, name in enumerate(model.schema_.numeric)}
     categorical = {name: q for q, name in enumerate(model.schema_.categorical)}
     for j, name in enumerate(features):
         if name in numeric:
-            column = data.numeric[:, numeric[name]]
-            spread = column.std()
-            z = (column[rows] - column.mean()) / spread if spread > 0 else np.zeros(rows.size)
+            p = numeric[name]
+            # The column's mean and spread as the encoder holds them for the fit.
+            spread = np.sqrt(data.global_var[p])
+            z = (data.numeric[rows, p] - data.global_mean[p]) / spread if spread > 0 else np.zeros(rows.size)
             missing = X[name].iloc[rows].isna().to_numpy()
             values[:, j] = np.where(missing, 0.0, np.clip(z, -2.5, 2.5) / 5.0 + 0.5)
         elif name in categorical:
@@ -736,7 +738,7 @@ def fig_data_heatmap(
         # The planted groups' most frequent levels, by the engine's own statistics of that labelling.
         data = model.encoder_.transform(X)
         planted_counts = _engine.statistics(data, y_codes, int(y_codes.max()) + 1).level_counts
-        planted_modal = modal_codes(planted_counts, data.n_levels)
+        planted_modal = modal_codes(planted_counts, data.n_levels, data.offsets)
     else:
         if order == "subspace":
             group_order, columns = subspace_order(mask, model.cluster_sizes_)
@@ -884,13 +886,17 @@ def fig_feature_detail(model, X: pd.DataFrame, cluster: int, feature: str) -> go
     """One feature in one cluster against all rows.
 
     Categorical: the level distribution in the cluster and overall (grouped
-    bars). Numeric: histograms (as shares) of the cluster and of all rows,
-    with the cluster mean ± one standard deviation marked.
+    bars), as the fit counted it (:func:`craft.profiles.level_distribution`).
+    Numeric: histograms (as shares) of the cluster's and all rows' observed
+    values, with the mean ± one standard deviation the fit used for the
+    cluster marked and named (:func:`craft.profiles.numeric_moments`, the
+    numbers of the profiles); a note under the axis says which cells they
+    count.
     """
-    from .profiles import level_distribution, numeric_values
+    from .profiles import level_distribution, numeric_moments, numeric_values
 
     if feature in model.schema_.categorical:
-        levels = level_distribution(model, X, cluster, feature)
+        levels = level_distribution(model, cluster, feature)
         fig = go.Figure([
             go.Bar(name=f"cluster {cluster}", x=_esc_all(levels["level"]), y=levels["cluster_share"],
                    marker_color=SELECTED_COLOR, hovertemplate="%{x}: %{y:.1%}<extra>cluster</extra>"),
@@ -901,6 +907,9 @@ def fig_feature_detail(model, X: pd.DataFrame, cluster: int, feature: str) -> go
         fig.update_yaxes(tickformat=".0%", title="share of rows")
         return _finish(fig, f"{_esc(feature)}: levels in cluster {cluster} vs all rows", height=340)
     inside, everything = numeric_values(model, X, cluster, feature)
+    j = list(model.schema_.numeric).index(feature)
+    means, sds, _, _ = numeric_moments(model)
+    mean, sd = float(means[cluster, j]), float(sds[cluster, j])
     fig = go.Figure([
         go.Histogram(x=everything, name="all rows", histnorm="probability", marker_color="#b0b0b0", opacity=0.6,
                      nbinsx=40),
@@ -908,12 +917,34 @@ def fig_feature_detail(model, X: pd.DataFrame, cluster: int, feature: str) -> go
                      opacity=0.7, nbinsx=40),
     ])
     fig.update_layout(barmode="overlay")
-    if inside.size:
-        mean, sd = float(inside.mean()), float(inside.std())
-        fig.add_vline(x=mean, line=dict(color=SELECTED_COLOR, width=2))
-        fig.add_vrect(x0=mean - sd, x1=mean + sd, fillcolor=SELECTED_COLOR, opacity=0.08, line_width=0)
+    fig.add_vrect(x0=mean - sd, x1=mean + sd, fillcolor=SELECTED_COLOR, opacity=0.08, line_width=0)
+    fig.add_vline(x=mean, line=dict(color=SELECTED_COLOR, width=2), annotation_text=f"{mean:.3g} ± {sd:.3g}",
+                  annotation_position="top right")
     fig.update_yaxes(tickformat=".0%", title="share of rows")
-    return _finish(fig, f"{_esc(feature)}: values in cluster {cluster} vs all rows", height=340)
+    note = textwrap.wrap(f"Line and band: the fit's mean ± sd of the cluster, "
+                         f"{_counted_cells(model, cluster, j, n_observed=inside.size)}.", 90)
+    fig.add_annotation(text="<br>".join(note), x=0, y=0, xref="paper", yref="paper", yshift=-34, xanchor="left",
+                       yanchor="top", align="left", showarrow=False)
+    return _finish(fig, f"{_esc(feature)}: values in cluster {cluster} vs all rows", height=340 + 18 * len(note),
+                   bottom=30 + 18 * len(note))
+
+
+def _counted_cells(model, cluster: int, j: int, *, n_observed: int) -> str:
+    """Which cells of numeric feature ``j`` in ``cluster`` the fit's statistics count, in words.
+
+    ``n_observed`` is the cluster's observed cells of the feature in the table.
+    """
+    size = int(model.statistics_.counts[cluster])
+    missing = size - n_observed
+    if not missing:
+        return f"over its {size:,} rows"
+    if model.encoder_.missing == "impute":
+        return (f"over its {size:,} rows, the {missing:,} missing cell(s) counted at the column mean "
+                f"{float(model.encoder_.impute_[j]):.3g} (missing=\"impute\")")
+    counted = int(model.statistics_.numeric_counts[cluster, j])
+    if counted:
+        return f"over its {counted:,} observed cells ({missing:,} missing cell(s) left out)"
+    return "which has no observed cell: the column's mean and sd, as the fit uses them"
 
 
 # ---------------------------------------------------------------------------
@@ -1188,40 +1219,45 @@ def fig_mask_stability(frequency: pd.DataFrame, *, order: str = "subspace") -> g
 
 
 def rho_demo_frame(m: float, *, n: int = 101) -> pd.DataFrame:
-    """Point estimate of nu_kd for v_kd = 0 and 1 as rho goes from 0 to m(1-m).
+    """Posterior mean of nu_kd for v_kd = 0 and 1 at ``n`` values of rho inside (0, m(1-m)).
 
-    ``nu = m + (v - m) rho / (m (1 - m))``: at rho -> 0 it is m whatever v
-    (global selection), at rho -> m(1-m) it is v (cluster-specific).
+    Read from :meth:`craft.priors.PriorTerms.selection_probability` of each
+    (m, rho): ``m + (v - m) rho / (m (1 - m))``, which tends to m whatever v
+    as rho -> 0 (global selection) and to v as rho -> m(1-m)
+    (cluster-specific). The ends themselves are left out: the Beta prior
+    needs 0 < rho < m(1-m).
 
     Examples
     --------
     >>> frame = rho_demo_frame(0.25, n=3)
-    >>> frame[["nu_selected", "nu_unselected"]].round(3).values.tolist()
-    [[0.25, 0.25], [0.625, 0.125], [1.0, 0.0]]
+    >>> frame[["nu_selected", "nu_unselected"]].round(4).values.tolist()
+    [[0.4375, 0.1875], [0.625, 0.125], [0.8125, 0.0625]]
     """
     upper = m * (1.0 - m)
-    rho = np.linspace(0.0, upper, n)
-    share = rho / upper
-    return pd.DataFrame(dict(rho=rho, nu_selected=m + (1.0 - m) * share, nu_unselected=m - m * share))
+    rho = upper * np.arange(1, n + 1) / (n + 1)
+    terms = [prior_terms(m, value) for value in rho]
+    return pd.DataFrame(dict(rho=rho, nu_selected=[t.selection_probability(1.0) for t in terms],
+                             nu_unselected=[t.selection_probability(0.0) for t in terms]))
 
 
-def fig_rho_demo(m: float, rho: float) -> go.Figure:
-    """The point estimate nu_kd moving between m (global) and v_kd (cluster-specific)."""
+def fig_rho_demo(terms: PriorTerms) -> go.Figure:
+    """The posterior mean of nu_kd moving between m (global) and v_kd (cluster-specific); ``terms`` marked."""
+    m, rho = terms.m, terms.rho
     frame = rho_demo_frame(m)
     upper = m * (1.0 - m)
-    share = rho / upper
+    current = [terms.selection_probability(1.0), terms.selection_probability(0.0)]
     fig = go.Figure([
         go.Scatter(x=frame["rho"], y=frame["nu_selected"], name="selected (v_kd = 1)", line=dict(color=SELECTED_COLOR)),
         go.Scatter(x=frame["rho"], y=frame["nu_unselected"], name="not selected (v_kd = 0)", line=dict(color="#888888")),
-        go.Scatter(x=[rho, rho], y=[m + (1 - m) * share, m - m * share], mode="markers+text", name="current ρ",
+        go.Scatter(x=[rho, rho], y=current, mode="markers+text", name="current ρ",
                    marker=dict(size=11, color="#d62728"),
-                   text=[f"{m + (1 - m) * share:.2f}", f"{m - m * share:.2f}"], textposition="middle right"),
+                   text=[f"{value:.2f}" for value in current], textposition="middle right"),
     ])
     fig.add_hline(y=m, line=dict(dash="dot", color="#444"), annotation_text=f"m = {m:g}")
     fig.add_annotation(x=0, y=1.08, xref="x", yref="paper", text="← global", showarrow=False, xanchor="left")
     fig.add_annotation(x=upper, y=1.08, xref="x", yref="paper", text="cluster-specific →", showarrow=False,
                        xanchor="right")
     fig.update_xaxes(title="ρ", range=[0, upper])
-    fig.update_yaxes(title="point estimate of ν_kd", range=[-0.05, 1.05])
-    return _finish(fig, f"Point estimate of ν_kd = m + (v_kd − m) ρ / (m(1−m)); ρ = {rho:.4g} (valid up to {upper:.4g})",
-                   height=380)
+    fig.update_yaxes(title="posterior mean of ν_kd", range=[-0.05, 1.05])
+    return _finish(fig, f"Posterior mean of ν_kd = m + (v_kd − m) ρ / (m(1−m)); ρ = {rho:.4g} (valid strictly "
+                        f"between 0 and {upper:.4g})", height=380)

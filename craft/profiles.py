@@ -22,7 +22,8 @@ import pandas as pd
 
 from . import _engine
 
-__all__ = ["cluster_profiles", "level_distribution", "numeric_values", "cluster_summary"]
+__all__ = ["cluster_profiles", "numeric_moments", "level_shares", "level_distribution", "numeric_values",
+           "cluster_summary"]
 
 PROFILE_COLUMNS = [
     "cluster", "feature", "kind", "selected", "size", "rank", "score", "criterion", "cut",
@@ -44,13 +45,55 @@ def _entropy(p: np.ndarray) -> float:
         return float(-np.where(p > 0, p * np.log(p), 0.0).sum()) + 0.0  # no "-0.00"
 
 
-def _pooled(stats: _engine.Statistics) -> _engine.Statistics:
-    """The statistics of all rows as one cluster."""
-    return _engine.Statistics(
-        stats.counts.sum(keepdims=True), stats.numeric_counts.sum(axis=0, keepdims=True),
-        stats.sums.sum(axis=0, keepdims=True), stats.sums_sq.sum(axis=0, keepdims=True),
-        stats.level_counts.sum(axis=0, keepdims=True),
-    )
+def numeric_moments(model) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Mean and standard deviation of every numeric feature, per cluster and overall, as the fit used them.
+
+    Read from ``model.statistics_`` and the encoder's global tables and
+    expressed in the table's units: the cells the engine counted, so with
+    ``missing="impute"`` a missing cell counts at its column's mean, and with
+    ``missing="marginalise"`` only observed cells count (a cluster with no
+    observed cell of a feature takes the column's mean and spread, as the
+    engine does).
+
+    Parameters
+    ----------
+    model : craft.CRAFT
+        A fitted model (any backend).
+
+    Returns
+    -------
+    mean, sd : ndarray of shape (n_clusters, n_numeric)
+    overall_mean, overall_sd : ndarray of shape (n_numeric,)
+        Numeric features in ``model.schema_.numeric`` order.
+    """
+    encoder = model.encoder_
+    template = encoder.template()
+    means, variances = _engine.raw_variances(model.statistics_, template)
+    mean = encoder.to_original_units(means)
+    sd = np.sqrt(variances) * encoder.scale_
+    overall_mean = encoder.to_original_units(template.global_mean)
+    overall_sd = np.sqrt(template.global_var) * encoder.scale_
+    return mean, sd, overall_mean, overall_sd
+
+
+def level_shares(model) -> tuple[np.ndarray, np.ndarray]:
+    """Share of every categorical level per cluster and overall, as the fit counted them.
+
+    Shares of the observed cells (all cells unless missing ones are
+    marginalised; with ``missing="impute"`` a missing cell is a level of its
+    own), from ``model.statistics_`` and the encoder's ``eta0``.
+
+    Returns
+    -------
+    shares : ndarray of shape (n_clusters, n_levels_total)
+    overall : ndarray of shape (n_levels_total,)
+        Levels on the encoder's flat level axis (feature ``q`` at
+        ``offsets[q]:offsets[q] + n_levels[q]`` of ``model.encoder_.template()``).
+    """
+    template = model.encoder_.template()
+    counts = model.statistics_.level_counts
+    observed = np.repeat(_engine.level_totals(template, counts), template.n_levels, axis=1)
+    return counts / np.maximum(observed, 1.0), template.eta0
 
 
 def cluster_profiles(model) -> pd.DataFrame:
@@ -77,10 +120,10 @@ def cluster_profiles(model) -> pd.DataFrame:
           budget; the variance or the gain's share of ``G_d`` under the
           approximate budget) and ``cut``;
         * numeric: ``mean``, ``overall_mean``, ``sd``, ``overall_sd``
-          (table units);
+          (table units, the cells the fit counted: :func:`numeric_moments`);
         * categorical: ``top_level`` (the cluster's most frequent level),
           ``top_share`` (in the cluster), ``overall_share`` (of that level),
-          ``entropy``, ``overall_entropy`` (nats);
+          ``entropy``, ``overall_entropy`` (nats; :func:`level_shares`);
         * ``reason``: a sentence that says why.
 
     Examples
@@ -92,9 +135,7 @@ def cluster_profiles(model) -> pd.DataFrame:
     ['a']
     """
     frame = model.selection_frame()
-    stats = model.statistics_
-    counts = stats.counts
-    frame["size"] = counts[frame["cluster"].to_numpy()].astype(np.int64)
+    frame["size"] = model.statistics_.counts[frame["cluster"].to_numpy()].astype(np.int64)
     p = len(model.schema_.numeric)
     approximate = model.options_.budget == "approximate"
     n_keep = model.selection_.n_keep
@@ -103,19 +144,11 @@ def cluster_profiles(model) -> pd.DataFrame:
     numeric = frame["kind"].to_numpy() == "numeric"
     cluster = frame["cluster"].to_numpy()
     column = np.where(numeric, np.arange(len(frame)) % len(model.engine_features_), 0)
-    # The global tables (means, variances, level offsets) the engine's statistics are read with.
-    template = model.encoder_.template()
     for name in PROFILE_COLUMNS:
         if name not in frame:
             frame[name] = np.nan if name not in ("top_level", "reason") else None
     if p:
-        encoder = model.encoder_
-        means, variances = _engine.raw_variances(stats, template)
-        overall_means, overall_variances = _engine.raw_variances(_pooled(stats), template)
-        mean = encoder.to_original_units(means)
-        sd = np.sqrt(variances) * encoder.scale_
-        overall_mean = encoder.to_original_units(overall_means)[0]
-        overall_sd = np.sqrt(overall_variances[0]) * encoder.scale_
+        mean, sd, overall_mean, overall_sd = numeric_moments(model)
         rows = np.flatnonzero(numeric)
         k, j = cluster[rows], column[rows]
         frame.loc[rows, "mean"] = mean[k, j]
@@ -123,13 +156,9 @@ def cluster_profiles(model) -> pd.DataFrame:
         frame.loc[rows, "overall_mean"] = overall_mean[j]
         frame.loc[rows, "overall_sd"] = overall_sd[j]
     if len(model.schema_.categorical):
-        data = model.encoder_
-        names = data.level_names()
-        offsets = np.concatenate([[0], np.cumsum([len(levels) for levels in names])[:-1]]).astype(np.int64)
-        # Shares of the observed cells (all cells unless missing ones are marginalised).
-        observed = np.repeat(_engine.level_totals(template, stats.level_counts), template.n_levels, axis=1)
-        shares = stats.level_counts / np.maximum(observed, 1.0)
-        overall = stats.level_counts.sum(axis=0) / np.maximum(observed.sum(axis=0), 1.0)
+        names = model.encoder_.level_names()
+        offsets = model.encoder_.template().offsets
+        shares, overall = level_shares(model)
         # Per feature, all clusters at once (a wide table has thousands of features).
         n_clusters, n_categorical = shares.shape[0], len(names)
         top_level = np.empty((n_clusters, n_categorical), dtype=object)
@@ -180,8 +209,8 @@ def cluster_profiles(model) -> pd.DataFrame:
     return frame.astype({"cluster": np.int64, "size": np.int64, "rank": np.int64, "selected": bool})
 
 
-def level_distribution(model, X: pd.DataFrame, cluster: int, feature: str) -> pd.DataFrame:
-    """Level shares of one categorical feature in a cluster and overall.
+def level_distribution(model, cluster: int, feature: str) -> pd.DataFrame:
+    """Level shares of one categorical feature in a cluster and overall, as the fit counted them.
 
     Returns
     -------
@@ -189,25 +218,23 @@ def level_distribution(model, X: pd.DataFrame, cluster: int, feature: str) -> pd
         Columns ``level``, ``cluster_share``, ``overall_share``,
         ``cluster_count``; levels in the encoder's order (missing last,
         when missing cells are a level). Shares are of the observed cells
-        when missing cells are marginalised.
+        when missing cells are marginalised. Read from ``model.statistics_``
+        (see :func:`level_shares`).
     """
     names = list(model.schema_.categorical)
     if feature not in names:
         raise KeyError(f"{feature!r} is not a categorical feature of the model")
-    j = names.index(feature)
-    data = model.encoder_.transform(X[[str(c) for c in model.engine_features_]])
-    codes = data.codes[:, j]
-    n_levels = int(data.n_levels[j])
-    inside = np.asarray(model.labels_) == cluster
-    seen = codes >= 0
-    cluster_counts = np.bincount(codes[inside & seen], minlength=n_levels)
-    overall_counts = np.bincount(codes[seen], minlength=n_levels)
+    q = names.index(feature)
+    start = int(model.encoder_.template().offsets[q])
+    levels = model.encoder_.level_names()[q]
+    window = slice(start, start + len(levels))
+    shares, overall = level_shares(model)
     return pd.DataFrame(
         dict(
-            level=model.encoder_.level_names()[j],
-            cluster_share=cluster_counts / max(1, int(cluster_counts.sum())),
-            overall_share=overall_counts / max(1, int(overall_counts.sum())),
-            cluster_count=cluster_counts.astype(np.int64),
+            level=levels,
+            cluster_share=shares[cluster, window],
+            overall_share=overall[window],
+            cluster_count=model.statistics_.level_counts[cluster, window].astype(np.int64),
         )
     )
 

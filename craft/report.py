@@ -126,7 +126,7 @@ def craft_report(model, X: pd.DataFrame, *, dataset_name: str, **options) -> str
         The HTML document.
     """
     sections = report_sections(model, X, **options)
-    subtitle = f"Dataset: {dataset_name} · {len(X):,} rows · K = {model.n_clusters_}"
+    subtitle = f"Dataset: {dataset_name} · {int(model.cluster_sizes_.sum()):,} rows · K = {model.n_clusters_}"
     return render_report("CRAFT Explorer report", sections, subtitle=subtitle)
 
 
@@ -177,7 +177,8 @@ def report_sections(
         {
             "quantity": ["rows", "features used", "clusters K", "objective", "λ used", "ρ used", "iterations",
                          "converged"],
-            "value": [f"{len(X):,}", str(X.shape[1]), str(model.n_clusters_), f"{model.objective_:.6g}",
+            "value": [f"{int(model.cluster_sizes_.sum()):,}", str(len(model.engine_features_)), str(model.n_clusters_),
+                      f"{model.objective_:.6g}",
                       f"{model.lam_:.6g}", f"{model.rho_:.6g}", str(model.n_iter_), str(bool(model.converged_))],
         }
     )

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from .exceptions import CraftInputError
-from .limits import check_table_shape
+from .limits import check_columns
 
 __all__ = ["Schema", "infer_schema"]
 
@@ -314,7 +314,9 @@ def infer_schema(df: pd.DataFrame, *, max_categorical_levels: int = 20) -> Schem
     ------
     CraftInputError
         If the table has no columns or no rows, a label is not a string or
-        is duplicated, or ``max_categorical_levels`` is not a positive integer.
+        is duplicated, ``max_categorical_levels`` is not a positive integer,
+        or the table has more than :data:`craft.limits.MAX_COLUMNS` columns
+        (a fixed limit, the same on every machine).
 
     Examples
     --------
@@ -364,8 +366,9 @@ def infer_schema(df: pd.DataFrame, *, max_categorical_levels: int = 20) -> Schem
         )
 
     # Before the per-column work, which is what a very wide table pays for
-    # (the cells are already in memory: only the columns are bounded here).
-    check_table_shape(0, df.shape[1])
+    # (the cells are already in memory: only the columns are bounded here,
+    # by the fixed limit, never by the machine's free memory).
+    check_columns(df.shape[1])
     read = df.attrs.get("craft_read")
     notes = dict(getattr(read, "column_notes", {}) or {})
     nested = set(getattr(read, "nested", ()) or ())

@@ -16,11 +16,14 @@ second implementations.
 
 from __future__ import annotations
 
+import inspect
+
 import numpy as np
 import pandas as pd
 
 from . import _engine
 from .encoding import Encoder
+from .estimator import CRAFT
 from .exceptions import CraftInputError
 from .priors import PriorTerms
 
@@ -43,6 +46,18 @@ def binary_discrepancy(x: np.ndarray, mu: np.ndarray) -> np.ndarray:
     logit = np.log(mu / (1.0 - mu))
     # sum_d H(mu_kd) + (mu_kd - x_nd) logit_kd, expanded over n and k.
     return (binary_entropy(mu) + mu * logit).sum(axis=1)[None, :] - x @ logit.T
+
+
+def _without_selection(lam: float, **changes) -> _engine.Options:
+    """Engine options of a run that keeps every feature (budget "all") from a random first cluster.
+
+    The options the supplement's special cases do not set (the selection
+    cuts, which "all" never reads; the variance floor; the smoothing) are the
+    estimator's defaults, read from its signature.
+    """
+    defaults = {name: p.default for name, p in inspect.signature(CRAFT.__init__).parameters.items()}
+    unset = {name: defaults[name] for name in ("eps_c", "eps_v", "smoothing", "min_variance", "rho_selection")}
+    return _engine.Options(terms=NO_SELECTION, lam=float(lam), budget="all", init="random", **{**unset, **changes})
 
 
 def entropy_clustering(
@@ -73,7 +88,7 @@ def entropy_clustering(
         raise CraftInputError("Algorithm 2 needs a 2-D array of 0/1 values.")
     table = pd.DataFrame(values.astype(np.int64), columns=[f"x{j}" for j in range(values.shape[1])])
     data = Encoder([], list(table.columns)).fit_transform(table)
-    opts = _engine.Options(terms=NO_SELECTION, lam=float(lam), budget="all", smoothing=smoothing, init="random", max_iter=max_iter)
+    opts = _without_selection(lam, smoothing=smoothing, max_iter=max_iter)
     result = _engine.run(data, opts, np.random.default_rng(random_state))
     counts = np.bincount(result.labels)
     mu = np.vstack([values[result.labels == k].mean(axis=0) for k in range(counts.size)])
@@ -98,8 +113,6 @@ def dp_means(X, lam: float, *, max_iter: int = 100, random_state=None) -> tuple[
         raise CraftInputError("DP-means needs a 2-D numeric array.")
     table = pd.DataFrame(values, columns=[f"x{j}" for j in range(values.shape[1])])
     data = Encoder(list(table.columns), [], standardize=False).fit_transform(table)
-    opts = _engine.Options(
-        terms=NO_SELECTION, lam=float(lam), budget="all", fixed_variance=0.5, init="random", max_iter=max_iter
-    )
+    opts = _without_selection(lam, fixed_variance=0.5, max_iter=max_iter)
     result = _engine.run(data, opts, np.random.default_rng(random_state))
     return result.labels, float(result.objective)

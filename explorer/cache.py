@@ -15,8 +15,9 @@ figure, which re-validates every property (70 ms for the mask heatmap, most
 of a view-only rerun).
 
 Fits and the per-fit tables (profiles, projection, one iteration's
-inspection) are the large entries: a model keeps every iteration's labels
-(up to 200,000 rows), so 64 cached fits of a large table held gigabytes.
+inspection) are the large entries: the app's fit keeps every iteration's
+labels for Teach (up to ``services.TEACH_ROWS`` rows), so 64 cached fits of
+a large table held gigabytes.
 They are kept in :data:`STORE`, an LRU of pickled results bounded by bytes
 (a share of the machine's memory) as well as by entries, with the same
 copy-per-caller semantics as ``st.cache_data``; ``benchmarks/bench_cache.py``

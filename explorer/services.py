@@ -38,6 +38,7 @@ from craft.exceptions import CraftInputError
 from craft.io import read_info, read_table, table_fingerprint
 from craft.limits import table_limits
 from craft.metrics import align_clusters
+from craft.priors import prior_terms
 from craft.schema import Schema, infer_schema
 
 __all__ = [
@@ -699,6 +700,11 @@ def labels_for_evaluation(table: pd.DataFrame, label: str | None) -> tuple[pd.Se
 # Fitting
 
 
+#: Most rows for which the app's fit keeps every iteration's labels (``history_labels``), so that Teach can show
+#: each iteration's assignments and distances: 4 bytes a row an iteration, in every fit the app caches.
+TEACH_ROWS = 200_000
+
+
 @dataclass
 class FitOutcome:
     """Result of :func:`fit_craft`: a fitted model or a message.
@@ -706,7 +712,8 @@ class FitOutcome:
     Attributes
     ----------
     model : CRAFT or None
-        The fitted estimator, with ``callback=None`` (so it pickles).
+        The fitted estimator; its ``history_`` keeps every iteration's
+        labels up to :data:`TEACH_ROWS` rows (what Teach shows).
     error : str or None
         What went wrong and what to do, when there is no model.
     notes : list of str
@@ -734,7 +741,7 @@ def fit_craft(table: pd.DataFrame, schema: Schema, params: FitParams, callback: 
         Roles of the columns (from :func:`fit_schema`).
     params : FitParams
     callback : callable or None
-        Passed to :class:`craft.CRAFT` (progress), removed before returning.
+        Passed to :meth:`craft.CRAFT.fit` (progress); the model does not keep it.
 
     Returns
     -------
@@ -745,16 +752,14 @@ def fit_craft(table: pd.DataFrame, schema: Schema, params: FitParams, callback: 
         return FitOutcome(
             None, error=f"k = {params.k} clusters cannot be found in {len(X)} rows: choose k ≤ {len(X)}."
         )
-    model = CRAFT(categorical=used_schema, callback=callback, **params.estimator_kwargs())
+    model = CRAFT(categorical=used_schema, history_labels=len(X) <= TEACH_ROWS, **params.estimator_kwargs())
     # Compilation (or loading compiled code) is not the fit's time: do it first, once per process.
     warm_up()
     start = time.perf_counter()
     try:
-        model.fit(X)
+        model.fit(X, callback=callback)
     except CraftInputError as error:
         return FitOutcome(None, error=_sentence(str(error)))
-    finally:
-        model.set_params(callback=None)
     seconds = time.perf_counter() - start
     notes = []
     if params.size_by == "k" and model.n_clusters_ != params.k:
@@ -984,9 +989,18 @@ def _swept(params: FitParams, param: str, value) -> FitParams:
         return params.replace(budget="approximate", **{param: float(value)})
     if param == "rho":
         return params.replace(rho=rho_from_share(params.m, value))
-    if param == "m" and params.rho is not None and params.rho >= value * (1 - value):
+    if param == "m" and params.rho is not None and not _rho_is_valid(float(value), params.rho):
         return params.replace(m=float(value), rho=None)
     return params.replace(**{param: float(value)})
+
+
+def _rho_is_valid(m: float, rho: float) -> bool:
+    """Whether ``rho`` is a valid prior variance at ``m``, by the one check of its range."""
+    try:
+        prior_terms(m, rho)
+    except CraftInputError:
+        return False
+    return True
 
 
 def sweep(

@@ -3,11 +3,11 @@
 import numpy as np
 import streamlit as st
 
-from craft import CraftInputError, plots
+from craft import CraftInputError, plots, prior_terms
 from craft.metrics import align_clusters
 from explorer import cache, context
 from explorer.figure_export import chart
-from explorer.services import distance_table, rho_from_share
+from explorer.services import TEACH_ROWS, distance_table, rho_from_share
 from explorer.ui import RHO_SELECTION_HELP, esc, note
 
 ctx = context.current()
@@ -53,7 +53,7 @@ def step_view() -> None:
             title="Selected features after the iteration"))
         chart(figure, key="teach_masks", name=f"teach_masks_iteration_{t}", camera_name="teach_masks")
     if record.labels is None:
-        note("Labels per iteration are not kept above 200,000 rows, so assignments and distances cannot be shown.")
+        note(f"Labels per iteration are not kept above {TEACH_ROWS:,} rows, so assignments and distances cannot be shown.")
         return
     with right:
         frame = cache.projection(ctx.key, 2000, model, X)
@@ -149,14 +149,15 @@ RHO_DEMO_SHARES = (0.001, 0.1, 0.5, 0.99)
 def rho_view() -> None:
     st.subheader("ρ: from global to cluster-specific selection")
     m = terms.m
-    upper = m * (1 - m)
-    share = st.slider("ρ as a share of m(1−m)", 0.0, 1.0, float(round(terms.rho / upper, 2)), step=0.01,
-                      key="teach_rho")
-    rho = share * upper
-    chart(plots.fig_rho_demo(m, rho), key="teach_rho_fig", name="teach_rho_posterior_mean")
+    # The Beta prior needs 0 < ρ < m(1−m): the slider stays strictly inside.
+    share = st.slider("ρ as a share of m(1−m)", 0.01, 0.99, float(np.clip(round(terms.own_weight, 2), 0.01, 0.99)),
+                      step=0.01, key="teach_rho")
+    shown = prior_terms(m, rho_from_share(m, share))
+    chart(plots.fig_rho_demo(shown), key="teach_rho_fig", name="teach_rho_posterior_mean")
     st.latex(
-        rf"\hat\nu_{{kd}} = m + \frac{{(v_{{kd}} - m)\rho}}{{m(1-m)}} = {m:.3g} + (v_{{kd}} - {m:.3g}) \times {share:.2f}"
-        rf" = \begin{{cases}} {m + (1 - m) * share:.3f} & v_{{kd}} = 1 \\ {m - m * share:.3f} & v_{{kd}} = 0 \end{{cases}}"
+        rf"\hat\nu_{{kd}} = m + \frac{{(v_{{kd}} - m)\rho}}{{m(1-m)}} = {m:.3g} + (v_{{kd}} - {m:.3g}) \times "
+        rf"{shown.own_weight:.2f} = \begin{{cases}} {shown.selection_probability(1.0):.3f} & v_{{kd}} = 1 \\ "
+        rf"{shown.selection_probability(0.0):.3f} & v_{{kd}} = 0 \end{{cases}}"
     )
     st.markdown(
         "As ρ → 0 every cluster's selection probability stays at m, whatever it selected; as ρ → m(1−m) it "
@@ -165,7 +166,7 @@ def rho_view() -> None:
         f"- **paper** — {esc(RHO_SELECTION_HELP['paper'])}\n"
         f"- **shrink** — {esc(RHO_SELECTION_HELP['shrink'])}\n\n"
         f"This fit uses the **{esc(model.rho_selection)}** rule with ρ = {esc(f'{terms.rho:.4g}')} "
-        f"(share {terms.rho / upper:.2f})."
+        f"(share {terms.own_weight:.2f})."
     )
 
 
@@ -180,7 +181,6 @@ def rho_masks_view() -> None:
                "fit's clusters are matched to this fit's, columns are the features in table order, blue = "
                "selected. Under the paper's rule the masks stay cluster-specific at every ρ; under shrink they "
                "merge into one common set as ρ → 0.")
-    upper = terms.m * (1 - terms.m)
     assert ctx.data is not None and ctx.schema is not None  # require_model stopped the page otherwise
     for mode in ("paper", "shrink"):
         masks, titles, differing = [], [], []
@@ -197,7 +197,7 @@ def rho_masks_view() -> None:
             order = np.argsort(np.where(match >= 0, match, match.size + np.arange(match.size)), kind="stable")
             masks.append(fitted.feature_mask_[order])
             titles.append(f"ρ = {share:g}·m(1−m)")
-            differing.append((share, int((fitted.feature_mask_ != fitted.feature_mask_[0]).any(axis=0).sum()),
+            differing.append((share, fitted.rho_, int((fitted.feature_mask_ != fitted.feature_mask_[0]).any(axis=0).sum()),
                               fitted.n_clusters_))
         if not masks:
             continue
@@ -205,7 +205,7 @@ def rho_masks_view() -> None:
                                        title=f"ρ acts on: {mode}")
         chart(figure, key=f"rho_demo_{mode}", name=f"rho_demo_{mode}")
         st.caption(f"{mode}: clusters disagree on " + "; ".join(
-            f"{d} feature(s) at ρ = {share:g}·m(1−m) = {share * upper:.3g} (K = {k})" for share, d, k in differing
+            f"{d} feature(s) at ρ = {share:g}·m(1−m) = {rho:.3g} (K = {k})" for share, rho, d, k in differing
         ) + ".")
 
 

@@ -23,7 +23,9 @@ from streamlit.testing.v1 import AppTest
 
 from explorer.cache import STORE
 from explorer.state import CONTINUED
-from explorer.services import EXAMPLES
+from explorer.services import EXAMPLES, rho_from_share
+from craft import prior_terms
+from craft.priors import PriorTerms
 from craft.export import labels_csv, masks_csv
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -379,8 +381,19 @@ def test_teach_steps_through_the_iterations():
     state = at.session_state["ctx"]
     assert best.endswith(f"= {min_distance(state, 5):.4g}")
     assert any(f.startswith(r"\lambda + D F_0 = ") for f in shown)
-    at.slider(key="teach_rho").set_value(0.0).run()
-    assert any(r"\times 0.00 =" in f for f in formulas(at))
+    at.slider(key="teach_rho").set_value(0.01).run()
+    near_global = prior_terms(model.options_.terms.m, rho_from_share(model.options_.terms.m, 0.01))
+    assert any(rf"\times 0.01 = \begin{{cases}} {near_global.selection_probability(1.0):.3f} & v_{{kd}} = 1 \\ "
+               rf"{near_global.selection_probability(0.0):.3f} & v_{{kd}} = 0" in f for f in formulas(at))
+
+
+def test_teach_reads_the_posterior_mean_of_nu_from_the_prior_terms(monkeypatch):
+    """Teach writes no formula of its own for ν: another one in PriorTerms shows on the page."""
+    at = start("teach", dataset="mixed_planted", syn_n=150, k=4)
+    monkeypatch.setattr(PriorTerms, "selection_probability", lambda self, share: 0.25 + share / 8)
+    at.slider(key="teach_rho").set_value(0.5).run()
+    assert not at.exception, at.exception
+    assert any(r"\begin{cases} 0.375 & v_{kd} = 1 \\ 0.250 & v_{kd} = 0" in f for f in formulas(at))
 
 
 def min_distance(state, row: int) -> float:

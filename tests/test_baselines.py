@@ -16,7 +16,9 @@ from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning, NotFittedError
 from sklearn.metrics import adjusted_rand_score
 
+from craft import datasets
 from craft.baselines import DPMeans, DPRF, _dpmeans_pass, _dprf_pass
+from craft.encoding import Encoder
 from craft.exceptions import CraftInputError
 from craft.priors import prior_terms
 from craft.synthetic import fig2_numeric
@@ -345,14 +347,66 @@ def test_dprf_same_seed_same_result(rng):
 
 
 # ----------------------------------------------------------------------------
+# the default lambda (neither lam nor k): CRAFT's rule on each one's distance
+# ----------------------------------------------------------------------------
+def _encoded(name):
+    """A bundled dataset as the baselines take it: standardized numbers beside one-hot levels."""
+    X, y = datasets.load(name)
+    schema = datasets.dataset_schema(name)
+    return Encoder(list(schema.numeric), list(schema.categorical), True).fit_transform(X).euclidean(), y
+
+
+@pytest.mark.parametrize("name", ["wine", "zoo"])
+def test_dpmeans_default_lambda_is_the_mean_cost_under_one_cluster(name):
+    X, _ = _encoded(name)
+    for init, seed in (("mean", None), ("random", 0)):
+        model = DPMeans(init=init, random_state=seed).fit(X)
+        # The mean squared distance of a row to the global mean: a row's cost when one cluster holds every row.
+        assert model.lam_ == pytest.approx(((X - X.mean(axis=0)) ** 2).sum(axis=1).mean(), rel=1e-12)
+        assert model.n_clusters_ == len(np.unique(model.labels_)) > 1
+        np.testing.assert_array_equal(model.predict(X), model.labels_)
+        assert np.isfinite(model.objective_)
+    if name == "wine":  # 13 standardized columns: each contributes its variance, 1
+        assert model.lam_ == pytest.approx(13.0)
+
+
+@pytest.mark.parametrize("name, m", [("wine", 0.5), ("zoo", 0.3), ("zoo", 0.7)])
+def test_dprf_default_lambda_is_the_mean_cost_under_one_cluster(name, m):
+    X, _ = _encoded(name)
+    terms = prior_terms(m)
+    model = DPRF(m=m, random_state=0).fit(X)
+    # One cluster at the global mean selecting the round(m D) lowest-variance features, as DP-RF's update does.
+    n_select = math.floor(m * X.shape[1] + 0.5)
+    variances = np.sort(X.var(axis=0), kind="stable")
+    assert model.lam_ == pytest.approx(variances[:n_select].sum() + n_select * terms.f_delta, rel=1e-12)
+    assert model.lam_ > 0 and model.n_clusters_ > 1
+    np.testing.assert_array_equal(model.predict(X), model.labels_)
+
+
+def test_dprf_default_lambda_falls_back_where_the_mean_cost_is_not_positive():
+    # m = 0.8 keeps 4 of 5 features; the 4 lowest variances are 0, and F_Delta < 0 makes their mean cost negative:
+    # lambda is then every column's variance with no feature-control term, as CRAFT's default_lambda does.
+    rng = np.random.default_rng(0)
+    X = np.column_stack([np.zeros((30, 4)), rng.normal(size=30)])
+    assert prior_terms(0.8).f_delta < 0
+    model = DPRF(m=0.8, random_state=0).fit(X)
+    assert model.lam_ == pytest.approx(X[:, 4].var(), rel=1e-12)
+
+
+@pytest.mark.parametrize("Estimator", [DPMeans, DPRF])
+def test_default_lambda_refuses_a_table_of_equal_rows(Estimator):
+    with pytest.raises(CraftInputError, match="every row of X is the same"):
+        Estimator().fit(np.ones((6, 3)))
+
+
+# ----------------------------------------------------------------------------
 # errors
 # ----------------------------------------------------------------------------
 @pytest.mark.parametrize("Estimator", [DPMeans, DPRF])
 @pytest.mark.parametrize(
     "params, message",
     [
-        ({}, "exactly one of lam and k"),
-        ({"lam": 1.0, "k": 3}, "exactly one of lam and k"),
+        ({"lam": 1.0, "k": 3}, "at most one of lam and k"),
         ({"lam": 0.0}, "lam=0.0 must be a finite number > 0"),
         ({"lam": float("nan")}, "lam=nan"),
         ({"k": 0}, "k=0 must be an integer >= 1"),

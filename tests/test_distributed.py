@@ -20,7 +20,7 @@ distributed = pytest.importorskip("distributed")
 from sklearn.base import clone  # noqa: E402
 
 from craft import CRAFT, CraftInputError  # noqa: E402
-from craft import _engine  # noqa: E402
+from craft import _engine, estimator  # noqa: E402
 from craft.distributed import DaskCRAFT  # noqa: E402
 from craft.encoding import Encoder  # noqa: E402
 
@@ -73,7 +73,7 @@ def split(table: pd.DataFrame, sizes):
 def fit_both(table, ddf, **params):
     params.setdefault("categorical", CATEGORICAL)
     params.setdefault("n_init", 1)
-    backend = {name: params.pop(name) for name in ("chunk_rows", "persist", "search_rows") if name in params}
+    backend = {name: params.pop(name) for name in ("chunk_rows", "persist") if name in params}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         memory = CRAFT(**params).fit(table)
@@ -134,7 +134,7 @@ def test_random_init_opens_clusters_during_the_first_pass(client, table):
     [
         {},  # the default lambda: mean cost under one global cluster
         {"k": 3, "k_method": "farthest_first", "random_state": 0},
-        {"k": 3, "k_method": "search", "random_state": 1},  # N <= search_rows: the sample is the data
+        {"k": 3, "k_method": "search", "random_state": 1},  # N <= SEARCH_ROWS: the search runs on every row
         {"lam": 4.0, "n_init": 3, "init": "random", "random_state": 2},  # the best of three restarts
         {"k": 3, "rho": 0.002, "rho_selection": "shrink"},  # selection pooled over clusters, from the reduced statistics
     ],
@@ -144,6 +144,29 @@ def test_lambda_from_k_and_restarts_equal_in_memory(client, table, params):
     params = {"random_state": 4, **params}
     memory, dask_model = fit_both(table, split(table, [200, 200, 200]), **params)
     assert_same_fit(memory, dask_model)
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"k": 6, "n_init": 3, "random_state": 3},  # λ search and restarts on the sample, the best run then on every row
+        {"lam": 16.0, "n_init": 2, "init": "random", "random_state": 1},  # restarts on the sample at a given λ
+    ],
+    ids=["search-and-restarts", "restarts"],
+)
+def test_above_search_rows_equals_in_memory(client, params):
+    table = mixed_table(60_000, 3)
+    assert len(table) > estimator.SEARCH_ROWS
+    memory, dask_model = fit_both(table, split(table, [15_000] * 4), **params)
+    assert_same_fit(memory, dask_model)
+
+
+def test_k_beyond_the_distinct_rows_is_refused_as_in_memory(client):
+    table = pd.DataFrame({"x": [0.0, 1.0, 2.0] * 40, "colour": ["a", "b", "b"] * 40})
+    for model, data in ((CRAFT(k=4, categorical=["colour"]), table),
+                        (DaskCRAFT(k=4, categorical=["colour"]), split(table, [30, 0, 50, 40]))):
+        with pytest.raises(CraftInputError, match=r"k=4 exceeds the 3 distinct rows of the table"):
+            model.fit(data)
 
 
 def test_empty_partitions_persist_and_parquet(client, table, tmp_path):
@@ -246,7 +269,7 @@ def test_same_parameters_and_defaults_as_craft():
     ours = DaskCRAFT().get_params()
     theirs = CRAFT().get_params()
     assert {k: v for k, v in ours.items() if k in theirs} == theirs
-    assert set(ours) - set(theirs) == {"chunk_rows", "persist", "search_rows"}
+    assert set(ours) - set(theirs) == {"chunk_rows", "persist"}
     copy = clone(DaskCRAFT(m=0.3, chunk_rows=7))
     assert copy.get_params()["chunk_rows"] == 7 and copy.m == 0.3
 
@@ -269,6 +292,7 @@ def test_without_a_client_the_error_says_how_to_get_one(table, monkeypatch):
     [
         ({"chunk_rows": 0}, r"Parameter chunk_rows=0 is invalid: it must be an integer >= 1"),
         ({"persist": "yes"}, r"Parameter persist='yes' is invalid"),
+        ({"history_labels": True}, r"Parameter history_labels=True is invalid: it must be False: a dask fit's labels"),
         ({"m": 1.5}, r"Parameter m=1.5 is invalid"),
         ({"lam": 1.0, "k": 2}, r"Give at most one of lam=1.0 and k=2"),
         ({"k": 601}, r"k=601 exceeds the number of rows, n_samples=600"),
@@ -330,7 +354,7 @@ def test_a_worker_killed_mid_fit_is_survived_with_the_same_result():
 
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            model = DaskCRAFT(**params, callback=kill_one_worker).fit(dd.from_pandas(table, npartitions=8))
+            model = DaskCRAFT(**params).fit(dd.from_pandas(table, npartitions=8), callback=kill_one_worker)
         labels = model.labels_.compute().to_numpy()
     assert killed and model.n_iter_ > 2  # the worker died with passes still to run
     np.testing.assert_array_equal(labels, memory.labels_)

@@ -1,5 +1,7 @@
 """The numerical core: prior terms, the pass against a literal transcription, objective, special cases."""
 
+import dataclasses
+import inspect
 import math
 
 import numpy as np
@@ -7,12 +9,15 @@ import pandas as pd
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from engine_options import engine_options
 from literal_craft import LiteralCluster, Prior, encode, literal_craft
 
-from craft import _engine
+from craft import CRAFT, _engine
 from craft.encoding import Encoder
 from craft.priors import default_rho, prior_terms
 from craft.special import NO_SELECTION, binary_discrepancy, binary_entropy, dp_means, entropy_clustering
+
+ESTIMATOR_PARAMETERS = inspect.signature(CRAFT.__init__).parameters
 
 
 # ---------------------------------------------------------------------------
@@ -71,11 +76,25 @@ def _encode(table, numeric, categorical, standardize=False):
     return Encoder(numeric, categorical, standardize=standardize).fit_transform(table)
 
 
+def test_engine_options_take_every_estimator_parameter_from_the_caller():
+    """The defaults of the options that mirror CRAFT's parameters have one place: the estimator's signature."""
+    mirrored = [field for field in dataclasses.fields(_engine.Options) if field.name in ESTIMATOR_PARAMETERS]
+    assert {field.name for field in mirrored} >= {"smoothing", "min_variance", "budget", "eps_c", "eps_v", "init",
+                                                  "rho_selection", "max_iter"}
+    assert [f.name for f in mirrored if f.default is not dataclasses.MISSING] == []
+    with pytest.raises(TypeError, match="smoothing"):
+        _engine.Options(terms=prior_terms(0.5), lam=1.0)
+    # The estimator hands the engine its own defaults.
+    options = CRAFT(lam=1.0)._validated_options()
+    assert (options.smoothing, options.min_variance) == (ESTIMATOR_PARAMETERS["smoothing"].default,
+                                                         ESTIMATOR_PARAMETERS["min_variance"].default) == (0.1, 0.3)
+
+
 def test_objective_of_a_tiny_example_by_hand():
     table = pd.DataFrame({"x": [0.0, 2.0, 10.0, 12.0], "c": ["a", "a", "b", "a"]})
     data = _encode(table, ["x"], ["c"])
     m, lam = 0.5, 3.0
-    opts = _engine.Options(terms=prior_terms(m), lam=lam, smoothing=1.0, min_variance=0.01)
+    opts = engine_options(terms=prior_terms(m), lam=lam, smoothing=1.0, min_variance=0.01)
     labels = np.array([0, 0, 1, 1])
     clusters, stats = _engine.fit_clusters(data, labels, 2, opts)
     # Fixed budget with m = 0.5: round(0.5) = 1 numeric, round(0.5) = 1 categorical per cluster.
@@ -98,7 +117,7 @@ def test_distance_matrix_matches_the_kernel_and_the_formula():
     rng = np.random.default_rng(3)
     table = pd.DataFrame({"x": rng.normal(size=30), "y": rng.normal(size=30), "c": rng.choice(list("pqr"), 30)})
     data = _encode(table, ["x", "y"], ["c"], standardize=True)
-    opts = _engine.Options(terms=prior_terms(0.5), lam=1.0)
+    opts = engine_options(terms=prior_terms(0.5), lam=1.0)
     clusters, _ = _engine.fit_clusters(data, rng.integers(0, 3, 30), 3, opts)
     costs = _engine.cost_matrix(data, clusters, opts.terms)
     best, arg = _engine.nearest_cluster(data, clusters, opts.terms)
@@ -196,7 +215,7 @@ def test_vectorized_pass_equals_literal_pass(seed, n_rows, n_numeric, n_categori
     eps_c, eps_v = eps
     table, numeric, categorical = _random_mixed(seed, n_rows, n_numeric, n_categorical)
     data = _encode(table, numeric, categorical, standardize=True)
-    opts = _engine.Options(
+    opts = engine_options(
         terms=prior_terms(m, rho), lam=lam, budget=budget, eps_c=eps_c, eps_v=eps_v, smoothing=smoothing,
         min_variance=min_variance, init="random", max_iter=25,
     )
@@ -231,7 +250,7 @@ def test_craft_plus_plus_passes_equal_literal_passes(seed):
     """craft++ seeding, then the literal loop from the same clusters with the same generator."""
     table, numeric, categorical = _random_mixed(seed, 60, 2, 2)
     data = _encode(table, numeric, categorical, standardize=True)
-    opts = _engine.Options(terms=prior_terms(0.5), lam=2.0, init="craft++", smoothing=0.1, min_variance=0.3, max_iter=25)
+    opts = engine_options(terms=prior_terms(0.5), lam=2.0, init="craft++", smoothing=0.1, min_variance=0.3, max_iter=25)
     fast = _engine.run(data, opts, np.random.default_rng(seed))
     # Replay the seeding; the literal loop then draws from the generator where the seeding left it,
     # as the engine's passes do, so clusters opened by a pass get the same v on both sides.
@@ -255,7 +274,7 @@ def test_stopping_rule_compares_labels_after_renumbering():
     """
     table, numeric, categorical = _random_mixed(6920, 4, 3, 2)
     data = _encode(table, numeric, categorical, standardize=True)
-    opts = _engine.Options(terms=prior_terms(0.2), lam=0.389, budget="approximate", smoothing=0.1, min_variance=0.3,
+    opts = engine_options(terms=prior_terms(0.2), lam=0.389, budget="approximate", smoothing=0.1, min_variance=0.3,
                            init="random", max_iter=25)
     fast = _engine.run(data, opts, np.random.default_rng(6920))
     literal = literal_craft(table, numeric, categorical, m=0.2, rho=opts.terms.rho, lam=0.389, budget="approximate",
@@ -276,7 +295,7 @@ def test_some_seeds_open_clusters_during_the_passes():
     for seed in range(6):
         table, numeric, categorical = _random_mixed(seed, 60, 2, 2)
         data = _encode(table, numeric, categorical, standardize=True)
-        opts = _engine.Options(terms=prior_terms(0.5), lam=2.0, init="craft++", smoothing=0.1, min_variance=0.3,
+        opts = engine_options(terms=prior_terms(0.5), lam=2.0, init="craft++", smoothing=0.1, min_variance=0.3,
                                max_iter=25)
         opened += sum(record.n_opened for record in _engine.run(data, opts, np.random.default_rng(seed)).history)
     assert opened > 0
@@ -285,7 +304,7 @@ def test_some_seeds_open_clusters_during_the_passes():
 def test_pass_opens_clusters_in_row_order_and_later_points_can_join_them():
     table = pd.DataFrame({"x": [0.0, 0.1, 10.0, 10.1, 20.0, 0.05]})
     data = _encode(table, ["x"], [])
-    opts = _engine.Options(terms=prior_terms(0.5), lam=5.0, init="random")
+    opts = engine_options(terms=prior_terms(0.5), lam=5.0, init="random")
     clusters = _engine.new_clusters(data, np.array([0]), np.ones(1), opts)
     labels, after = _engine.assignment_pass(data, clusters, opts, np.random.default_rng(0))
     # Rows 2 and 4 are beyond lambda + D F0 from everything before them; row 3 joins row 2's cluster.
@@ -305,7 +324,7 @@ def test_predict_on_training_data_reproduces_labels_after_convergence():
 def test_no_nan_or_inf_reaches_results_with_singletons_and_constant_columns():
     table = pd.DataFrame({"x": [1.0, 1.0, 1.0, 50.0], "y": [0.0, 0.0, 0.0, 0.0], "c": ["a", "a", "b", "z"]})
     data = _encode(table, ["x", "y"], ["c"], standardize=True)
-    opts = _engine.Options(terms=prior_terms(0.5), lam=0.01, init="random")
+    opts = engine_options(terms=prior_terms(0.5), lam=0.01, init="random")
     result = _engine.run(data, opts, np.random.default_rng(0))
     assert np.isfinite(result.objective)
     assert np.isfinite(result.clusters.variances).all() and (result.clusters.variances > 0).all()
@@ -315,7 +334,7 @@ def test_no_nan_or_inf_reaches_results_with_singletons_and_constant_columns():
 def test_selection_ties_go_to_the_lower_feature_index():
     table = pd.DataFrame({"a": [0.0, 1.0, 2.0, 3.0], "b": [0.0, 1.0, 2.0, 3.0], "c": [0.0, 1.0, 2.0, 3.0]})
     data = _encode(table, ["a", "b", "c"], [])
-    opts = _engine.Options(terms=prior_terms(1 / 3), lam=1.0)
+    opts = engine_options(terms=prior_terms(1 / 3), lam=1.0)
     clusters, _ = _engine.fit_clusters(data, np.zeros(4, dtype=np.int64), 1, opts)
     np.testing.assert_array_equal(clusters.weights, [[1, 0, 0]])
 
@@ -325,7 +344,7 @@ def test_approximate_budget_thresholds():
         {"tight": [0.0, 0.1, 0.0, 0.1], "loose": [0.0, 5.0, -5.0, 3.0], "same": list("aaaa"), "mixed": list("abcd")}
     )
     data = _encode(table, ["tight", "loose"], ["same", "mixed"])
-    opts = _engine.Options(terms=prior_terms(0.5), lam=1.0, budget="approximate", eps_v=0.5, eps_c=0.5)
+    opts = engine_options(terms=prior_terms(0.5), lam=1.0, budget="approximate", eps_v=0.5, eps_c=0.5)
     clusters, _ = _engine.fit_clusters(data, np.zeros(4, dtype=np.int64), 1, opts)
     # A single cluster's categorical gain is 0 (eta_k = eta_0), so no categorical feature passes.
     np.testing.assert_array_equal(clusters.weights, [[1, 0, 0, 0]])
@@ -389,7 +408,7 @@ def test_parallel_and_serial_kernels_agree_bit_for_bit(monkeypatch):
 
     table, numeric, categorical = _random_mixed(5, 3000, 3, 3)
     data = _encode(table, numeric, categorical, standardize=True)
-    opts = _engine.Options(terms=prior_terms(0.5), lam=1.0)
+    opts = engine_options(terms=prior_terms(0.5), lam=1.0)
     clusters, _ = _engine.fit_clusters(data, np.random.default_rng(0).integers(0, 6, 3000), 6, opts)
     monkeypatch.setattr(_kernels, "_PARALLEL_WORK", 10**12)
     serial = _engine.nearest_cluster(data, clusters, opts.terms)

@@ -145,7 +145,7 @@ def test_baselines_failed_refit_leaves_the_previous_fit_intact(Estimator):
     before = _fitted_state(model)
     with pytest.raises(CraftInputError, match="non-finite"):
         model.fit(np.array([[0.0, np.nan], [1.0, 1.0]]))
-    with pytest.raises(CraftInputError, match="exactly one of lam and k"):
+    with pytest.raises(CraftInputError, match="at most one of lam and k"):
         model.set_params(k=2).fit(X)
     _assert_same_state(before, _fitted_state(model))
 
@@ -305,9 +305,62 @@ def test_k_beyond_the_distinct_rows_is_refused():
 def test_callback_sees_every_iteration():
     records: list = []
     X, _, _ = synthetic.fig2_numeric(random_state=0)
-    model = CRAFT(lam=5.0, n_init=1, random_state=0, callback=records.append).fit(X)
+    model = CRAFT(lam=5.0, n_init=1, random_state=0).fit(X, callback=records.append)
     assert [r.iteration for r in records] == list(range(1, model.n_iter_ + 1))
     assert records[-1].n_changed == 0 and records[-1].n_clusters == model.n_clusters_
+
+
+def test_a_model_fitted_with_a_lambda_as_callback_pickles():
+    import pickle
+
+    X, _ = datasets.load("zoo")
+    seen = []
+    model = CRAFT(k=7, n_init=2, random_state=0).fit(X, callback=lambda record: seen.append(record.iteration))
+    assert seen and "callback" not in model.get_params()
+    copy = pickle.loads(pickle.dumps(model))
+    np.testing.assert_array_equal(copy.labels_, model.labels_)
+    np.testing.assert_array_equal(copy.predict(X), model.labels_)
+    # The callback was this call's: a refit without one reports to nobody.
+    seen.clear()
+    model.fit(X)
+    assert seen == []
+    assert model.fit_predict(X, callback=lambda record: seen.append(1)).tolist() == copy.labels_.tolist() and seen
+    with pytest.raises(CraftInputError, match="callback=3 is invalid: it must be None or a callable"):
+        model.fit(X, callback=3)
+
+
+def test_history_keeps_no_labels_unless_asked():
+    X, _ = datasets.load("zoo")
+    model = CRAFT(k=7, random_state=0).fit(X)
+    assert model.history_ and all(record.labels is None for record in model.history_)
+    with pytest.raises(CraftInputError, match="fit with history_labels=True"):
+        model.inspect_iteration(X, 1)
+    kept = CRAFT(k=7, random_state=0, history_labels=True).fit(X)
+    assert [r.objective for r in kept.history_] == [r.objective for r in model.history_]
+    np.testing.assert_array_equal(kept.history_[-1].labels, kept.labels_)
+    assert kept.inspect_iteration(X, len(kept.history_)).objective.total == kept.history_[-1].objective
+    with pytest.raises(CraftInputError, match="history_labels='yes' is invalid: it must be True or False"):
+        CRAFT(history_labels="yes").fit(X)
+
+
+def test_fit_does_not_depend_on_the_free_memory(monkeypatch):
+    """The library's column limit is fixed: what the machine could read is the readers' business."""
+    from craft import limits
+
+    X, _ = datasets.load("wine")
+    wide = pd.concat([X.add_suffix(f"_{i}") for i in range(80)], axis=1)  # 1,040 columns
+    fits = []
+    for free in (0, 2**40):
+        monkeypatch.setattr(limits, "_available_memory", lambda free=free: free)
+        fits.append(CRAFT(lam=50.0, n_init=1, random_state=0, categorical=[]).fit(wide))
+        assert limits.table_limits().max_columns == (1_000 if free == 0 else limits.MAX_COLUMNS)  # readers' limits
+    np.testing.assert_array_equal(fits[0].labels_, fits[1].labels_)
+    # Nor on the readers' environment overrides; only the fixed limit refuses, on every machine.
+    monkeypatch.setenv("CRAFT_MAX_COLUMNS", "30")
+    CRAFT(lam=50.0, n_init=1, random_state=0, categorical=[]).fit(wide)
+    too_wide = pd.DataFrame(np.zeros((4, limits.MAX_COLUMNS + 1)))
+    with pytest.raises(CraftInputError, match="X has 100,001 columns; CRAFT takes at most 100,000 columns on any machine"):
+        CRAFT(k=2, categorical=[]).fit(too_wide)
 
 
 def test_k_search_reaches_k_and_farthest_first_reports_lambda():
@@ -491,7 +544,7 @@ def small_search_sample(monkeypatch):
 def test_large_table_searches_on_a_sample_and_finishes_on_every_row(small_search_sample):
     X, y, _ = synthetic.mixed_planted(n_samples=1500, n_clusters=4, random_state=3)
     records: list = []
-    model = CRAFT(k=4, random_state=0, callback=records.append).fit(X)
+    model = CRAFT(k=4, random_state=0, history_labels=True).fit(X, callback=records.append)
     assert model.n_clusters_ == 4
     assert adjusted_rand_score(y, model.labels_) == 1.0
     # The search and the restarts saw the 400-row sample; the kept run's passes every row.
@@ -511,12 +564,12 @@ def test_one_run_at_a_given_lambda_runs_on_every_row(small_search_sample):
 
     X, _, _ = synthetic.mixed_planted(n_samples=1500, n_clusters=4, random_state=3)
     records: list = []
-    single = CRAFT(lam=60.0, n_init=1, random_state=0, callback=records.append).fit(X)
+    single = CRAFT(lam=60.0, n_init=1, random_state=0, history_labels=True).fit(X, callback=records.append)
     assert {record.labels.size for record in records} == {1500}
     # Nothing to choose, so exactly the engine's run on the whole table.
     seed = np.random.default_rng(0).integers(np.iinfo(np.int32).max, size=1)[0]
     direct = _engine.run(single.encoder_.transform(X), single.options_, np.random.default_rng(seed))
     np.testing.assert_array_equal(single.labels_, direct.labels)
     records.clear()
-    restarts = CRAFT(lam=60.0, n_init=3, random_state=0, callback=records.append).fit(X)
+    restarts = CRAFT(lam=60.0, n_init=3, random_state=0, history_labels=True).fit(X, callback=records.append)
     assert [record.labels.size for record in records].count(400) == len(records) - restarts.n_iter_

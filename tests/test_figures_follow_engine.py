@@ -9,6 +9,7 @@ against the inspection surface, and the report's figures of a wide table
 
 from __future__ import annotations
 
+import copy
 import re
 import warnings
 
@@ -160,3 +161,73 @@ def test_report_figures_show_every_feature_and_cluster_name(wide_survey):
         # rotated names need their length times sin(60 degrees) in pixels below the plot
         assert margin.b >= 0.8 * 6 * longest * np.sin(np.deg2rad(60)) or figure is confusion
         assert margin.l >= 6 * max(len(t) for t in _tick_texts(figure.layout.yaxis))
+
+
+# ---------------------------------------------------------------------------
+# One value per quantity: the feature chart and the profiles read the same statistics
+
+
+@pytest.fixture(scope="module")
+def soybean_imputed():
+    """Soybean with five columns taken as numbers (their missing cells imputed): the app's Data-page roles."""
+    data = load_example("soybean")
+    numeric = ["date", "plant.stand", "precip", "temp", "germ"]
+    schema, _ = fit_schema(data, dict.fromkeys(numeric, "numeric"), data.label)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        outcome = fit_craft(data.table, schema, FitParams().replace(**{**PRESETS["soybean"], "missing": "impute",
+                                                                       "n_init": 1}))
+    assert outcome.model is not None, outcome.error
+    X = fitted_X(outcome.model, data.table)
+    assert X[numeric].isna().to_numpy().any()
+    return outcome.model, X
+
+
+def test_feature_chart_and_profile_show_one_mean_and_spread_with_imputed_cells(soybean_imputed):
+    model, X = soybean_imputed
+    profiles = cluster_profiles(model).set_index(["cluster", "feature"])
+    labels = np.asarray(model.labels_)
+    differing, n_with_missing = [], 0
+    for feature in ("date", "plant.stand", "germ"):  # 1, 36 and 112 missing cells
+        for cluster in range(model.n_clusters_):
+            shown = profiles.loc[(cluster, feature)]
+            figure = plots.fig_feature_detail(model, X, cluster, feature)
+            drawn = (
+                [shape.x0 for shape in figure.layout.shapes if shape.type == "line"],
+                [(shape.x0, shape.x1) for shape in figure.layout.shapes if shape.type == "rect"],
+                [annotation.text for annotation in figure.layout.annotations][:1],
+            )
+            # The line, the band and their label are the profile's mean and sd, the numbers of its sentence.
+            profile = ([shown["mean"]], [(shown["mean"] - shown["sd"], shown["mean"] + shown["sd"])],
+                       [f"{shown['mean']:.3g} ± {shown['sd']:.3g}"])
+            if drawn != profile:
+                differing.append((feature, cluster, drawn, profile))
+                continue
+            assert f"σ = {shown['sd']:.3g} in the cluster" in shown["reason"]
+            n_missing = int(X[feature].isna().to_numpy()[labels == cluster].sum())
+            if n_missing:
+                n_with_missing += 1
+                note = figure.layout.annotations[-1].text.replace("<br>", " ")
+                assert f"the {n_missing:,} missing cell(s) counted at the column mean" in note
+    assert not differing, differing[:3]
+    assert n_with_missing >= 5
+
+
+def test_level_chart_and_profile_read_the_fits_level_counts(soybean_imputed):
+    model, X = soybean_imputed
+    template = model.encoder_.template()
+    # Other counts in the fit (each feature's levels in reverse order) show on the chart and in the profile:
+    # neither counts the table again.
+    altered = copy.deepcopy(model)
+    for q in range(len(model.schema_.categorical)):
+        window = slice(int(template.offsets[q]), int(template.offsets[q] + template.n_levels[q]))
+        altered.statistics_.level_counts[:, window] = model.statistics_.level_counts[:, window][:, ::-1]
+    profiles = cluster_profiles(altered).set_index(["cluster", "feature"])
+    for q, feature in enumerate(model.schema_.categorical[:8]):
+        window = slice(int(template.offsets[q]), int(template.offsets[q] + template.n_levels[q]))
+        for cluster in range(3):
+            figure = plots.fig_feature_detail(altered, X, cluster, feature)
+            counts = altered.statistics_.level_counts[cluster, window]
+            np.testing.assert_array_equal(figure.data[0].y, counts / counts.sum())
+            np.testing.assert_array_equal(figure.data[1].y, template.eta0[window])
+            assert max(figure.data[0].y) == profiles.loc[(cluster, feature), "top_share"]

@@ -586,12 +586,16 @@ def test_too_many_columns_refused_before_parsing(monkeypatch):
         read_table(("a,b,c,d\n" + rows).encode(), name="long.csv")
 
 
-def test_infer_schema_refuses_a_too_wide_frame(monkeypatch):
+def test_infer_schema_refuses_a_too_wide_frame_by_the_fixed_limit_only(monkeypatch):
     from craft import infer_schema
+    from craft.limits import MAX_COLUMNS
 
+    # A frame already in memory: the readers' limits (here overridden to 50 columns) do not apply.
     monkeypatch.setenv("CRAFT_MAX_COLUMNS", "50")
-    with pytest.raises(CraftInputError, match="has 60 columns; this machine takes at most 50 columns"):
-        infer_schema(pd.DataFrame(np.zeros((3, 60)), columns=[f"c{i}" for i in range(60)]))
+    assert len(infer_schema(pd.DataFrame(np.zeros((3, 60)), columns=[f"c{i}" for i in range(60)])).columns) == 60
+    wide = pd.DataFrame(np.zeros((3, MAX_COLUMNS + 1)), columns=[f"c{i}" for i in range(MAX_COLUMNS + 1)])
+    with pytest.raises(CraftInputError, match="has 100,001 columns; CRAFT takes at most 100,000 columns on any machine"):
+        infer_schema(wide)
 
 
 def _xlsx(path, rows, *, extra_sheets=()):

@@ -26,6 +26,7 @@ import pytest
 from craft import _engine, _kernels
 from craft.encoding import Encoder
 from craft.priors import prior_terms
+from engine_options import engine_options
 
 
 def mixed_table(seed: int, n_rows: int) -> tuple[pd.DataFrame, list[str], list[str]]:
@@ -50,7 +51,7 @@ def both_variants(seed: int, n_rows: int):
     masked = dataclasses.replace(data, observed=np.ones(data.numeric.shape, dtype=bool))
     rng = np.random.default_rng(seed + 100)
     n_clusters = 6
-    opts = _engine.Options(terms=prior_terms(0.5), lam=1.0)
+    opts = engine_options(terms=prior_terms(0.5), lam=1.0)
     clusters, _ = _engine.fit_clusters(data, rng.integers(0, n_clusters, n_rows), n_clusters, opts)
     # Some numeric features unselected in each cluster: the kernel loops over the selected ones only.
     clusters.weights[:] = rng.random(clusters.weights.shape) < 0.6

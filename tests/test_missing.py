@@ -20,10 +20,11 @@ from craft import CRAFT, CraftInputError
 from craft import _engine
 from craft.encoding import Encoder
 from craft.priors import prior_terms
+from engine_options import engine_options
 
 
 def options(**changes) -> _engine.Options:
-    return _engine.Options(terms=prior_terms(0.5), lam=1.0, smoothing=1.0, min_variance=0.03, **changes)
+    return engine_options(terms=prior_terms(0.5), lam=1.0, smoothing=1.0, min_variance=0.03, **changes)
 
 
 def tiny_table() -> pd.DataFrame:

@@ -5,7 +5,8 @@ import pandas as pd
 import plotly.graph_objects as go
 import pytest
 
-from craft import CRAFT, plots, synthetic
+from craft import CRAFT, plots, prior_terms, synthetic
+from craft.priors import PriorTerms
 from explorer.services import FitParams, align_clusters, compare_methods, fit_craft, fit_schema, load_example
 from craft.profiles import cluster_profiles
 
@@ -244,6 +245,23 @@ def test_fig_feature_detail_both_kinds(mixed):
     assert sum(categorical.data[1].y) == pytest.approx(1.0)
 
 
+def test_feature_detail_marks_the_fits_moments_where_no_cell_was_observed():
+    """Marginalised cells: a cluster without an observed value of x has the column's mean and sd in the fit."""
+    X = pd.DataFrame({"c": ["a", "a", "a", "b", "b", "b"], "x": [np.nan, np.nan, np.nan, 4.0, 4.5, 5.0]})
+    model = CRAFT(m=0.5, k=2, n_init=1, random_state=0).fit(X)
+    empty = int(model.labels_[0])
+    assert (model.labels_[:3] == empty).all() and (model.labels_[3:] != empty).all()
+    figure = plots.fig_feature_detail(model, X, empty, "x")
+    (line,) = [shape for shape in figure.layout.shapes if shape.type == "line"]
+    assert line.x0 == pytest.approx(4.5)
+    (band,) = [shape for shape in figure.layout.shapes if shape.type == "rect"]
+    assert band.x1 - band.x0 == pytest.approx(2 * np.std([4.0, 4.5, 5.0]))
+    assert "which has no observed cell" in figure.layout.annotations[-1].text
+    full = plots.fig_feature_detail(model, X, 1 - empty, "x")
+    assert [shape.x0 for shape in full.layout.shapes if shape.type == "line"] == [pytest.approx(4.5)]
+    assert "over its 3 rows" in full.layout.annotations[-1].text
+
+
 def test_projection_frame_and_figure(mixed):
     X, _, _, model = mixed
     frame = plots.projection_frame(model, X, max_points=60)
@@ -336,13 +354,29 @@ def test_fig_mask_stability_values():
 
 def test_rho_demo_moves_between_m_and_v():
     frame = plots.rho_demo_frame(0.3, n=11)
-    assert frame["nu_selected"].iloc[0] == pytest.approx(0.3)
-    assert frame["nu_unselected"].iloc[0] == pytest.approx(0.3)
-    assert frame["nu_selected"].iloc[-1] == pytest.approx(1.0)
-    assert frame["nu_unselected"].iloc[-1] == pytest.approx(0.0)
-    figure = plots.fig_rho_demo(0.3, 0.105)
+    upper = 0.3 * 0.7
+    assert 0 < frame["rho"].min() and frame["rho"].max() < upper  # the prior is proper only strictly inside
+    assert frame["nu_selected"].iloc[0] == pytest.approx(0.3 + 0.7 / 12)
+    assert frame["nu_unselected"].iloc[0] == pytest.approx(0.3 - 0.3 / 12)
+    assert frame["nu_selected"].iloc[-1] == pytest.approx(0.3 + 0.7 * 11 / 12)
+    assert frame["nu_unselected"].iloc[-1] == pytest.approx(0.3 - 0.3 * 11 / 12)
+    figure = plots.fig_rho_demo(prior_terms(0.3, 0.105))
     marker = figure.data[2]
     assert list(marker.y) == pytest.approx([0.3 + 0.7 * 0.5, 0.3 - 0.3 * 0.5])
+
+
+def test_rho_demo_reads_the_posterior_mean_of_nu_from_the_prior_terms(monkeypatch):
+    """The figure draws PriorTerms.selection_probability, the engine's one formula, and writes none of its own."""
+    terms = prior_terms(0.3, 0.105)
+    frame = plots.rho_demo_frame(0.3, n=11)
+    for row in frame.itertuples():
+        at = prior_terms(0.3, row.rho)
+        assert (row.nu_selected, row.nu_unselected) == (at.selection_probability(1.0), at.selection_probability(0.0))
+    # Another formula there moves the figure with it: nothing is computed beside it.
+    monkeypatch.setattr(PriorTerms, "selection_probability", lambda self, share: 0.25 + share / 8)
+    figure = plots.fig_rho_demo(terms)
+    assert list(figure.data[2].y) == [0.375, 0.25]
+    assert set(figure.data[0].y) == {0.375} and set(figure.data[1].y) == {0.25}
 
 
 def test_user_strings_are_escaped_in_figures():

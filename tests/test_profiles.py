@@ -108,7 +108,7 @@ def test_approximate_budget_reasons_name_the_thresholds(tiny):
 def test_level_distribution_and_numeric_values(tiny):
     X, model = tiny
     first = int(model.labels_[0])
-    levels = level_distribution(model, X, first, "d")
+    levels = level_distribution(model, first, "d")
     assert levels.set_index("level").loc["x", "cluster_share"] == pytest.approx(2 / 3)
     assert levels["overall_share"].tolist() == pytest.approx([0.5, 0.5])
     assert levels["cluster_count"].sum() == 3
@@ -116,13 +116,13 @@ def test_level_distribution_and_numeric_values(tiny):
     assert sorted(inside.tolist()) == [0.0, 0.1, 0.2]
     assert everything.size == 6
     with pytest.raises(KeyError, match="'a' is not a categorical feature"):
-        level_distribution(model, X, first, "a")
+        level_distribution(model, first, "a")
 
 
 def test_missing_levels_are_a_level_of_their_own_when_imputed():
     X = pd.DataFrame({"c": ["a", None, "a", "b", "b", None], "x": [0.0, 0.1, 0.0, 4.0, 4.1, 4.0]})
     model = CRAFT(m=0.5, k=2, n_init=1, missing="impute", random_state=0).fit(X)
-    levels = level_distribution(model, X, int(model.labels_[1]), "c")
+    levels = level_distribution(model, int(model.labels_[1]), "c")
     assert "(missing)" in levels["level"].tolist()
     assert levels["overall_share"].sum() == pytest.approx(1.0)
 
@@ -131,7 +131,7 @@ def test_marginalised_missing_cells_are_left_out_of_shares_and_means():
     X = pd.DataFrame({"c": ["a", None, "a", "b", "b", None], "x": [0.0, np.nan, 0.0, 4.0, 4.1, 4.0]})
     model = CRAFT(m=0.5, k=2, n_init=1, random_state=0).fit(X)
     cluster = int(model.labels_[1])
-    levels = level_distribution(model, X, cluster, "c")
+    levels = level_distribution(model, cluster, "c")
     assert levels["level"].tolist() == ["a", "b"]
     assert levels["overall_share"].tolist() == pytest.approx([0.5, 0.5])  # of the 4 observed cells
     assert levels["cluster_share"].sum() == pytest.approx(1.0)

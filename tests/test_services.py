@@ -1,6 +1,7 @@
 """The app's computations without Streamlit: data loading, roles, fits, comparisons, sweeps, Teach."""
 
 import dataclasses
+import pickle
 
 import numpy as np
 import pandas as pd
@@ -190,7 +191,8 @@ def test_fit_craft_turns_input_problems_into_messages(fig2):
     assert "k = 500 clusters cannot be found in 90 rows" in fit_craft(data.table, schema, FitParams(k=500)).error
     outcome = fit_craft(data.table, schema, FitParams(m=1 / 3, k=3, n_init=2))
     assert outcome.error is None and outcome.model.n_clusters_ == 3
-    assert outcome.model.callback is None  # picklable for the cache
+    assert pickle.loads(pickle.dumps(outcome.model)).labels_.tolist() == outcome.model.labels_.tolist()  # for the cache
+    assert all(record.labels is not None for record in outcome.model.history_)  # what Teach shows
     assert list(fitted_X(outcome.model, data.table).columns) == list(schema.used)
     assert data.label not in outcome.model.feature_names_in_
 
