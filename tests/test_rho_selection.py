@@ -80,9 +80,9 @@ def test_shrunk_gains_pool_over_rows_a_missing_cell_adding_nothing():
     log_eta = _engine.log_eta(data, stats, 0.1)
     no_numeric = np.zeros((2, 0))
     terms = prior_terms(0.5, 0.05)  # w = 0.2
-    paper = _engine.selection_scores(data, stats, no_numeric, log_eta, _engine.Options(terms=terms, lam=1.0))
+    paper = _engine.selection_scores(data, stats, no_numeric, log_eta, engine_options(terms, 1.0))
     shrink = _engine.selection_scores(
-        data, stats, no_numeric, log_eta, _engine.Options(terms=terms, lam=1.0, rho_selection="shrink")
+        data, stats, no_numeric, log_eta, engine_options(terms, 1.0, rho_selection="shrink")
     )
     # The pooled target is the gain every cluster's selection of d earns together, per row (6 rows),
     # times the cluster's rows (2 and 4), for c and d alike.
@@ -137,8 +137,8 @@ def test_shrink_near_zero_rho_selects_one_common_set_on_any_table(seed, n_cluste
     stats = _engine.statistics(data, labels, n_clusters)
     _, variances = _engine.raw_variances(stats, data)
     log_eta = _engine.log_eta(data, stats, 0.1)
-    opts = _engine.Options(terms=prior_terms(m, _rho(m, 1e-12)), lam=1.0, budget=budget, eps_v=1.0, eps_c=0.3,
-                           rho_selection="shrink")
+    opts = engine_options(prior_terms(m, _rho(m, 1e-12)), 1.0, budget=budget, eps_v=1.0, eps_c=0.3,
+                          rho_selection="shrink")
     mask = _engine.select_features(data, stats, variances, log_eta, opts)
     assert (mask == mask[0]).all(), mask
 

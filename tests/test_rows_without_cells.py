@@ -17,6 +17,7 @@ import pytest
 from craft import CRAFT, _engine
 from craft.encoding import Encoder
 from craft.priors import prior_terms
+from engine_options import engine_options
 
 NAN = np.nan
 
@@ -28,8 +29,8 @@ def _table() -> pd.DataFrame:
 
 
 def _options(**changes) -> _engine.Options:
-    return _engine.Options(terms=prior_terms(0.05), lam=0.5, budget="approximate", eps_v=1e6, smoothing=0.1,
-                           min_variance=0.3, **changes)
+    return engine_options(prior_terms(0.05), 0.5, budget="approximate", eps_v=1e6, smoothing=0.1, min_variance=0.3,
+                          **changes)
 
 
 def test_a_row_without_an_observed_cell_joins_its_nearest_cluster_and_opens_none():
@@ -55,8 +56,8 @@ def test_a_row_without_an_observed_cell_is_never_a_seed():
     data = Encoder(["x"], ["c"], standardize=False, missing="marginalise").fit_transform(table)
     for seed in range(10):
         rng = np.random.default_rng(seed)
-        clusters = _engine.initial_clusters(data, _engine.Options(terms=prior_terms(0.4), lam=1e-3, n_seeds=4,
-                                                                  smoothing=0.1, min_variance=0.3), rng)
+        clusters = _engine.initial_clusters(data, engine_options(prior_terms(0.4), 1e-3, n_seeds=4,
+                                                                 smoothing=0.1, min_variance=0.3), rng)
         # The first cluster is the paper's start at a uniformly drawn row; every seed after it is at a row with data.
         assert set(clusters.means[1:, 0]) <= {0.0, 9.0}, (seed, clusters.means[:, 0])
 
