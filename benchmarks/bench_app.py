@@ -1,6 +1,6 @@
 """Responsiveness of the app: a rerun that needs a new fit vs a cached one.
 
-The issue's target, on a 10,000-row mixed table: a slider change that needs a
+The target, on a 10,000-row mixed table: a slider change that needs a
 new fit renders in under 1 s; a cached setting in under 0.2 s. This is a
 benchmark, not a timed test: it prints the medians and writes them to
 ``benchmarks/out/bench_app.json``.
@@ -116,7 +116,7 @@ def markdown(results: list[dict], args, info: dict) -> str:
         "script per measurement: sidebar, fit through the cache, page and figures, as the server does it "
         "(the browser's drawing is not included). A *new-fit* rerun moves the m slider to a value not seen "
         f"before; a *cached* rerun moves it back to 0.5. Medians over {args.repeats} pairs per view. "
-        "Targets of the app issue: a new fit under 1 s, a cached setting under 0.2 s.",
+        "Targets: a new fit under 1 s, a cached setting under 0.2 s.",
         "",
         "| view | new-fit rerun, median (max) | of which the fit | cached rerun, median (max) | targets |",
         "|---|---|---|---|---|",

@@ -46,6 +46,7 @@ import time
 import urllib.error
 import urllib.request
 from dataclasses import dataclass, field
+from typing import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -123,9 +124,9 @@ class Server:
         self.url = f"http://localhost:{self.port}"
         self.home = Path(tempfile.mkdtemp(prefix="craft-bench-home-"))
         self.command = command or SERVE_COMMAND
-        self.process = None
+        self.process: subprocess.Popen | None = None
         self.log = self.home / "server.log"
-        self.ready_s = None
+        self.ready_s: float | None = None
 
     def start(self) -> Server:
         env = dict(os.environ, HOME=str(self.home), STREAMLIT_BROWSER_GATHER_USAGE_STATS="false",
@@ -219,8 +220,9 @@ class Browser:
         context.set_default_timeout(ACTION_TIMEOUT_S * 1000)
         context.add_init_script(_TIMER_JS)
         page = context.new_page()
-        page.frames_seen = Frames()
-        page.frames_seen.watch(page)
+        frames = Frames()
+        frames.watch(page)
+        page.frames_seen = frames  # type: ignore[attr-defined]  # every timing helper reads the page's watcher
         return page
 
     def close(self) -> None:
@@ -504,9 +506,11 @@ def _new_session(browser, server, repeats) -> Result:
 
 def _fresh_server(browser, server, repeats, command) -> Result:
     result = Result("fresh", "the first session after a fresh server start, to its first chart", 3.0)
-    shown, ready = [], []
+    shown: list[str | None] = []
+    ready: list[float] = []
     for _ in range(repeats):
         fresh = Server(command).start()
+        assert fresh.ready_s is not None  # start() returns once the health check answers
         ready.append(fresh.ready_s)
         try:
             page = browser.page(fresh.url)
@@ -592,11 +596,11 @@ def _upload_table(n_rows: int, seed: int) -> bytes:
     return buffer.getvalue().encode()
 
 
-#: Each action's target (seconds), issue 11.
+#: Each action's target (seconds).
 TARGETS = {"control": 0.15, "toggle": 0.15, "tab": 0.30, "cached": 0.30, "teach": 0.20, "fit10k": 1.0, "k26": 3.0,
            "during_fit": 0.30, "session": 3.0, "fresh": 3.0, "fresh_plain": 3.0}
 
-ACTIONS = {
+ACTIONS: dict[str, Callable[..., Result]] = {
     "control": _view_control,
     "toggle": _toggle,
     "tab": _tab_switch,

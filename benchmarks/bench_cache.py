@@ -46,6 +46,7 @@ def one_server(n_fits: int, n_rows: int) -> dict:
     for seed in range(n_fits):
         params = services.FitParams(k=4, seed=seed, n_init=2)
         outcome = cache.fit(data.key, tuple(schema.numeric), tuple(schema.categorical), params, data.table, schema)
+        assert outcome is not None  # no one cancels these fits
         key = cache.fit_key(data.key, schema, params)
         cache.cluster_profiles(key, outcome.model)
         cache.projection(key, 2000, outcome.model, X)
@@ -87,7 +88,7 @@ def markdown(results: dict, n_fits: int, n_rows: int) -> str:
         "profiles and projection; resident memory (VmRSS, MiB) after every fit. `bytes and entries`: a budget of "
         f"{results['bytes']['budget_mib']:.0f} MiB (the default is a sixteenth of the memory available at start, "
         "within 64-512 MiB; `CRAFT_APP_CACHE_MB` sets it, as here, to show the bound within a short run); "
-        "`entries only` sets the budget beyond reach, as the caches were before (Streamlit's `max_entries` alone).",
+        "`entries only` sets the budget beyond reach, so that Streamlit's `max_entries` alone bounds the store.",
         md_table(headers, rows),
         "With entries only, memory grows with every fit kept (a fit keeps its per-iteration labels); with the "
         "byte budget it levels off once the store is full: evicted entries' memory is reused for new ones.",

@@ -103,6 +103,9 @@ class Timeline:
         self.start = time.perf_counter()
         self.seeded: list[float] = []
         self.passes: list[tuple[float, int, int]] = []  # (time, K, points changed)
+        # Set by instrument_seeding when the seeding runs.
+        self.seeding_s = float("nan")
+        self.seeds = 0
 
     def callback(self, record):
         self.passes.append((time.perf_counter(), record.n_clusters, record.n_changed))

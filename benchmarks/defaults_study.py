@@ -31,6 +31,7 @@ optimiser of the paper's objective would lift the NMI.
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 import numpy as np
 
@@ -64,7 +65,7 @@ def _label(name, value) -> str:
 
 
 def knobs_from_defaults(defaults: dict) -> list[tuple[str, dict]]:
-    knobs = [("defaults", {})]
+    knobs: list[tuple[str, dict]] = [("defaults", {})]
     for name, values in ALTERNATIVES:
         for value in values:
             default = defaults[name]
@@ -78,7 +79,7 @@ def describe_defaults(defaults: dict) -> str:
     return ", ".join(f"{name} = {value!r}" if isinstance(value, str) else f"{name} = {value}" for name, value in defaults.items())
 
 
-PROTOTYPES = (
+PROTOTYPES: tuple[tuple[str, dict], ...] = (
     ("engine (paper: lowest variance, selected features only)", {}),
     ("numeric selection by likelihood gain", {"selection": "gain"}),
     ("finite-variance Gaussian distance", {"distance": "gaussian"}),
@@ -164,25 +165,25 @@ def search_or_objective(name, seeds, m=0.5):
             scores(d.y, model.labels_)[1], model.objective_, truth_objective, scores(d.y, polished)[1], polished_objective,
             scores(d.y, moved)[1], moved_objective,
         ))
-    rows = np.array(rows)
-    better_search = float(np.mean((rows[:, 4] < rows[:, 1] - 1e-9) & (rows[:, 3] > rows[:, 0])))
-    fit_preferred = float(np.mean(rows[:, 1] <= rows[:, 4] + 1e-9))
+    table = np.array(rows)
+    better_search = float(np.mean((table[:, 4] < table[:, 1] - 1e-9) & (table[:, 3] > table[:, 0])))
+    fit_preferred = float(np.mean(table[:, 1] <= table[:, 4] + 1e-9))
     return {
-        "nmi_fit": float(rows[:, 0].mean()),
-        "objective_fit": float(rows[:, 1].mean()),
-        "objective_truth": float(rows[:, 2].mean()),
-        "nmi_polished": float(rows[:, 3].mean()),
-        "objective_polished": float(rows[:, 4].mean()),
+        "nmi_fit": float(table[:, 0].mean()),
+        "objective_fit": float(table[:, 1].mean()),
+        "objective_truth": float(table[:, 2].mean()),
+        "nmi_polished": float(table[:, 3].mean()),
+        "objective_polished": float(table[:, 4].mean()),
         "share_search_limited": better_search,
         "share_fit_preferred": fit_preferred,
-        "nmi_moves": float(rows[:, 5].mean()),
-        "objective_moves": float(rows[:, 6].mean()),
-        "share_moves_lower": float(np.mean(rows[:, 6] < rows[:, 1] - 1e-9 * np.abs(rows[:, 1]))),
+        "nmi_moves": float(table[:, 5].mean()),
+        "objective_moves": float(table[:, 6].mean()),
+        "share_moves_lower": float(np.mean(table[:, 6] < table[:, 1] - 1e-9 * np.abs(table[:, 1]))),
     }
 
 
 def knob_sweep(names, seeds, knobs):
-    out = {}
+    out: dict[str, Any] = {}
     for label, options in knobs:
         for name in names:
             d = labelled(name)
@@ -205,15 +206,16 @@ def restart_ranking(name, n_runs, group, m=0.5):
         clusters, stats = _engine.fit_clusters(data, model.labels_, model.n_clusters_, model.options_)
         objective, normaliser = _engine.objective(data, clusters, stats, model.options_)
         runs.append((scores(d.y, model.labels_)[1], objective, normaliser, abs(model.n_clusters_ - d.n_classes)))
-    runs = np.array(runs).reshape(-1, group, 4)
-    by_objective = [g[np.lexsort((g[:, 1], g[:, 3]))[0], 0] for g in runs]
-    by_likelihood = [g[np.lexsort((g[:, 1] + g[:, 2], g[:, 3]))[0], 0] for g in runs]
-    return {"single": float(runs[:, :, 0].mean()), "by_objective": float(np.mean(by_objective)), "by_likelihood": float(np.mean(by_likelihood)), "groups": int(runs.shape[0])}
+    grouped = np.array(runs).reshape(-1, group, 4)
+    by_objective = [g[np.lexsort((g[:, 1], g[:, 3]))[0], 0] for g in grouped]
+    by_likelihood = [g[np.lexsort((g[:, 1] + g[:, 2], g[:, 3]))[0], 0] for g in grouped]
+    return {"single": float(grouped[:, :, 0].mean()), "by_objective": float(np.mean(by_objective)),
+            "by_likelihood": float(np.mean(by_likelihood)), "groups": int(grouped.shape[0])}
 
 
 def prototype_study(names, seeds, ms, recovery_runs):
     """NMI of the numeric prototypes (numeric and mixed datasets) and their exact recovery on Figure 2's sets."""
-    out = {"nmi": {}, "recovery": {}, "available": True}
+    out: dict[str, Any] = {"nmi": {}, "recovery": {}, "available": True}
     for label, options in PROTOTYPES:
         try:
             with prototypes.patched(**options):
@@ -239,7 +241,8 @@ def run(quick: bool = False, best_peers: dict | None = None) -> dict:
     defaults = current_defaults()
     knobs = knobs_from_defaults(defaults)
     knobs = [k for k in knobs if k[0] in QUICK_KNOBS] if quick else knobs
-    data = {"seeds": len(seeds), "names": list(names), "search": {}, "knobs": {}, "ranking": {}, "defaults": {k: str(v) if isinstance(v, str) else v for k, v in defaults.items()}}
+    data: dict[str, Any] = {"seeds": len(seeds), "names": list(names), "search": {}, "knobs": {}, "ranking": {},
+            "defaults": {k: str(v) if isinstance(v, str) else v for k, v in defaults.items()}}
     with quiet():
         for name in names:
             data["search"][name] = search_or_objective(name, seeds)
@@ -299,7 +302,7 @@ def markdown(data) -> str:
         rows.append(["*best peer (paper tables, m = 0.5)*", *[fmt(peers.get(n, {}).get("nmi"), 3) for n in names], "", ""])
     for label in data["knob_labels"]:
         values = [data["knobs"][f"{label}|{n}"]["nmi"] for n in names]
-        wins = sum(1 for n, v in zip(names, values) if n in peers and v >= peers[n]["nmi"] - 0.005)
+        wins = sum(1 for n, v in zip(names, values, strict=True) if n in peers and v >= peers[n]["nmi"] - 0.005)
         rows.append([label, *[fmt(v, 3) for v in values], fmt(float(np.mean(values)), 3), f"{wins} / {len([n for n in names if n in peers])}" if peers else ""])
     lines += [
         f"**2. One knob at a time** (mean NMI over seeds; the estimator's defaults: {describe_defaults(data.get('defaults', {}))}, "
@@ -321,7 +324,8 @@ def markdown(data) -> str:
         f"grouped by {data['ranking_group']}; the run kept in each group by K nearest k, then by the objective, or by "
         "the objective plus the numeric Gaussian normaliser)",
         "",
-        md_table(["Dataset", "one run", "kept by objective", "kept by objective + normaliser", "m = 0.6: by objective", "m = 0.6: by objective + normaliser", "groups"], rows),
+        md_table(["Dataset", "one run", "kept by objective", "kept by objective + normaliser", "m = 0.6: by objective",
+                  "m = 0.6: by objective + normaliser", "groups"], rows),
         "",
     ]
     lines += _prototype_markdown(data, short)
@@ -435,7 +439,7 @@ def _recommendations(data, short, better) -> list[str]:
     ranking = data.get("ranking", {})
     gains = {n: ranking[n]["by_likelihood"] - ranking[n]["by_objective"] for n in names if n in ranking}
     if gains:
-        best = max(gains, key=gains.get)
+        best = max(gains, key=gains.__getitem__)
         worst = min(gains.values())
         lines.append(
             f"- **Choosing among restarts**: keep the run with the lowest objective *plus* the numeric Gaussian normaliser "
@@ -448,7 +452,8 @@ def _recommendations(data, short, better) -> list[str]:
         key = f"{label}|{name}"
         return knobs[key]["nmi"] - knobs[f"defaults|{name}"]["nmi"] if key in knobs else float("nan")
 
-    kept, weak = [], []
+    kept: list[str] = []
+    weak: list[str] = []
     for label in [label for label in data["knob_labels"] if label != "defaults" and not label.startswith("m=")]:
         values = [delta(label, n) for n in names]
         if all(np.isnan(values)):

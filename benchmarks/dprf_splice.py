@@ -28,7 +28,8 @@ def dprf_with_k(Z, m, k, seed, max_steps=40):
     # The threshold is lam + D F0; search on it (it stays positive where lam may not).
     offset = Z.shape[1] * _f0(m)
     best = start
-    low, high = None, None
+    low: float | None = None
+    high: float | None = None
     threshold = start.lam_ + offset
     for _ in range(max_steps):
         model = DPRF(m=m, lam=threshold - offset, random_state=seed).fit(Z) if threshold - offset > 0 else None
@@ -43,6 +44,7 @@ def dprf_with_k(Z, m, k, seed, max_steps=40):
         else:
             high = threshold
         if low is None:
+            assert high is not None  # one side was set above
             threshold = high / 2.0
         elif high is None:
             threshold = low * 2.0
@@ -64,7 +66,8 @@ def run(quick: bool = False, seeds=None) -> dict:
     seeds = list(seeds if seeds is not None else range(2 if quick else 10))
     ms = (0.4,) if quick else MS
     methods = {
-        "CRAFT (paper protocol)": lambda m, s: CRAFT(m=m, k=3, k_method="farthest_first", init="random", n_init=1, categorical=d.schema, random_state=s).fit(d.X),
+        "CRAFT (paper protocol)": lambda m, s: CRAFT(m=m, k=3, k_method="farthest_first", init="random", n_init=1,
+                                                     categorical=d.schema, random_state=s).fit(d.X),
         "CRAFT (defaults)": lambda m, s: CRAFT(m=m, k=3, categorical=d.schema, random_state=s).fit(d.X),
         "DP-RF (farthest-first λ)": lambda m, s: DPRF(m=m, k=3, random_state=s).fit(d.euclidean),
         "DP-RF (λ searched for K = 3)": lambda m, s: dprf_with_k(d.euclidean, m, 3, s),
@@ -77,13 +80,13 @@ def run(quick: bool = False, seeds=None) -> dict:
                 for seed in seeds:
                     model = fit(m, seed)
                     values.append((*scores(d.y, model.labels_), model.n_clusters_))
-                values = np.array(values)
+                measured = np.array(values)
                 table[f"{m}|{method}"] = {
-                    "purity": float(values[:, 0].mean()),
-                    "nmi": float(values[:, 1].mean()),
-                    "purity_sd": float(values[:, 0].std()),
-                    "nmi_sd": float(values[:, 1].std()),
-                    "k_mean": float(values[:, 2].mean()),
+                    "purity": float(measured[:, 0].mean()),
+                    "nmi": float(measured[:, 1].mean()),
+                    "purity_sd": float(measured[:, 0].std()),
+                    "nmi_sd": float(measured[:, 1].std()),
+                    "k_mean": float(measured[:, 2].mean()),
                 }
             print(f"  DP-RF on Splice: m = {m} done", flush=True)
     data = {"seeds": len(seeds), "ms": list(ms), "table": table}

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import time
+from typing import Any
 
 import numpy as np
 
@@ -85,8 +86,8 @@ def run_dataset(name: str, ms, seeds) -> dict:
                 labels = peers.kmeans_labels(Z, k, seed)
             _record(runs, (None, "k-means"), d.y, labels, watch.seconds)
             with Stopwatch() as watch:
-                labels = peers.kmodes_labels(d.X, d.schema, k, seed)
-            _record(runs, (None, "k-modes/k-prot."), d.y, labels, watch.seconds)
+                kmodes = peers.kmodes_labels(d.X, d.schema, k, seed)
+            _record(runs, (None, "k-modes/k-prot."), d.y, kmodes, watch.seconds)
         with Stopwatch() as watch:
             condensed = peers.gower_condensed(d.X, d.schema)
         for method, linkage in (("Gower+avg", "average"), ("Gower+compl."  , "complete")):
@@ -97,8 +98,8 @@ def run_dataset(name: str, ms, seeds) -> dict:
         ndfs = {}
         for seed in seeds:
             with Stopwatch() as watch:
-                ndfs[seed] = peers.ndfs_scores(Z, k, seed)
-            ndfs[seed] = (ndfs[seed], watch.seconds)
+                feature_scores = peers.ndfs_scores(Z, k, seed)
+            ndfs[seed] = (feature_scores, watch.seconds)
         for m in ms:
             with Stopwatch() as watch:
                 mcfs = peers.mcfs_scores(Z, k, peers.n_selected(m, Z.shape[1]))
@@ -157,7 +158,7 @@ def run(quick: bool = False, names=None, seeds=None) -> dict:
     seeds = list(seeds if seeds is not None else range(2 if quick else 10))
     ms = (0.5, 0.8)
     params = CRAFT().get_params()
-    data = {
+    data: dict[str, Any] = {
         "seeds": len(seeds),
         "datasets": {},
         "craft_defaults": ", ".join(
@@ -223,7 +224,7 @@ def markdown(data: dict, ms=(0.5, 0.8)) -> str:
             ours = result(summary, m, "CRAFT")
             paper_protocol = result(summary, m, "CRAFT (paper)")
             peer = best_peer(summary, m, d_classes(name))
-            if not (ours and peer):
+            if not (ours and paper_protocol and peer):
                 continue
             gap = ours["nmi"] - peer[1]
             peer_text = f"{peer[0]}: {peer[1]:.3f} ± {peer[2]:.3f}"
@@ -251,8 +252,8 @@ def markdown(data: dict, ms=(0.5, 0.8)) -> str:
         cells = [short.get(name, name), d_classes(name)]
         for m in ms:
             for method in ("CRAFT (paper)", "CRAFT"):
-                cells.append(fmt(result(summary, m, method)["k_mean"], 1))
-        cells += [fmt(result(summary, None, method)["k_mean"], 1) for method in ("DP-means(R)", "DP-means")]
+                cells.append(fmt((result(summary, m, method) or {}).get("k_mean"), 1))
+        cells += [fmt((result(summary, None, method) or {}).get("k_mean"), 1) for method in ("DP-means(R)", "DP-means")]
         rows.append(cells)
     lines += [
         "**Mean number of clusters found** (farthest-first λ only approximates K; every other method is given K)",

@@ -148,8 +148,10 @@ def ndfs_scores(
 
 
 def _seed(random_state) -> int | None:
-    if random_state is None or isinstance(random_state, (int, np.integer)):
-        return random_state
+    if random_state is None:
+        return None
+    if isinstance(random_state, (int, np.integer)):
+        return int(random_state)
     return int(np.random.default_rng(random_state).integers(2**31 - 1))
 
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -89,8 +90,8 @@ def run(quick: bool = False, figures_dir: Path | None = None, seeds=None) -> dic
     figures_dir = Path(figures_dir or ROOT / "docs" / "figures")
     n_fixed = 2 if quick else 20
     n_approx = 1 if quick else 5
-    data = {"fixed": {}, "approx_c": {}, "approx_v": {}, "noisy_c": {}, "outside_c": {}, "outside_v": {}, "figures": []}
-    protocols = {
+    data: dict[str, Any] = {"fixed": {}, "approx_c": {}, "approx_v": {}, "noisy_c": {}, "outside_c": {}, "outside_v": {}, "figures": []}
+    protocols: dict[str, dict[str, Any]] = {
         "paper protocol": dict(k_method="farthest_first", init="random", n_init=1),
         "defaults": {},
         "defaults, shrink": dict(rho_selection="shrink"),

@@ -20,6 +20,7 @@ import re
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from .common import OUT, ROOT, machine, replace_sections, save_raw
 
@@ -98,7 +99,8 @@ def main(argv=None) -> int:
         return render(keys, args.quick, results, figures)
 
     info = machine()
-    updates, raw = {}, {}
+    updates: dict[str, str] = {}
+    raw: dict[str, Any] = {}
     started = time.perf_counter()
     for key in keys:
         begin = time.perf_counter()

@@ -716,6 +716,7 @@ class DPRF(ClusterMixin, BaseEstimator):
         if not fitted.converged:
             _warn_not_converged("DPRF", max_iter)
         masks = fitted.masks
+        assert masks is not None  # a DP-RF run always selects
         diff = X - fitted.centers[fitted.labels]
         discrepancy = float(((diff * diff) * masks[fitted.labels]).sum())
         n_clusters = int(fitted.centers.shape[0])

@@ -44,6 +44,7 @@ import threading
 import time
 import uuid
 from collections import OrderedDict
+from typing import Any, Hashable, cast
 
 import streamlit as st
 from streamlit import runtime
@@ -150,8 +151,8 @@ class _Progress:
         self.every = every
         self.start = time.monotonic()
         self.last = 0.0
-        self.bar = None
-        self.holder = None
+        self.bar: Any = None
+        self.holder: Any = None
 
     def _show(self, fraction: float, text: str, cancel=None) -> None:
         """Draw or move the bar; ``cancel`` (a callable) puts a Cancel button beside it when it appears."""
@@ -219,9 +220,10 @@ def original_cells(key: str, _data: services.LoadedData, _content: bytes | None)
     return services.original_cells(_data, _content)
 
 
-def _session_alive(holder: tuple[str, str]) -> bool:
-    """Whether the browser session of ``holder`` is still connected (always, outside a server)."""
-    return not runtime.exists() or bool(runtime.get_instance().is_active_session(holder[0]))
+def _session_alive(holder: Hashable) -> bool:
+    """Whether the browser session of ``holder`` (a :func:`session_token`) is still connected (always, outside a server)."""
+    session_id = cast(tuple[str, str], holder)[0]
+    return not runtime.exists() or bool(runtime.get_instance().is_active_session(session_id))
 
 
 #: The fits running in background threads; a finished one goes to :data:`STORE` before it is forgotten.
@@ -262,7 +264,9 @@ def request_fit(data_key: str, numeric: tuple, categorical: tuple, params: FitPa
     if found is not None:
         return found
     if held is not None and held.done and held.outcome is not None:
-        return finished(held)
+        outcome = finished(held)
+        if outcome is not None:
+            return outcome
     job = _job_of(key, numeric, categorical, params, table, schema)
     st.session_state["_fit_job"] = job
     return job

@@ -15,6 +15,7 @@ when there is no fit); a page that does not (the Data page) calls
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Hashable
 
 import pandas as pd
 import streamlit as st
@@ -84,12 +85,14 @@ class AppContext:
 
     @property
     def X(self) -> pd.DataFrame:
-        """The fitted columns of the table."""
+        """The fitted columns of the table (a page reads it after :func:`require_model`)."""
+        assert self.data is not None and self.model is not None
         return fitted_X(self.model, self.data.table)
 
     @property
     def y(self):
-        """Labels for evaluation (strings, missing allowed) or None."""
+        """Labels for evaluation (strings, missing allowed) or None (a page reads it after :func:`require_model`)."""
+        assert self.data is not None
         return labels_for_evaluation(self.data.table, self.label)[0]
 
     @property
@@ -109,7 +112,7 @@ def _loaded_data(source: str) -> LoadedData:
             )
         if upload is None:
             raise CraftInputError("No uploaded file: upload one on the Data page, or pick an example.")
-        key = upload_key(upload["sha"], tokens_in_text=upload.get("tokens_in_text", False), sheet=upload.get("sheet"))
+        key: Hashable = upload_key(upload["sha"], tokens_in_text=upload.get("tokens_in_text", False), sheet=upload.get("sheet"))
     else:
         n = int(st.session_state.get("syn_n", 300))
         seed = int(st.session_state.get("syn_seed", 0))
@@ -118,6 +121,7 @@ def _loaded_data(source: str) -> LoadedData:
     if held is not None and held[0] == key:
         return held[1]
     if source == UPLOAD:
+        assert upload is not None  # refused above
         data = cache.load_upload(upload["sha"], upload["name"], upload["data"], upload.get("tokens_in_text", False),
                                  upload.get("sheet"))
     else:
@@ -130,6 +134,8 @@ def build(params: FitParams) -> AppContext:
     """Load, apply roles and fit; the result goes to ``st.session_state["ctx"]``."""
     source = st.session_state.get("dataset")
     try:
+        if source is None:  # a run without the sidebar's state: app.py run as a plain script (bare mode)
+            raise CraftInputError("No dataset chosen: pick one in the sidebar.")
         data = _loaded_data(source)
     except CraftInputError as error:
         ctx = AppContext(None, None, None, params, problem=str(error))

@@ -32,6 +32,7 @@ def warm() -> None:
         warnings.simplefilter("ignore")
         outcome = services.fit_craft(data.table, schema, services.FitParams(k=3))
     model = outcome.model
+    assert model is not None, outcome.error
     X = services.fitted_X(model, data.table)
     # Plotly loads its validators on first use: build and serialise the figures once.
     for figure in (plots.fig_feature_masks(model), plots.fig_data_heatmap(model, X),

@@ -245,7 +245,7 @@ PRESETS: dict[str, dict] = {
     # eps_c in the middle of [0.8, 1), where the rule recovers the subspaces given the true partition.
     "fig3_categorical": dict(m=0.33, size_by="k", k=3, budget="approximate", eps_c=0.9, standardize=True),
     # The paper's eps_v in [4, 6] is in raw units (noise variance 9); at its top, a partition that mixes
-    # planted clusters no longer drops their features from the objective, so restarts keep the true one.
+    # planted clusters does not drop their features from the objective, so restarts keep the true one.
     "fig3_numeric": dict(m=0.33, size_by="k", k=3, budget="approximate", eps_v=6.0, standardize=False),
     "mixed_planted": dict(m=0.5, size_by="k", k=4, budget="fixed", standardize=True),
     "spambase": dict(m=0.5, size_by="k", k=2, budget="fixed", standardize=True),
@@ -556,10 +556,10 @@ def fit_schema(data: LoadedData, overrides: Mapping[str, str], label: str | None
     if label is not None:
         schema = _with_label(schema, label, "label column: used for evaluation only, never for fitting")
     if not schema.used:
-        reasons = "; ".join(f"{c!r}: {schema.reasons[c]}" for c in schema.columns[:4])
+        listed = "; ".join(f"{c!r}: {schema.reasons[c]}" for c in schema.columns[:4])
         raise CraftInputError(
             "No usable column: every column is ignored or is the label "
-            f"({reasons}{'; …' if len(schema.columns) > 4 else ''}). On the Data page, give at least one "
+            f"({listed}{'; …' if len(schema.columns) > 4 else ''}). On the Data page, give at least one "
             "column the role numeric or categorical, or upload a table with feature columns."
         )
     return schema, notes
@@ -594,33 +594,33 @@ def column_report(table: pd.DataFrame, schema: Schema, label: str | None,
     >>> column_report(t, infer_schema(t), None, "marginalise")["missing_handling"].tolist()[0]
     '1 missing cell(s) left out: no cost to their row, no part in their cluster'
     """
-    rows, mode = [], missing
+    rows = []
     info = read_info(table)
     for column in table.columns:
         values = table[column]
-        missing = int(values.isna().sum())
+        absent = int(values.isna().sum())
         markers = ""
         if info is not None and column in info.read_as_missing:
             markers = f"read as missing: {_markers(info.read_as_missing[column])}"
         elif info is not None and column in info.kept_as_text:
             markers = f"kept as text: {_markers(info.kept_as_text[column])}"
         role = "label" if column == label else schema.role(column)
-        if missing == 0:
+        if absent == 0:
             handling = "none missing"
-        elif role in ("numeric", "categorical") and mode == "marginalise":
-            handling = f"{missing} missing cell(s) left out: no cost to their row, no part in their cluster"
+        elif role in ("numeric", "categorical") and missing == "marginalise":
+            handling = f"{absent} missing cell(s) left out: no cost to their row, no part in their cluster"
         elif role == "numeric":
-            handling = f"{missing} missing cell(s) filled with the column mean"
+            handling = f"{absent} missing cell(s) filled with the column mean"
         elif role == "categorical":
-            handling = f"{missing} missing cell(s) form a level of their own, '(missing)'"
+            handling = f"{absent} missing cell(s) form a level of their own, '(missing)'"
         elif role == "label":
             handling = "rows without a label are left out of the evaluation"
         else:
             handling = "column not used"
         rows.append(dict(
             column=column, role=role, reason=schema.reasons[column], dtype=str(values.dtype),
-            distinct=int(values.nunique(dropna=True)), missing=missing,
-            missing_share=missing / max(1, len(values)), missing_handling=handling, markers=markers,
+            distinct=int(values.nunique(dropna=True)), missing=absent,
+            missing_share=absent / max(1, len(values)), missing_handling=handling, markers=markers,
         ))
     return pd.DataFrame(rows, columns=["column", "role", "reason", "dtype", "distinct", "missing", "missing_share",
                                        "missing_handling", "markers"])
@@ -639,10 +639,10 @@ def truth_agreement(model, data: LoadedData) -> dict | None:
     The fitted masks are read from ``model.feature_mask_``, columns matched
     to the planted ones by name (a column the fit ignored selects nothing).
     """
-    if data.true_mask is None or data.true_labels is None or model is None:
+    if data.true_mask is None or data.true_labels is None or data.mask_features is None or model is None:
         return None
     position = {str(name): j for j, name in enumerate(model.feature_names_in_)}
-    mask = np.zeros((model.n_clusters_, len(data.mask_features)), dtype=bool)
+    mask = np.zeros((model.n_clusters_, len(data.mask_features)), dtype=np.bool_)
     for j, name in enumerate(data.mask_features):
         if name in position:
             mask[:, j] = model.feature_mask_[:, position[name]]
@@ -996,6 +996,7 @@ def sweep_values(param: str, low: float, high: float, steps: int) -> list:
     if param not in SWEEPABLE:
         raise CraftInputError(f"Cannot sweep {param!r}; choose one of {', '.join(SWEEPABLE)}.")
     low, high = (float(low), float(high)) if low <= high else (float(high), float(low))
+    values: list[int] | list[float]
     if param == "k":
         values = sorted({int(round(v)) for v in np.linspace(max(1, low), max(1, high), steps)})
     elif param == "lam":
@@ -1126,6 +1127,7 @@ def mask_stability(
             mapping = np.arange(model.n_clusters_)
         else:
             mapping = align_clusters(reference.labels_, model.labels_)
+        assert counts is not None  # allocated with the reference
         for cluster, target in enumerate(mapping):
             if target >= 0:
                 counts[target] += model.feature_mask_[cluster]
@@ -1133,6 +1135,7 @@ def mask_stability(
                             ari_to_reference=metrics.ari(reference.labels_, model.labels_)))
     if progress is not None:
         progress(1.0, "done")
+    assert reference is not None and counts is not None  # runs holds params.seed at least
     frequency = pd.DataFrame(
         counts / len(runs),
         index=pd.Index(range(reference.n_clusters_), name="cluster"),

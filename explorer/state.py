@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import math
+from typing import Any
 
 import streamlit as st
 
@@ -27,7 +28,7 @@ DEFAULT_SYNTHETIC_ROWS = 300
 _DEFAULT = FitParams().replace(**PRESETS[DEFAULT_DATASET])
 
 #: Defaults of the parameter widgets (also their URL defaults).
-WIDGET_DEFAULTS = {
+WIDGET_DEFAULTS: dict[str, Any] = {
     "dataset": DEFAULT_DATASET,
     "syn_n": DEFAULT_SYNTHETIC_ROWS,
     "syn_seed": 0,
@@ -77,7 +78,7 @@ _PRESET_BASE = {
 CONTINUED = "_continued_view"
 
 #: Session keys that are not widgets, with their initial values.
-_SESSION_DEFAULTS = {
+_SESSION_DEFAULTS: dict[str, Any] = {
     "role_overrides": {},  # column -> numeric / categorical / ignored
     "label_choice": None,  # None: the dataset's own label; "" : no label; else a column
     "upload": None,  # dict(name, data, sha) of the last good upload
@@ -121,8 +122,8 @@ def init_session() -> None:
             st.session_state["label_choice"] = NO_LABEL if value in ("", "(none)") else value
         if "roles" in params:
             try:
-                roles = json.loads(params.get("roles"))
-            except (TypeError, ValueError):
+                roles = json.loads(params["roles"])
+            except ValueError:
                 roles = None
             if isinstance(roles, dict):
                 st.session_state["role_overrides"] = {

@@ -14,6 +14,7 @@ TABS = ["Feature masks", "Data heatmap", "Sizes & profiles", "Projection", "Iter
 ctx = context.current()
 st.title("Tune & see")
 model = context.require_model(ctx)
+assert ctx.data is not None  # require_model stopped the page otherwise
 # The agreement with the planted truth sits under the figures it judges, so the heatmap stays above the fold.
 fit_summary(ctx, truth=False)
 X = ctx.X
@@ -25,7 +26,7 @@ def masks_view() -> None:
     """Mask heatmap with its (view-only) ordering control."""
     left, right = st.columns([2, 1])
     default = "natural" if has_truth else "subspace"
-    order = left.segmented_control("Feature order", list(ORDERS), default=default, format_func=ORDERS.get,
+    order = left.segmented_control("Feature order", list(ORDERS), default=default, format_func=ORDERS.__getitem__,
                                    key="mask_order", required=True)
     # Only synthetic sets know their planted clusters and subspaces: other tables get no switch at all.
     truth = has_truth and right.toggle("Beside the planted subspaces", True, key="mask_truth",
@@ -43,7 +44,7 @@ def heatmap_view() -> None:
     """The paper's "Dataset | CRAFT" figure, live."""
     left, middle, right = st.columns([2, 1, 1])
     default = "natural" if has_truth else "subspace"
-    order = left.segmented_control("Feature order", list(ORDERS), default=default, format_func=ORDERS.get,
+    order = left.segmented_control("Feature order", list(ORDERS), default=default, format_func=ORDERS.__getitem__,
                                    key="heat_order", required=True)
     max_rows = middle.select_slider("Rows drawn at most", [100, 200, 400, 800, 1500], value=400, key="heat_rows")
     truth = has_truth and right.toggle("Dataset | CRAFT", True, key="heat_truth",

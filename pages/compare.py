@@ -11,6 +11,7 @@ from explorer.ui import esc
 ctx = context.current()
 st.title("Compare methods")
 model = context.require_model(ctx)
+assert ctx.data is not None  # require_model stopped the page otherwise
 y = ctx.y
 n_classes = int(y.dropna().nunique()) if y is not None else None
 

@@ -90,7 +90,7 @@ if ctx.model is not None:
         "Tune the parameters in the sidebar; see the result on the next pages.", icon=":material/check_circle:",
     )
     st.page_link("pages/clusters.py", label="Tune & see the clusters", icon=":material/grid_view:")
-    if ctx.data.kind == "upload" and st.session_state.get("k_advice") and ctx.params.size_by == "k":
+    if ctx.data is not None and ctx.data.kind == "upload" and st.session_state.get("k_advice") and ctx.params.size_by == "k":
         note(k_advice(table=ctx.data.table, label=ctx.label, k=ctx.params.k))
 elif ctx.cancelled:
     context.offer_refit(ctx)

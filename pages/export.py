@@ -13,6 +13,7 @@ ctx = context.current()
 st.title("Export")
 model = context.require_model(ctx)
 data = ctx.data
+assert data is not None and ctx.outcome is not None  # require_model stopped the page otherwise
 stem = "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in data.name.rsplit(".", 1)[0])[:60] or "data"
 
 st.markdown("The labels CSV holds your cells as the file wrote them (missing markers, numbers such as 1,50 or "
@@ -79,7 +80,7 @@ pages = {"clusters": "Tune & see", "": "Data", "evaluate": "Evaluate", "teach": 
          "whatif": "What-if", "export": "Export"}
 last = st.session_state.get("last_page")
 target = st.selectbox("The link opens", list(pages), index=list(pages).index(last) if last in pages else 0,
-                      format_func=pages.get, key="share_page",
+                      format_func=pages.__getitem__, key="share_page",
                       help="By default the page you looked at before this one (with its open tab).")
 query = state.share_query(ctx.shareable, page=target)
 if ctx.shareable:

@@ -181,6 +181,7 @@ rho_view()
 def rho_masks_view() -> None:
     """The masks of this data and parameters refitted at a few ρ, under both selection rules."""
     st.subheader("The masks at a few values of ρ, under both rules")
+    assert ctx.data is not None and ctx.schema is not None  # require_model stopped the page otherwise
     table, data_key, labels = ctx.data.table, ctx.data.key, model.labels_
     sampled = len(table) > RHO_DEMO_ROWS
     if sampled:

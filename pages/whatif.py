@@ -11,6 +11,7 @@ from explorer.ui import error
 ctx = context.current()
 st.title("What-if")
 model = context.require_model(ctx)
+assert ctx.data is not None  # require_model stopped the page otherwise
 params = ctx.params
 y = ctx.y
 results = st.session_state["results"]
@@ -23,7 +24,7 @@ DEFAULT_RANGES = {
 st.subheader("Sweep one parameter")
 st.caption("Every other parameter stays as in the sidebar. For ρ the sweep runs over ρ/(m(1−m)) in (0, 1), "
            "so every value is valid; for ε_c and ε_v the budget is approximate.")
-param = st.selectbox("Parameter", list(SWEEPABLE), format_func=SWEEPABLE.get, key="sweep_param")
+param = st.selectbox("Parameter", list(SWEEPABLE), format_func=SWEEPABLE.__getitem__, key="sweep_param")
 low_default, high_default, steps_default = DEFAULT_RANGES[param]
 with st.form("sweep_form"):
     a, b, c, d = st.columns(4)

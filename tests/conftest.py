@@ -34,7 +34,7 @@ def _streamlit_navigation_mode(monkeypatch):
 def wide_survey():
     """``(X, classes, model)``: 900 rows, 42 long feature names, 9 planted groups, fitted with k = 9.
 
-    The shape of the uploaded survey whose report lost its labels (issue 10).
+    The shape of a survey whose report would clip its labels: many long names, many clusters.
     """
     import pandas as pd
 

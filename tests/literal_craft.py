@@ -131,7 +131,7 @@ def _round_significant(value, scale, digits=10):
     return round(value / quantum) * quantum
 
 
-def literal_craft(table, numeric, categorical, *, m, rho=None, lam, budget="fixed", eps_c=0.8, eps_v=0.5,
+def literal_craft(table, numeric, categorical, *, m, rho=None, lam, budget="fixed", eps_c=0.8, eps_v=0.5,  # noqa: C901 - the paper's algorithm in one piece, read beside it
                   smoothing=0.1, min_variance=0.3, max_iter=100, rng, initial=None):
     """Run Algorithm CRAFT literally on ``table``; return a :class:`LiteralRun`.
 

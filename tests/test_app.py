@@ -488,7 +488,7 @@ def _file_id(data: bytes, mime: str, name: str) -> str:
 def test_export_offers_labels_masks_params_and_report():
     at = start("export", dataset="fig1_binary", syn_n=60)
     state = ctx(at)
-    buttons = {b.label: b for b in at.get("download_button")}
+    buttons = {b.label: b for b in at.get("download_button")}  # type: ignore[union-attr]  # AppTest.get: Element | Block
     labels = buttons["Labels (CSV, the original rows + their cluster)"]
     expected = labels_csv(state.data.table, state.model.labels_)
     assert labels.proto.url.endswith(_file_id(expected, "text/csv", "fig1_binary_craft_labels.csv") + ".csv")
@@ -498,7 +498,7 @@ def test_export_offers_labels_masks_params_and_report():
     assert "Download the HTML report" not in buttons
     at.button(key="build_report").click().run()
     assert not at.exception
-    assert "Download the HTML report" in {b.label for b in at.get("download_button")}
+    assert "Download the HTML report" in {b.label for b in at.get("download_button")}  # type: ignore[union-attr]
     key, document = at.session_state["report"]
     assert key == f"{state.key}|{state.label}" and document.count("plotly-graph-div") >= 5
     assert at.code[0].value.endswith("?syn_n=60&n_init_auto=false&n_init=1")  # the default dataset is not repeated

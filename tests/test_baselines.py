@@ -49,7 +49,7 @@ def literal_dprf_pass(X, centers, masks, threshold, terms, rng):
     for n, x in enumerate(X):
         dist = [
             float(np.sum(v * (x - c) ** 2)) + v.sum() * terms.f_delta
-            for c, v in zip(centers, masks)
+            for c, v in zip(centers, masks, strict=True)
         ]
         best = int(np.argmin(dist))
         if dist[best] > threshold:

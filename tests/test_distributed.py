@@ -62,7 +62,7 @@ def table():
     return mixed_table(600, 3)
 
 
-def split(table: pd.DataFrame, sizes) -> "dd.DataFrame":
+def split(table: pd.DataFrame, sizes):
     """The table as a dask DataFrame with partitions of the given sizes (zeros allowed)."""
     bounds = np.concatenate([[0], np.cumsum(sizes)])
     assert bounds[-1] == len(table)
@@ -329,7 +329,7 @@ def test_input_checks(client, table):
 
 
 def test_a_worker_killed_mid_fit_is_survived_with_the_same_result():
-    """Issue 14: killing one of two workers mid-fit lost scattered data ("already forgotten").
+    """Killing one of two workers mid-fit loses no data (no "already forgotten" from scattered data).
 
     Every future the fit holds is a task that the scheduler can rerun, so the
     lost worker's partitions are read again from their sources elsewhere.
@@ -345,7 +345,7 @@ def test_a_worker_killed_mid_fit_is_survived_with_the_same_result():
         cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None)
     with cluster, distributed.Client(cluster) as client:
         victim = min(client.run(os.getpid).values())
-        killed = []
+        killed: list[int] = []
 
         def kill_one_worker(record):
             if record.iteration == 2 and not killed:

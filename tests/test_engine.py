@@ -83,7 +83,7 @@ def test_engine_options_take_every_estimator_parameter_from_the_caller():
                                                   "rho_selection", "max_iter"}
     assert [f.name for f in mirrored if f.default is not dataclasses.MISSING] == []
     with pytest.raises(TypeError, match="smoothing"):
-        _engine.Options(terms=prior_terms(0.5), lam=1.0)
+        _engine.Options(terms=prior_terms(0.5), lam=1.0)  # type: ignore[call-arg]  # the refusal is what is tested
     # The estimator hands the engine its own defaults.
     options = CRAFT(lam=1.0)._validated_options()
     assert (options.smoothing, options.min_variance) == (ESTIMATOR_PARAMETERS["smoothing"].default,
@@ -290,7 +290,7 @@ def test_stopping_rule_compares_labels_after_renumbering():
 
 
 def test_some_seeds_open_clusters_during_the_passes():
-    """The craft++ comparison above covers passes that open clusters (it once compared only those that did not)."""
+    """The craft++ comparison above covers passes that open clusters, not only those that do not."""
     opened = 0
     for seed in range(6):
         table, numeric, categorical = _random_mixed(seed, 60, 2, 2)
@@ -371,7 +371,7 @@ def test_algorithm2_distance_is_the_engines_categorical_cost_without_selection()
 
 
 def test_binary_entropy():
-    np.testing.assert_allclose(binary_entropy([0.0, 0.5, 1.0]), [0.0, math.log(2), 0.0])
+    np.testing.assert_allclose(binary_entropy(np.array([0.0, 0.5, 1.0])), [0.0, math.log(2), 0.0])
 
 
 def test_algorithm2_finds_two_binary_clusters_and_its_objective():

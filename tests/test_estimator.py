@@ -125,7 +125,7 @@ def _assert_same_state(before, after):
     ],
 )
 def test_failed_refit_leaves_the_previous_fit_intact(change, bad_table, message):
-    """The issue's case: after a failing refit, every fitted attribute still belongs to the first table."""
+    """After a failing refit, every fitted attribute still belongs to the first table."""
     table = pd.DataFrame({"size": [1.0, 1.1, 0.9, 8.0, 8.2, 7.9], "colour": list("rrrbbb")})
     model = CRAFT(k=2, random_state=0, n_init=1).fit(table)
     before = _fitted_state(model)
@@ -154,11 +154,11 @@ def test_parameters_after_m_are_keyword_only():
     from craft.baselines import DPRF, DPMeans
 
     with pytest.raises(TypeError, match="positional"):
-        CRAFT(0.5, None)
+        CRAFT(0.5, None)  # type: ignore[call-arg]  # the refusal is what is tested
     with pytest.raises(TypeError, match="positional"):
-        DPRF(0.5, None)
+        DPRF(0.5, None)  # type: ignore[call-arg]
     with pytest.raises(TypeError, match="positional"):
-        DPMeans(1.0, 2)
+        DPMeans(1.0, 2)  # type: ignore[call-arg]
     assert CRAFT(0.4).m == 0.4 and DPRF(0.4).m == 0.4 and DPMeans(2.0).lam == 2.0
     distributed = pytest.importorskip("craft.distributed", reason="DaskCRAFT needs the 'dask' extra")
     with pytest.raises(TypeError, match="positional"):
@@ -166,10 +166,10 @@ def test_parameters_after_m_are_keyword_only():
 
 
 def test_derived_lambda_is_never_below_or_at_zero():
-    """k above the distinct rows once gave lambda 1e-12 silently; now the last positive distance."""
+    """k above the distinct rows: lambda is the last positive distance, never 1e-12 or less."""
     table = pd.DataFrame({"a": [1.0, 1, 1, 2, 2, 2], "c": list("xxxyyy")})
-    for params in ({"k": 6}, {"k": 3, "m": 0.9}):
-        params = {**params, "k_method": "farthest_first"}
+    for given in ({"k": 6}, {"k": 3, "m": 0.9}):
+        params = {**given, "k_method": "farthest_first"}
         with pytest.warns(UserWarning, match="not reachable"):
             model = CRAFT(random_state=0, n_init=1, **params).fit(table)
         assert model.lam_ > 1e-3, (params, model.lam_)
@@ -303,7 +303,7 @@ def test_k_beyond_the_distinct_rows_is_refused():
 
 
 def test_callback_sees_every_iteration():
-    records = []
+    records: list = []
     X, _, _ = synthetic.fig2_numeric(random_state=0)
     model = CRAFT(lam=5.0, n_init=1, random_state=0).fit(X, callback=records.append)
     assert [r.iteration for r in records] == list(range(1, model.n_iter_ + 1))
@@ -543,7 +543,7 @@ def small_search_sample(monkeypatch):
 
 def test_large_table_searches_on_a_sample_and_finishes_on_every_row(small_search_sample):
     X, y, _ = synthetic.mixed_planted(n_samples=1500, n_clusters=4, random_state=3)
-    records = []
+    records: list = []
     model = CRAFT(k=4, random_state=0, history_labels=True).fit(X, callback=records.append)
     assert model.n_clusters_ == 4
     assert adjusted_rand_score(y, model.labels_) == 1.0
@@ -563,7 +563,7 @@ def test_one_run_at_a_given_lambda_runs_on_every_row(small_search_sample):
     from craft import _engine
 
     X, _, _ = synthetic.mixed_planted(n_samples=1500, n_clusters=4, random_state=3)
-    records = []
+    records: list = []
     single = CRAFT(lam=60.0, n_init=1, random_state=0, history_labels=True).fit(X, callback=records.append)
     assert {record.labels.size for record in records} == {1500}
     # Nothing to choose, so exactly the engine's run on the whole table.

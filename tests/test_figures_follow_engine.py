@@ -38,7 +38,7 @@ def hue_class(color: str) -> str:
 def color_at(scale, z: float) -> str:
     """The colour a Plotly colour scale gives ``z`` in [0, 1] (the last stop at a repeated position wins)."""
     stops = [(float(position), color) for position, color in scale]
-    for (low, low_color), (high, high_color) in zip(stops, stops[1:]):
+    for (low, low_color), (high, high_color) in zip(stops, stops[1:], strict=False):
         if low <= z <= high and high > low:
             if z == high:
                 continue

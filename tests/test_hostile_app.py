@@ -596,7 +596,7 @@ def test_round_trip_upload_fit_labels_gives_back_the_cells(where, name, download
         at.switch_page("pages/data.py").run()
         at.multiselect(key="roles_columns").set_value(at.dataframe[0].value.columns.tolist())
         at.radio(key="roles_role").set_value("categorical")
-        at.get("form_submit_button")[0].click().run()
+        at.get("form_submit_button")[0].click().run()  # type: ignore[union-attr]  # AppTest.get: Element | Block
         at.switch_page("pages/export.py").run()
         no_exception(at)
     import csv
@@ -606,7 +606,7 @@ def test_round_trip_upload_fit_labels_gives_back_the_cells(where, name, download
     header, rows = original[0], original[1:]
     width = max(len(header), *(len(r) for r in rows))
     assert len(written) == len(rows) + 1
-    for got, expected in zip(written[1:], rows):
+    for got, expected in zip(written[1:], rows, strict=True):
         expected = expected + [""] * (width - len(expected))
         assert got[:-1] == [neutralize(cell) for cell in expected]
         assert got[-1].isdigit()

@@ -1,4 +1,4 @@
-"""Issue 14/15: values and parameters that used to be misread or misreported, generated here."""
+"""Values and parameters that are easy to misread or misreport, generated here."""
 
 import warnings
 

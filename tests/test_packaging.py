@@ -22,10 +22,13 @@ from craft import CraftInputError, infer_schema
 ROOT = Path(__file__).resolve().parent.parent
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
 EXTRAS = PYPROJECT["project"]["optional-dependencies"]
+GROUPS = PYPROJECT.get("dependency-groups", {})
 
 
 def _name(requirement: str) -> str:
-    return re.match(r"[A-Za-z0-9_.\-]+", requirement)[0].lower()
+    found = re.match(r"[A-Za-z0-9_.\-]+", requirement)
+    assert found is not None, requirement
+    return found[0].lower()
 
 
 def _python(code: str) -> subprocess.CompletedProcess:
@@ -41,7 +44,6 @@ def test_every_extra_named_in_an_error_exists_and_make_installs_them_all():
     for path in (ROOT / "craft").rglob("*.py"):
         named |= set(re.findall(r'extra="([a-z]+)"', path.read_text()))
     assert named and named <= set(EXTRAS), named - set(EXTRAS)
-    assert "'.[dev]'" in (ROOT / "Makefile").read_text()
 
     def closure(extra, seen):
         for requirement in EXTRAS[extra]:
@@ -52,9 +54,26 @@ def test_every_extra_named_in_an_error_exists_and_make_installs_them_all():
                     closure(name, seen)
         return seen
 
-    assert closure("dev", {"dev"}) == set(EXTRAS)  # make run / make test set up every extra
-    # The suite needs every extra (e.g. test_cli's progress bar needs tqdm): the test extra brings them all.
-    assert closure("test", {"test"}) >= set(EXTRAS) - {"dev", "lint", "bench"}
+    # make run / make test set up every extra (the suite needs them all, e.g. test_cli's progress bar needs tqdm)
+    # and the dev group.
+    assert closure("all", {"all"}) == set(EXTRAS)
+    assert "-e '.[all]' --group dev" in (ROOT / "Makefile").read_text()
+
+
+def test_the_tools_of_the_tree_are_dependency_groups_not_published_extras():
+    """The tests, benchmarks and linters are PEP 735 groups: a user's ``pip install craft-explorer[...]`` never offers them."""
+    assert not set(EXTRAS) & {"test", "bench", "lint", "dev"}
+    assert {_name(r) for r in GROUPS["test"]} >= {"pytest", "hypothesis", "playwright", "pytest-timeout"}
+    assert {_name(r) for r in GROUPS["lint"]} == {"ruff", "mypy"}
+    assert GROUPS["dev"] == [{"include-group": name} for name in ("test", "bench", "lint")]
+    # No group names the project itself: `pip install --group test` alone would fetch it from the index.
+    assert not any(isinstance(r, str) and _name(r) == "craft-explorer" for group in GROUPS.values() for r in group)
+
+
+def test_the_license_the_metadata_names_is_in_the_tree():
+    assert PYPROJECT["project"]["license"] == "MIT" and PYPROJECT["project"]["license-files"] == ["LICENSE"]
+    text = (ROOT / "LICENSE").read_text()
+    assert text.startswith("MIT License") and "Copyright (c) 2026 The CRAFT Explorer authors" in text
 
 
 def test_importing_and_fitting_pulls_in_no_extra():

@@ -148,7 +148,7 @@ def test_heatmap_panel_classes_cells_and_shades_levels_by_the_clusters_most_freq
     levels = X["c"].to_numpy()[panel.rows]
     modal = {k: X["c"][model.labels_ == k].mode().iloc[0] for k in range(model.n_clusters_)}
     expected = [plots.MODAL_VALUE if level == modal[g] else plots.OTHER_LEVEL_VALUE
-                for level, g in zip(levels, panel.groups)]
+                for level, g in zip(levels, panel.groups, strict=True)]
     assert panel.values[:, 1].tolist() == expected
     assert ((panel.values[:, 0] >= 0) & (panel.values[:, 0] <= 1)).all()
     assert not panel.sampled and panel.caption() == "Showing all 6 rows."
@@ -224,7 +224,7 @@ def test_fig_profile_overview_draws_the_rules_numbers_and_cut(mixed):
     bars = [trace for trace in figure.data if isinstance(trace, go.Bar)]
     assert [trace.name for trace in bars] == ["selected feature", "not selected"] * 2
     for trace, (kind, chosen) in zip(bars, [("numeric", True), ("numeric", False), ("categorical", True),
-                                            ("categorical", False)]):
+                                            ("categorical", False)], strict=True):
         rows = profiles[(profiles.cluster == 0) & (profiles.kind == kind) & (profiles.selected == chosen)]
         rows = rows.sort_values("rank", ascending=False)
         assert list(trace.y) == rows.feature.tolist()

@@ -82,7 +82,7 @@ def mixed_tables(draw, min_rows: int = 1, max_rows: int = 40, max_columns: int =
     n_rows = draw(st.integers(min_rows, max_rows))
     n_columns = draw(st.integers(1, max_columns))
     names = draw(st.lists(
-        st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)), min_size=1, max_size=12),
+        st.text(alphabet=st.characters(codec="utf-8", exclude_categories=["Cs"]), min_size=1, max_size=12),
         min_size=n_columns, max_size=n_columns, unique=True))
     return pd.DataFrame({name: draw(_column(n_rows)) for name in names})
 

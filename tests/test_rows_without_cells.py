@@ -17,7 +17,6 @@ import pytest
 from craft import CRAFT, _engine
 from craft.encoding import Encoder
 from craft.priors import prior_terms
-
 from engine_options import engine_options
 
 NAN = np.nan

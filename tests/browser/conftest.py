@@ -24,6 +24,7 @@ import time
 import urllib.error
 import urllib.request
 from pathlib import Path
+from typing import IO
 
 import pytest
 
@@ -57,7 +58,7 @@ def _missing_browser_reason() -> str | None:
         import playwright.sync_api  # noqa: F401
     except ImportError:
         return ("Playwright for Python is not installed "
-                "(pip install -e '.[test]'); real-browser tests need it")
+                "(pip install --group test; make test installs it); real-browser tests need it")
     if chromium_path() is None:
         return ("no Chromium found (looked for `chromium` on PATH and /usr/bin/chromium); "
                 "install Debian's package: apt-get install -y chromium")
@@ -90,7 +91,7 @@ class AppServer:
         self.url = f"http://localhost:{self.port}"
         self.home = home
         self.log_path = home / "streamlit.log"
-        self._log = None
+        self._log: IO[bytes] | None = None
         self.process: subprocess.Popen | None = None
 
     def start(self) -> None:
@@ -173,7 +174,7 @@ def app_server():
 @pytest.fixture
 def start_server(tmp_path):
     """Factory of further servers with extra ``streamlit run`` options, stopped at teardown."""
-    servers = []
+    servers: list[AppServer] = []
 
     def start(*extra_args: str) -> AppServer:
         _require_browser()

@@ -1,4 +1,4 @@
-"""A slow or refused upload in one session does not stall the others (issue 14).
+"""A slow or refused upload in one session does not stall the others.
 
 Streamlit runs every session's script in its own thread; reading an upload
 is bounded work (an Excel sheet is streamed and refused past its cell cap)

@@ -1,7 +1,7 @@
 """The HTML report in Chromium: on a wide table every feature and cluster name is drawn, unclipped.
 
 The report of a 900-row table with 42 long feature names and k = 9 (the
-shape of the survey that lost its labels) is opened from disk; for each
+shape of a survey whose labels a report could clip) is opened from disk; for each
 figure that names features or clusters, the tick texts Plotly actually drew
 are read from the SVG and their boxes checked to lie inside the figure.
 """
