@@ -1270,16 +1270,18 @@ def fig_mask_stability(frequency: pd.DataFrame, *, order: str = "subspace") -> g
         rows, cols = np.arange(values.shape[0]), np.arange(values.shape[1])
     shown = values[np.ix_(rows, cols)]
     names = [_esc(frequency.columns[j]) for j in cols]
+    rows_shown = [f"cluster {frequency.index[r]}" for r in rows]
     fig = go.Figure(go.Heatmap(
-        z=shown, x=names, y=[f"cluster {frequency.index[r]}" for r in rows], zmin=0, zmax=1, colorscale="Blues",
+        z=shown, x=names, y=rows_shown, zmin=0, zmax=1, colorscale="Blues",
         text=np.round(shown * 100).astype(int), texttemplate="%{text}" if shown.size <= 600 else None,
         hovertemplate="%{y} · %{x}<br>selected in %{z:.0%} of the runs<extra></extra>",
         colorbar=dict(title="selected", tickformat=".0%"), xgap=1, ygap=1,
     ))
-    fig.update_yaxes(autorange="reversed")
-    fig.update_xaxes(tickangle=-60 if len(names) > 12 else 0)
+    x_axis, room = _name_axis(names)
+    fig.update_yaxes(autorange="reversed", **_all_ticks("y", rows_shown))
+    fig.update_xaxes(**x_axis)
     return _finish(fig, "Mask stability: share of seeds in which each cluster selects each feature",
-                   height=_mask_height(shown.shape[0]) + 40)
+                   height=_mask_height(shown.shape[0]) + int(room), left=_y_room(rows_shown), bottom=room)
 
 
 def rho_demo_frame(m: float, *, n: int = 101) -> pd.DataFrame:

@@ -255,9 +255,10 @@ def test_feature_axes_leave_crowded_names_to_the_browser(mixed):
     wide = pd.DataFrame(np.repeat(X.select_dtypes("number").to_numpy(), 10, axis=1)[:, :60],
                         columns=[f"days_since_last_login_{j:02d}" for j in range(60)])
     fitted = CRAFT(m=0.5, k=3, n_init=1, random_state=0).fit(wide)
+    stability = pd.DataFrame(fitted.feature_mask_.astype(float), columns=wide.columns)
     for figure in (plots.fig_feature_masks(fitted), plots.fig_data_heatmap(fitted, wide),
                    plots.fig_mask_panels([fitted.feature_mask_] * 4, list("abcd"), features=list(wide.columns),
-                                         title="t")):
+                                         title="t"), plots.fig_mask_stability(stability)):
         for axis in [figure.layout[name] for name in figure.layout if name.startswith("xaxis")]:
             # thinned to what fits, upright or vertical (so no two names touch), never forced all at once
             assert axis.tickmode == "auto" and list(axis.autotickangles) == [0, -90] and axis.showticklabels is not False
