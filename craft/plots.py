@@ -118,6 +118,33 @@ def _left_room(y_labels, x_labels, angle: float) -> float:
     return max(_y_room(y_labels), reach)
 
 
+#: Least distance in pixels between the centres of two neighbouring y tick labels placed by the figure:
+#: a line of tick text (its drawn box is about 1.2 times the font high) with a few pixels between lines.
+LABEL_GAP_PX = round(1.5 * TICK_FONT_PX)
+
+
+def _name_axis(labels) -> tuple[dict, float]:
+    """Settings of an x axis of names (features, levels, clusters), and the pixels its labels take below.
+
+    The figure does not know the width it will be drawn at, so the browser
+    chooses: the names stand upright where they fit side by side and turn
+    vertical where they do not (``autotickangles``); where even vertical
+    names would be closer than 1.2 times the font, Plotly draws every second
+    (third...) name (``tickmode="auto"`` on a category axis). No two names
+    touch at any width, and every name stays in the cells' hover text. The
+    margin holds vertical names.
+
+    Returns
+    -------
+    settings : dict
+        For ``update_xaxes``.
+    room : float
+        Pixels below the axis.
+    """
+    settings = dict(tickmode="auto", autotickangles=[0, -90], automargin=False)
+    return settings, _x_room(labels, -90)
+
+
 def _all_ticks(axis, labels) -> dict:
     """Axis settings that show every category's label (Plotly would thin crowded ones)."""
     return dict(tickmode="array", tickvals=list(labels), ticktext=list(labels), automargin=False)
@@ -129,6 +156,14 @@ def _selection_legend(fig: go.Figure, selected_color: str, unselected_color: str
         fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name=name, showlegend=True, hoverinfo="skip",
                                  marker=dict(symbol="square", size=13, color=color, line=dict(color="#555", width=1))))
     fig.update_layout(legend=_LEGEND)
+
+
+def _missing_legend(fig: go.Figure, panel) -> None:
+    """A legend entry for missing cells, when the panel has any (see :data:`MISSING_COLOR`)."""
+    if panel.missing.any():
+        fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name=MISSING_NAME, showlegend=True,
+                                 hoverinfo="skip", marker=dict(symbol="square", size=13, color=MISSING_COLOR,
+                                                               line=dict(color="#555", width=1))))
 
 
 def cluster_colors(n: int) -> list[str]:
@@ -310,13 +345,12 @@ def fig_feature_masks(
         frame = mask_frame(mask, features=names, order=order, sizes=sizes)
         labels = [_cluster_label(k, sizes) for k in frame.index]
         fig = go.Figure(_binary_heatmap(frame, labels, "CRAFT"))
-        x_names, angle = _esc_all(frame.columns), _angle(frame.shape[1])
+        x_axis, room = _name_axis(_esc_all(frame.columns))
         fig.update_yaxes(autorange="reversed", **_all_ticks("y", labels))
-        fig.update_xaxes(tickangle=angle, **_all_ticks("x", x_names))
+        fig.update_xaxes(**x_axis)
         _selection_legend(fig, SELECTED_COLOR, UNSELECTED_COLOR)
         _finish(fig, title or f"Selected features per cluster ({frame.shape[0]} clusters × {frame.shape[1]} features)",
-                height=_mask_height(frame.shape[0]) + int(_x_room(x_names, angle)),
-                left=_left_room(labels, x_names, angle), bottom=_x_room(x_names, angle))
+                height=_mask_height(frame.shape[0]) + int(room), left=_y_room(labels), bottom=room)
         return fig
 
     true_mask = np.asarray(true_mask, dtype=bool)
@@ -344,14 +378,14 @@ def fig_feature_masks(
     )
     fig.add_trace(_binary_heatmap(truth_frame, truth_labels, "planted"), row=1, col=1)
     fig.add_trace(_binary_heatmap(found_frame, found_labels, "CRAFT"), row=1, col=2)
-    x_names, angle = _esc_all(all_names), _angle(len(all_names))
+    x_axis, room = _name_axis(_esc_all(all_names))
     fig.update_yaxes(autorange="reversed", **_all_ticks("y", truth_labels), row=1, col=1)
     fig.update_yaxes(autorange="reversed", **_all_ticks("y", found_labels), row=1, col=2)
-    fig.update_xaxes(tickangle=angle, **_all_ticks("x", x_names))
+    fig.update_xaxes(**x_axis)
     _selection_legend(fig, SELECTED_COLOR, UNSELECTED_COLOR)
-    height = _mask_height(max(truth_frame.shape[0], found_frame.shape[0])) + int(_x_room(x_names, angle))
+    height = _mask_height(max(truth_frame.shape[0], found_frame.shape[0])) + int(room)
     _finish(fig, title or "Planted subspaces | CRAFT's selected features", height=height,
-            left=_left_room(truth_labels, x_names, angle), bottom=_x_room(x_names, angle))
+            left=_y_room(truth_labels), bottom=room)
     return fig
 
 
@@ -369,15 +403,19 @@ def fig_mask_panels(masks, titles, *, features, title: str) -> go.Figure:
     title : str
     """
     fig = make_subplots(rows=1, cols=len(masks), subplot_titles=list(titles), horizontal_spacing=0.03)
+    first_rows: list[str] = []
     for column, mask in enumerate(masks, start=1):
         mask = np.asarray(mask, dtype=bool)
         rows = [f"cluster {k}" for k in range(mask.shape[0])]
+        first_rows = first_rows or rows
         frame = pd.DataFrame(mask, columns=list(features))
         fig.add_trace(_binary_heatmap(frame, rows, f"panel {column}"), row=1, col=column)
         fig.update_yaxes(showticklabels=column == 1, autorange="reversed", row=1, col=column)
-    fig.update_xaxes(showticklabels=False, title=None)
+    x_axis, room = _name_axis(_esc_all(features))
+    fig.update_xaxes(title=None, **x_axis)
+    fig.update_yaxes(automargin=False)
     tallest = max(np.asarray(mask).shape[0] for mask in masks)
-    return _finish(fig, title, height=_mask_height(tallest))
+    return _finish(fig, title, height=_mask_height(tallest) + int(room), left=_y_room(first_rows), bottom=room)
 
 
 def _matched_rows(n_found: int, cluster_match, sizes) -> np.ndarray:
@@ -409,21 +447,27 @@ def _spacing(labels, *, width: float = 1100.0) -> float:
     return float(min(0.35, max(0.08, (_y_room(labels) + 24) / width)))
 
 
+#: Top margin of a figure with the selection legend under its title; height of a line of the title.
+_LEGEND_TOP, TITLE_LINE_PX = 110, 22
+
+
 def _finish(fig: go.Figure, title: str, *, height: int | None = None, left: float = 0.0, bottom: float = 0.0) -> go.Figure:
     """Title, font and margins; ``left`` and ``bottom`` are the pixels the tick labels need there.
 
     Margins are computed from the labels (not a fixed 10 px, which clips
     long names); the figure grows by what the labels take.
     """
-    top = 80
     total = height or fig.layout.height or 450
+    # A title broken into lines ("<br>", for a figure placed in a narrow column) pushes everything down.
+    below_title = TITLE_LINE_PX * title.count("<br>")
+    top = 80 + below_title
     if fig.layout.legend.yref == "container":
         # The selection legend goes in its own row under the title, left-aligned: clear of the
         # subplot titles and of the tool bar Plotly shows at the top right on hover.
-        top = 110
-        fig.update_layout(legend=dict(x=0, xanchor="left", y=1 - 42 / total))
+        top = _LEGEND_TOP + below_title
+        fig.update_layout(legend=dict(x=0, xanchor="left", y=1 - (42 + below_title) / total))
     fig.update_layout(
-        title=dict(text=title, x=0, xanchor="left", y=1 - 12 / total, yref="container", yanchor="top",
+        title=dict(text=title, x=0, xanchor="left", y=1 - (12 + below_title) / total, yref="container", yanchor="top",
                    font=dict(size=TICK_FONT_PX + 3)),
         margin=dict(l=int(12 + left), r=12, t=top, b=int(12 + bottom)),
         font=_FONT,
@@ -492,7 +536,7 @@ class HeatmapPanel:
         z-score clipped to ±2.5 (0 = 2.5 sd below the mean); levels
         :data:`MODAL_VALUE` where the row's level is its group's most
         frequent level, :data:`OTHER_LEVEL_VALUE` elsewhere; 0 for missing
-        numbers (the hover text says "missing") and unused columns.
+        numbers and unused columns.
     selected : ndarray of bool (n_shown, n_features)
         Whether the row's group selects the cell's feature: which of the
         two traces (hue classes) draws the cell.
@@ -505,6 +549,10 @@ class HeatmapPanel:
         Original cell values, for hovering.
     n_total : int
         Rows in the table (all of them were used to fit).
+    missing : ndarray of bool (n_shown, n_features)
+        Cells missing in the table (numeric or categorical): drawn in
+        :data:`MISSING_COLOR` by a trace of their own, whatever ``values``
+        and ``selected`` say.
     """
 
     values: np.ndarray
@@ -514,6 +562,7 @@ class HeatmapPanel:
     features: list
     text: np.ndarray
     n_total: int
+    missing: np.ndarray
 
     @property
     def sampled(self) -> bool:
@@ -527,12 +576,17 @@ class HeatmapPanel:
         return f"Showing all {self.n_total:,} rows."
 
 
+#: Colour of a missing cell in the data heatmap: orange, a hue of neither scale (no value is drawn in it).
+MISSING_COLOR = "#e6550d"
+MISSING_NAME = "missing value"
+
 #: What the colours of the data heatmap mean (figure captions repeat it).
 HEATMAP_CAPTION = (
     "Blue cells: features the row's cluster selects; grey cells: features it does not select (two separate "
     "colour scales, so no shade of one looks like the other). Within each colour, numbers are darker the higher "
     "they lie in their column (z-score, clipped at ±2.5 sd); for a categorical feature the cell is dark when the "
-    "row's level is its cluster's most frequent level and light otherwise."
+    "row's level is its cluster's most frequent level and light otherwise. Orange cells: missing values, selected "
+    "or not (a colour of their own, never a shade of a value)."
 )
 
 
@@ -617,13 +671,17 @@ def heatmap_panel(model, X: pd.DataFrame, labels, mask, *, modal=None, features=
             q = categorical[name]
             values[:, j] = np.where(data.codes[rows, q] == modal[groups, q], MODAL_VALUE, OTHER_LEVEL_VALUE)
     shown = X.iloc[rows]
+    absent = shown[features].isna().to_numpy(dtype=bool)
     text = shown[features].astype("string").fillna("missing").to_numpy(dtype=object)
     return HeatmapPanel(values=values, selected=mask[groups], rows=rows, groups=groups, features=features, text=text,
-                        n_total=len(X))
+                        n_total=len(X), missing=absent)
 
 
 def _panel_traces(panel: HeatmapPanel, group_name: str, offset: int = 0) -> list[go.Heatmap]:
-    """Two heatmap traces, selected cells (blues) and the others (greys); hover says row, group, value, class."""
+    """Heatmap traces: selected cells (blues), the others (greys), missing cells (orange, when there are any).
+
+    The hover says row, group, value and class.
+    """
     n_shown = len(panel.rows)
     state = np.where(panel.selected, SELECTED_NAME, UNSELECTED_NAME)
     names = _esc_all(panel.features)
@@ -632,26 +690,50 @@ def _panel_traces(panel: HeatmapPanel, group_name: str, offset: int = 0) -> list
     for i, head in enumerate(heads):
         values, states = panel.text[i], state[i]
         text[i] = [f"{head}<br>{name} = {_esc(value)} ({chosen})" for name, value, chosen in zip(names, values, states, strict=True)]
-    traces = []
-    for chosen, scale in ((True, SELECTED_SCALE), (False, UNSELECTED_SCALE)):
-        traces.append(go.Heatmap(
-            z=np.where(panel.selected == chosen, panel.values, np.nan),
-            x=names,
-            y=np.arange(n_shown),
-            zmin=0,
-            zmax=1,
-            colorscale=scale,
-            showscale=False,
-            text=text,
-            hovertemplate="%{text}<extra></extra>",
-            hoverongaps=False,
-            name=SELECTED_NAME if chosen else UNSELECTED_NAME,
-        ))
-    return traces
+    classes = [(SELECTED_NAME, SELECTED_SCALE, (panel.selected & ~panel.missing)),
+               (UNSELECTED_NAME, UNSELECTED_SCALE, (~panel.selected & ~panel.missing))]
+    if panel.missing.any():
+        classes.append((MISSING_NAME, [[0.0, MISSING_COLOR], [1.0, MISSING_COLOR]], panel.missing))
+    return [go.Heatmap(
+        z=np.where(cells, panel.values, np.nan),
+        x=names,
+        y=np.arange(n_shown),
+        zmin=0,
+        zmax=1,
+        colorscale=scale,
+        showscale=False,
+        text=text,
+        hovertemplate="%{text}<extra></extra>",
+        hoverongaps=False,
+        name=name,
+    ) for name, scale, cells in classes]
 
 
-def _group_axis(fig: go.Figure, panel: HeatmapPanel, prefix: str, col: int) -> list[str]:
-    """Tick labels at group centres and lines between groups; returns the labels."""
+def spaced_labels(centres, sizes, min_gap: float) -> np.ndarray:
+    """Which labels to draw so that no two drawn centres are closer than ``min_gap``.
+
+    Larger groups are labelled first; a label goes where it keeps
+    ``min_gap`` from every label already placed.
+
+    Examples
+    --------
+    >>> spaced_labels([0, 5, 7, 30], [10, 3, 2, 40], min_gap=10).tolist()
+    [True, False, False, True]
+    """
+    centres, sizes = np.asarray(centres, dtype=float), np.asarray(sizes)
+    keep = np.zeros(centres.size, dtype=bool)
+    for i in sorted(range(centres.size), key=lambda i: (-sizes[i], i)):
+        keep[i] = not np.any(np.abs(centres[keep] - centres[i]) < min_gap)
+    return keep
+
+
+def _group_axis(fig: go.Figure, panel: HeatmapPanel, prefix: str, col: int, row_px: float) -> list[str]:
+    """Tick labels at group centres and lines between groups; returns every group's label.
+
+    Groups of a few rows lie closer than a line of text: the larger group
+    keeps its label there (``row_px``, the height of a row, tells the
+    distance), the hover names every row's group.
+    """
     groups = panel.groups
     if groups.size == 0:
         return []
@@ -659,8 +741,10 @@ def _group_axis(fig: go.Figure, panel: HeatmapPanel, prefix: str, col: int) -> l
     ends = np.r_[starts[1:], groups.size]
     ticks = (starts + ends - 1) / 2.0
     labels = [f"{prefix} {groups[s]}" for s in starts]
+    drawn = spaced_labels(ticks * row_px, ends - starts, LABEL_GAP_PX)
     fig.layout["yaxis" if col == 1 else f"yaxis{col}"].update(
-        tickmode="array", tickvals=ticks.tolist(), ticktext=labels, autorange="reversed",
+        tickmode="array", tickvals=ticks[drawn].tolist(), ticktext=[t for t, d in zip(labels, drawn, strict=True) if d],
+        autorange="reversed",
     )
     axis = "x" if col == 1 else f"x{col}"
     yaxis = "y" if col == 1 else f"y{col}"
@@ -749,15 +833,17 @@ def fig_data_heatmap(
     ordered = [features[j] for j in columns]
     found = heatmap_panel(model, X, labels, mask[:, columns], features=ordered, rows=rows, group_order=group_order)
     sampled = f" — {len(found.rows):,} of {found.n_total:,} rows shown (stratified sample)" if found.sampled else ""
-    x_names, angle = _esc_all(ordered), _angle(len(ordered))
-    height = int(min(900, max(380, 1.4 * len(found.rows) + 160)) + _x_room(x_names, angle))
+    x_axis, room = _name_axis(_esc_all(ordered))
+    height = int(min(900, max(380, 1.4 * len(found.rows) + 160)) + room)
+    row_px = (height - _LEGEND_TOP - 12 - room) / max(1, len(found.rows))
     if not two:
         fig = go.Figure(_panel_traces(found, "cluster"))
-        y_labels = _group_axis(fig, found, "cluster", 1)
-        fig.update_xaxes(tickangle=angle, **_all_ticks("x", x_names))
+        y_labels = _group_axis(fig, found, "cluster", 1, row_px)
+        fig.update_xaxes(**x_axis)
         _selection_legend(fig, SELECTED_COLOR, UNSELECTED_SCALE[-1][1], what="feature (blue)")
-        return _finish(fig, f"Data sorted by CRAFT cluster{sampled}", height=height, left=_left_room(y_labels, x_names, angle),
-                       bottom=_x_room(x_names, angle))
+        _missing_legend(fig, found)
+        return _finish(fig, f"Data sorted by CRAFT cluster{sampled}", height=height, left=_y_room(y_labels),
+                       bottom=room)
     planted = heatmap_panel(model, X, y_codes, truth_full[:, columns], modal=planted_modal, features=ordered,
                             rows=rows)
     found_ticks = [f"cluster {k}" for k in range(mask.shape[0])]
@@ -767,12 +853,12 @@ def fig_data_heatmap(
         fig.add_trace(trace, row=1, col=1)
     for trace in _panel_traces(found, "cluster"):
         fig.add_trace(trace, row=1, col=2)
-    left_labels = _group_axis(fig, planted, "planted", 1)
-    _group_axis(fig, found, "cluster", 2)
-    fig.update_xaxes(tickangle=angle, **_all_ticks("x", x_names))
+    left_labels = _group_axis(fig, planted, "planted", 1, row_px)
+    _group_axis(fig, found, "cluster", 2, row_px)
+    fig.update_xaxes(**x_axis)
     _selection_legend(fig, SELECTED_COLOR, UNSELECTED_SCALE[-1][1], what="(planted) feature (blue)")
-    return _finish(fig, f"Dataset | CRAFT{sampled}", height=height, left=_left_room(left_labels, x_names, angle),
-                   bottom=_x_room(x_names, angle))
+    _missing_legend(fig, found)
+    return _finish(fig, f"Dataset | CRAFT{sampled}", height=height, left=_y_room(left_labels), bottom=room)
 
 
 # ---------------------------------------------------------------------------
@@ -807,6 +893,10 @@ def fig_cluster_sizes(sizes, *, title: str | None = None) -> go.Figure:
     return _finish(fig, title or f"Cluster sizes ({sizes.size} clusters, {total:,} rows)",
                    height=int(340 + _x_room(names, angle)), left=_y_room([f"{int(sizes.max()):,}"]) + 24,
                    bottom=_x_room(names, angle))
+
+
+#: Characters per line of an axis title under one of two side-by-side panels.
+PANEL_TITLE_CHARS = 34
 
 
 def profile_axis_title(kind: str, budget: str) -> str:
@@ -845,7 +935,7 @@ def fig_profile_overview(profiles: pd.DataFrame, cluster: int, *, budget: str = 
     longest = _label_px(_esc_all(rows["feature"]))
     fig = make_subplots(rows=1, cols=max(1, len(kinds)), subplot_titles=[titles[k] for k in kinds],
                         horizontal_spacing=float(min(0.4, max(0.12, (longest + 40) / 1100))))
-    tallest = 1
+    tallest, title_lines = 1, 1
     for col, kind in enumerate(kinds, start=1):
         part = rows[rows["kind"] == kind].sort_values("rank", ascending=False)
         tallest = max(tallest, len(part))
@@ -873,13 +963,17 @@ def fig_profile_overview(profiles: pd.DataFrame, cluster: int, *, budget: str = 
             cut = float(part["cut"].iloc[0])
             fig.add_vline(x=cut, line=dict(color=CUT_COLOR, width=2, dash="dash"), row=1, col=col)
             title += f"; cut {cut:.3g}"
-        fig.update_xaxes(title=title, row=1, col=col)
+        # Two panels share a 1280-pixel window: a long title is broken into lines that stay under its panel.
+        lines = textwrap.wrap(title, PANEL_TITLE_CHARS)
+        title_lines = max(title_lines, len(lines))
+        fig.update_xaxes(title="<br>".join(lines), row=1, col=col)
     fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines", name="cut", line=dict(color=CUT_COLOR, width=2, dash="dash"),
                              hoverinfo="skip"))
     fig.update_layout(barmode="overlay", legend=_LEGEND)
     size = int(rows["size"].iloc[0]) if len(rows) else 0
+    bottom = 28 + TITLE_LINE_PX * title_lines
     return _finish(fig, f"Cluster {cluster} ({size:,} rows): what the selection rule compared, and its cut",
-                   height=int(min(1400, 200 + 20 * tallest)), left=longest + 8, bottom=40)
+                   height=int(min(1400, 200 + 20 * tallest) + bottom - 40), left=longest + 8, bottom=bottom)
 
 
 def fig_feature_detail(model, X: pd.DataFrame, cluster: int, feature: str) -> go.Figure:
@@ -1206,16 +1300,18 @@ def fig_mask_stability(frequency: pd.DataFrame, *, order: str = "subspace") -> g
         rows, cols = np.arange(values.shape[0]), np.arange(values.shape[1])
     shown = values[np.ix_(rows, cols)]
     names = [_esc(frequency.columns[j]) for j in cols]
+    rows_shown = [f"cluster {frequency.index[r]}" for r in rows]
     fig = go.Figure(go.Heatmap(
-        z=shown, x=names, y=[f"cluster {frequency.index[r]}" for r in rows], zmin=0, zmax=1, colorscale="Blues",
+        z=shown, x=names, y=rows_shown, zmin=0, zmax=1, colorscale="Blues",
         text=np.round(shown * 100).astype(int), texttemplate="%{text}" if shown.size <= 600 else None,
         hovertemplate="%{y} · %{x}<br>selected in %{z:.0%} of the runs<extra></extra>",
         colorbar=dict(title="selected", tickformat=".0%"), xgap=1, ygap=1,
     ))
-    fig.update_yaxes(autorange="reversed")
-    fig.update_xaxes(tickangle=-60 if len(names) > 12 else 0)
+    x_axis, room = _name_axis(names)
+    fig.update_yaxes(autorange="reversed", **_all_ticks("y", rows_shown))
+    fig.update_xaxes(**x_axis)
     return _finish(fig, "Mask stability: share of seeds in which each cluster selects each feature",
-                   height=_mask_height(shown.shape[0]) + 40)
+                   height=_mask_height(shown.shape[0]) + int(room), left=_y_room(rows_shown), bottom=room)
 
 
 def rho_demo_frame(m: float, *, n: int = 101) -> pd.DataFrame:

@@ -87,7 +87,7 @@ if ctx.shareable:
     st.markdown("The dataset and every parameter are in the address (only values that differ from the "
                 "defaults); this link reopens the same fit on the chosen page" +
                 (", on the same tab:" if target == "clusters" and st.session_state.get("view") else ":"))
-    st.code(state.share_link(query, target, current="export"), language=None)
+    st.code(state.share_link(query, target, current="export"), language=None, wrap_lines=True)
 else:
     st.markdown(f"Uploaded data ({esc(data.name)}) cannot travel in a link: share the file and the parameters "
                 "JSON instead. A link to this view would open with a message asking for the file again.")

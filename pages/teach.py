@@ -64,7 +64,7 @@ def step_view() -> None:
         # Its rings differ from one iteration to the next, so it is drawn anew at every step anyway.
         figure = cache.figure(ctx.key, f"teach_assignments_{t}", lambda: plots.fig_projection(
             frame, labels=labels_t, highlight=labels_t != before,
-            title=f"Assignments after iteration {t} (ringed: changed cluster)"))
+            title=f"Assignments after iteration {t}<br>(ringed: changed cluster)"))
         chart(figure, key="teach_projection", name=f"teach_assignments_iteration_{t}")
         if t == 1:
             st.caption("Iteration 1 starts from the paper's initial state, every point in cluster 0: the ringed "

@@ -206,6 +206,78 @@ def test_fig_data_heatmap_selected_cells_follow_each_rows_cluster(mixed):
     assert expected.any() and (~expected).any()
 
 
+def drawn_colors(trace) -> np.ndarray:
+    """The colour every cell of a heatmap trace is drawn in ("" where the trace draws nothing)."""
+    from plotly.colors import sample_colorscale
+
+    z = np.asarray(trace.z, dtype=float)
+    low, high = trace.zmin, trace.zmax
+    colors = np.full(z.shape, "", dtype=object)
+    drawn = ~np.isnan(z)
+    colors[drawn] = sample_colorscale([list(stop) for stop in trace.colorscale], (z[drawn] - low) / (high - low))
+    return colors
+
+
+def test_missing_cells_of_soybean_have_a_colour_no_value_has():
+    from craft import datasets
+
+    X, _ = datasets.load("soybean")
+    model = CRAFT(m=0.4, k=19, n_init=1, random_state=0).fit(X)
+    figure = plots.fig_data_heatmap(model, X, max_rows=683)
+    missing, values = set(), set()
+    for trace in heatmap_traces(figure):
+        colors = drawn_colors(trace)
+        absent = np.vectorize(lambda text: " = missing (" in text)(np.asarray(trace.text, dtype=object))
+        missing |= set(colors[absent & (colors != "")])
+        values |= set(colors[~absent & (colors != "")])
+    assert missing and values
+    assert not missing & values, sorted(missing & values)[:5]
+    # the mark is named in the legend and the caption
+    legend = [t.name for t in figure.data if isinstance(t, go.Scatter) and t.showlegend]
+    assert plots.MISSING_NAME in legend
+    assert "missing" in plots.HEATMAP_CAPTION.lower()
+
+
+def test_heatmap_labels_of_small_neighbouring_clusters_do_not_touch():
+    from craft import datasets
+
+    X, _ = datasets.load("soybean")
+    model = CRAFT(m=0.4, k=19, n_init=1, random_state=0).fit(X)
+    figure = plots.fig_data_heatmap(model, X, max_rows=400)
+    rows = len(heatmap_traces(figure)[0].z)
+    plot_px = figure.layout.height - figure.layout.margin.t - figure.layout.margin.b
+    centres = np.sort(np.asarray(figure.layout.yaxis.tickvals, dtype=float)) * plot_px / rows
+    assert np.diff(centres).min() >= 1.2 * plots.TICK_FONT_PX  # a line of 14 px text
+    assert len(centres) >= 0.5 * model.n_clusters_
+
+
+def test_feature_axes_leave_crowded_names_to_the_browser(mixed):
+    X, _, _, model = mixed
+    wide = pd.DataFrame(np.repeat(X.select_dtypes("number").to_numpy(), 10, axis=1)[:, :60],
+                        columns=[f"days_since_last_login_{j:02d}" for j in range(60)])
+    fitted = CRAFT(m=0.5, k=3, n_init=1, random_state=0).fit(wide)
+    stability = pd.DataFrame(fitted.feature_mask_.astype(float), columns=wide.columns)
+    for figure in (plots.fig_feature_masks(fitted), plots.fig_data_heatmap(fitted, wide),
+                   plots.fig_mask_panels([fitted.feature_mask_] * 4, list("abcd"), features=list(wide.columns),
+                                         title="t"), plots.fig_mask_stability(stability)):
+        for axis in [figure.layout[name] for name in figure.layout if name.startswith("xaxis")]:
+            # thinned to what fits, upright or vertical (so no two names touch), never forced all at once
+            assert axis.tickmode == "auto" and list(axis.autotickangles) == [0, -90] and axis.showticklabels is not False
+        longest = plots._label_px(wide.columns)
+        assert figure.layout.margin.b >= longest  # vertical names fit under the plot
+
+
+def test_profile_axis_titles_wrap_under_their_panel(mixed):
+    _, _, _, model = mixed
+    figure = plots.fig_profile_overview(cluster_profiles(model), 0, budget=model.budget)
+    titles = [figure.layout[name].title.text for name in figure.layout if name.startswith("xaxis")]
+    assert len(titles) == 2
+    for title in titles:
+        assert max(len(line) for line in title.split("<br>")) <= plots.PANEL_TITLE_CHARS
+    lines = max(title.count("<br>") + 1 for title in titles)
+    assert figure.layout.margin.b >= 20 + plots.TITLE_LINE_PX * lines
+
+
 # ---------------------------------------------------------------------------
 # Sizes, profiles, projection, history
 
