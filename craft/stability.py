@@ -176,7 +176,7 @@ def sizing(model: CRAFT) -> str:
 
 
 def _refit(model: CRAFT, table: pd.DataFrame, seed: int, n_init, report: Callable[[], None]) -> CRAFT:
-    return CRAFT(**refit_params(model, random_state=seed, n_init=n_init)).fit(table, callback=lambda record: report())
+    return CRAFT(**refit_params(model, random_state=seed, n_init=n_init)).fit(table, callback=lambda record, report=report: report())
 
 
 def _reporter(callback: Progress | None, fraction: float, text: str) -> Callable[[], None]:
@@ -566,7 +566,7 @@ def k_evidence(model_params: dict, X, ks: Sequence[int], *, n_resamples: int = 1
         share = position / len(ks)
         report = _reporter(callback, share, f"k = {k}: fitting")
         report()
-        model = CRAFT(**{**params, "k": k, "random_state": random_state}).fit(table, callback=lambda record: report())
+        model = CRAFT(**{**params, "k": k, "random_state": random_state}).fit(table, callback=lambda record, report=report: report())
 
         def step(done: float, text: str, k=k, share=share):
             return None if callback is None else callback(share + done / len(ks), f"k = {k}: {text}")
