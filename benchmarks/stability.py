@@ -75,7 +75,7 @@ def markdown(results: dict) -> str:
     load = results["load_before"]
     return "\n\n".join([
         f"`craft.stability.bootstrap_stability` on the app's fit of the {results['n_rows']:,}-row `mixed_planted` "
-        f"example (k = {results['k']}, n_init = {results['n_init']}): {results['n_resamples']} bootstrap refits, "
+        f"example (k = {results['k']}, n_init = {results['n_init']}, i.e. 10 runs): {results['n_resamples']} bootstrap refits, "
         "each with the fit's own parameters (k searched again on the refit's rows). It runs in a background "
         "thread, as the app runs it (`explorer.evidence`: a job per fit and settings, cancellable, cached); the "
         "last column is the mask heatmap built meanwhile in the main thread (median / slowest, ms), i.e. what "

@@ -634,7 +634,8 @@ def fig_jaccard(stability: Stability) -> go.Figure:
                            hovertemplate="%{text}<extra></extra>", texttemplate="%{y:.2f}", textposition="outside",
                            showlegend=False))
     fig.add_hline(y=UNSTABLE_JACCARD, line_dash="dash", line_color=plots.CUT_COLOR,
-                  annotation_text=f"unstable below {UNSTABLE_JACCARD}", annotation_position="top left")
+                  annotation_text=f"unstable below {UNSTABLE_JACCARD}", annotation_position="bottom right",
+                  annotation_bgcolor="white")
     fig.update_yaxes(range=[0, 1.1], title="mean Jaccard of the best match")
     angle = plots._angle(len(labels))
     fig.update_xaxes(tickangle=angle)

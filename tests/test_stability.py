@@ -202,7 +202,39 @@ def test_evaluate_shows_stability_and_the_null_without_labels():
     assert any("Is each cluster found again" in spec for spec in titles)
     at.button(key="run_evidence_null").click().run()
     _finish(at, "null")
-    assert any("better than noise" in text(m) for m in at.markdown)
+    null = evidence.result(at.session_state["ctx"], "null")
+    assert null.p_value < 0.1 and any(text(m) == null.sentence() for m in at.markdown)
+    at.button(key="run_evidence_k").click().run()
+    _finish(at, "k")
+    k_table = [d.value for d in at.dataframe if "silhouette" in d.value.columns][0]
+    assert k_table["k"].tolist() == [2, 3, 4, 5, 6]
+    assert any("Evidence on k" in c.proto.spec for c in at.get("plotly_chart"))
+
+
+def _card(key, model, X, cluster):
+    from types import SimpleNamespace
+
+    from explorer import evidence
+
+    evidence.show_cluster_stability(SimpleNamespace(key=key, model=model, X=X), cluster)
+
+
+def test_a_card_shows_one_clusters_stability(planted):
+    from streamlit.testing.v1 import AppTest
+
+    from explorer import cache
+
+    X, model = planted
+    found = trust.bootstrap_stability(model, X, n_resamples=3, n_init=1, random_state=0)
+    cache.STORE.put(evidence.evidence_key("a-fit", "stability"), found)
+    at = AppTest.from_function(_card, args=("a-fit", model, X, 2), default_timeout=60).run()
+    assert not at.exception, at.exception
+    assert at.metric[0].value == f"{found.mean_jaccard[2]:.2f}"
+    assert text(at.markdown[0]) == found.sentence(2)
+    shown = at.dataframe[0].value
+    assert shown["selected in this fit"].tolist() == sorted(shown["selected in this fit"], reverse=True)
+    by_name = shown.set_index("feature")["selected in the refits"]
+    np.testing.assert_allclose(by_name[found.features].to_numpy(), found.feature_frequency.loc[2].to_numpy())
 
 
 def test_a_running_stability_can_be_cancelled_and_other_pages_are_usable(monkeypatch):
