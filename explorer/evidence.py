@@ -7,7 +7,9 @@ server, held by the sessions that asked for it, cancellable, and its result
 kept in the fit store (:data:`explorer.cache.STORE`) under that digest. A
 page starts one with a button, shows its progress with a Cancel button in a
 fragment that polls it (the rest of the app stays usable: the job does not
-belong to the page), and draws the result once it is in the store.
+belong to the page), and draws the result once it is in the store. A job for
+a fit the session no longer shows is released when the section is next
+drawn (and cancelled unless another session holds it).
 
 :func:`trust_section` is the Evaluate page's section; :func:`show_cluster_stability`
 shows one cluster's part for a cluster card.
@@ -130,8 +132,13 @@ def result(ctx, kind: str):
 
 
 def _running(ctx, kind: str) -> EvidenceJob | None:
+    """This session's running ``kind`` job for its current fit; one for a previous fit is released."""
     job = _held().get(kind)
-    if job is None or job.key != evidence_key(ctx.key, kind) or job.done or job.cancelled:
+    if job is not None and job.key != evidence_key(ctx.key, kind):
+        JOBS.release(job.key, cache.session_token())  # cancelled unless another session waits for it
+        del _held()[kind]
+        return None
+    if job is None or job.done or job.cancelled:
         return None
     return job
 
@@ -243,7 +250,8 @@ def show_cluster_stability(ctx, cluster: int) -> None:
     """One cluster's stability for a cluster card: its mean Jaccard, what it means, its features' frequencies.
 
     Starts the stability run (the same job as the Evaluate page's) when
-    asked, and shows its progress while it runs.
+    asked, and shows its progress while it runs. Call it once per page run
+    (its button and progress have fixed keys).
     """
     found = outcome_or_controls(ctx, "stability", f"{STABILITY_RESAMPLES} bootstrap refits with this fit's parameters.")
     if found is None:
