@@ -7,7 +7,7 @@ numeric and categorical data in which every cluster selects its own features.
 >>> from craft import CRAFT, infer_schema, read_table
 """
 
-from . import datasets, metrics, synthetic
+from . import datasets, metrics, stability, synthetic
 from ._engine import CostTerms, Inspection, IterationRecord, ObjectiveTerms, Selection
 from ._kernels import warm_up
 from .estimator import CRAFT
@@ -31,6 +31,7 @@ __all__ = [
     "metrics",
     "prior_terms",
     "read_table",
+    "stability",
     "synthetic",
     "warm_up",
 ]

@@ -87,7 +87,8 @@ class FitJob:
     def start(self) -> None:
         self._thread.start()
 
-    def _record(self, record: IterationRecord) -> None:
+    def _check(self) -> None:
+        """Raise :class:`FitCancelled` if the job was cancelled or none of its holders exists any more."""
         now = time.monotonic()
         if now - self._checked >= self.CHECK_SECONDS:
             self._checked = now
@@ -95,6 +96,9 @@ class FitJob:
                 self._cancel.set()
         if self._cancel.is_set():
             raise FitCancelled(self.key)
+
+    def _record(self, record: IterationRecord) -> None:
+        self._check()
         self.iterations += 1
         self._runs.add((record.lam, record.restart))
 
@@ -166,13 +170,18 @@ class FitJobs:
         job is forgotten, so a waiter that rerun meanwhile finds it).
     alive : callable, default: every holder lives
         ``alive(holder)``: whether a holder still exists (see :class:`FitJob`).
+    job_class : type, default: FitJob
+        The jobs' class: a subclass reports another kind of progress
+        (``explorer.evidence``'s jobs, whose callback is ``(fraction, text)``).
     """
 
-    def __init__(self, on_result: Callable[[str, FitOutcome], None], alive: Callable[[Hashable], bool] = lambda holder: True):
+    def __init__(self, on_result: Callable[[str, FitOutcome], None], alive: Callable[[Hashable], bool] = lambda holder: True,
+                 job_class: type[FitJob] | None = None):
         self._jobs: dict[str, FitJob] = {}
         self._lock = threading.Lock()
         self._on_result = on_result
         self._alive = alive
+        self._job_class = job_class or FitJob
 
     def submit(self, key: str, holder: Hashable, compute: Callable[[Callable], FitOutcome]) -> FitJob:
         """The running job for ``key`` (``holder`` now holds it), started with ``compute`` if there is none.
@@ -183,7 +192,7 @@ class FitJobs:
         with self._lock:
             job = self._jobs.get(key)
             if job is None or job.cancelled:
-                job = FitJob(key, compute, self._finished, self._alive)
+                job = self._job_class(key, compute, self._finished, self._alive)
                 self._jobs[key] = job
                 job._holders.add(holder)
                 job.start()

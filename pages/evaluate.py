@@ -1,11 +1,11 @@
-"""Evaluate: purity, NMI, ARI and the confusion matrix against a label column."""
+"""Evaluate: purity, NMI, ARI and the confusion matrix against a label column; how much to trust the partition."""
 
 import numpy as np
 import pandas as pd
 import streamlit as st
 
 from craft import metrics, plots
-from explorer import context
+from explorer import context, evidence
 from explorer.figure_export import chart
 from explorer.ui import esc, fit_summary, note
 
@@ -28,6 +28,7 @@ if y is None:
     st.metric("Objective", f"{model.objective_:,.6g}")
     chart(plots.fig_cluster_sizes(model), key="eval_sizes", name="craft_cluster_sizes")
     chart(plots.fig_history(model), key="eval_history", name="craft_iterations")
+    evidence.trust_section(ctx)
     st.stop()
 
 labels = pd.Series(y).reset_index(drop=True)
@@ -51,6 +52,7 @@ st.caption(f"For reference, one cluster holding every row has purity {share:.3f}
 if n_classes > MAX_CLASSES:
     note(f"The label column has {n_classes} distinct values; the confusion matrix is drawn for at most "
          f"{MAX_CLASSES}. Is it really a class column?")
+    evidence.trust_section(ctx)
     st.stop()
 table = metrics.contingency(classes, clusters)
 chart(plots.fig_confusion(table), key="eval_confusion", name="craft_confusion")
@@ -62,3 +64,4 @@ per_cluster = pd.DataFrame({
 })
 st.dataframe(per_cluster, hide_index=True,
              column_config={"majority share": st.column_config.ProgressColumn(format="percent", min_value=0, max_value=1)})
+evidence.trust_section(ctx)

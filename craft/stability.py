@@ -1,0 +1,661 @@
+"""How much to trust a CRAFT partition: stability under resampling, a permutation null, evidence on k.
+
+Three questions an analyst asks of a clustering once it is fitted, answered
+from refits of the same estimator (no quantity of the engine is re-derived
+here: every refit is a :class:`craft.CRAFT` fit, every number is read from
+its fitted attributes and inspection surface):
+
+* :func:`bootstrap_stability`: is each cluster real? The rows are resampled
+  (bootstrap or subsample), the estimator refitted, and every cluster is
+  matched to its most similar cluster of the refit by the Jaccard similarity
+  of their rows, as ``fpc::clusterboot`` does; how often each of its
+  features stays selected in the matched cluster is counted too.
+* :func:`permutation_null`: is the structure better than noise? CRAFT's
+  objective on the data against the objective on tables whose columns were
+  shuffled independently.
+* :func:`k_evidence`: which k? The data's cost, the stability and a
+  silhouette on CRAFT's own distance over a range of k, as evidence for the
+  user's choice, not as an oracle.
+
+Choices the paper leaves open, made here (also in ``docs/numerics.md``'s
+terms: λ is the cost of opening a cluster, K follows from it):
+
+* A refit is sized as the model was. A model fitted with ``k`` is refitted
+  with the same ``k`` (λ searched again on the refit's rows), as
+  ``fpc::clusterboot`` refits k-means with its k: holding λ at the searched
+  ``lam_`` does not reproduce K, because the search keeps the run whose K is
+  nearest k while the lowest objective at that λ may have another K (on
+  ``mixed_planted`` with k = 4, a fit at the searched λ has K = 2). A model
+  fitted with ``lam`` (or neither) is refitted at its ``lam_`` with K free:
+  there K is an outcome of λ, and a cluster that dissolves or merges under
+  resampling is the instability to report. The refit keeps the fitted
+  schema (the same columns and roles) and every other parameter; only
+  ``random_state`` (one seed per resample, drawn from ``random_state``) and,
+  when given, ``n_init`` differ (:func:`refit_params`).
+* The functions take a callback ``callback(fraction, text)``, called after
+  every iteration of every refit: an exception it raises stops the
+  computation (it propagates), and so does returning ``False``
+  (:class:`Stopped` is raised then).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Sequence
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from . import plots
+from .estimator import CRAFT, _as_table
+from .exceptions import CraftInputError
+
+#: A cluster whose mean best-match Jaccard is below this is marked unstable (Hennig's reading of clusterboot).
+UNSTABLE_JACCARD = 0.6
+#: A resample in which a cluster's best match has a Jaccard below this counts as dissolving it (clusterboot).
+DISSOLVED_JACCARD = 0.5
+#: At most this many resamples or permutations in one call: each is a whole refit.
+MAX_RESAMPLES = 500
+#: What "unstable" means, in one sentence, for the user.
+UNSTABLE_MEANING = (
+    f"An unstable cluster (mean Jaccard below {UNSTABLE_JACCARD}) is not reproduced when the rows are resampled: "
+    "the refitted cluster most like it shares, on average, less than 60 % of its rows, so read it as a pattern of "
+    "this sample rather than a group that would be found again."
+)
+
+Progress = Callable[[float, str], object]
+
+
+class Stopped(Exception):
+    """Raised when a callback of :func:`bootstrap_stability`, :func:`permutation_null` or :func:`k_evidence`
+    returns ``False``."""
+
+
+# ---------------------------------------------------------------------------
+# Matching clusters by their rows
+
+
+def best_match_jaccard(reference, rows, resample_labels, n_reference: int | None = None,
+                       n_resample: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each reference cluster's most similar resample cluster, by the Jaccard similarity of their rows.
+
+    As ``fpc::clusterboot``: the similarity is computed on the rows the
+    resample contains (a row drawn twice counts once), so a reference
+    cluster is its rows within the resample.
+
+    Parameters
+    ----------
+    reference : array-like of int, shape (N,)
+        Reference cluster of every row of the table.
+    rows : array-like of int, shape (M,)
+        The table's rows the resample holds (repeats allowed, bootstrap).
+    resample_labels : array-like of int, shape (M,)
+        Cluster of each resampled row in the refit. A repeated row takes the
+        cluster of its first copy.
+    n_reference, n_resample : int, optional
+        Numbers of clusters (default: the largest label + 1).
+
+    Returns
+    -------
+    jaccard : ndarray of float, shape (n_reference,)
+        The best match's Jaccard similarity ``|A ∩ B| / |A ∪ B|`` (0 for a
+        cluster with no row in the resample).
+    match : ndarray of int, shape (n_reference,)
+        The matched resample cluster (-1 for a cluster with no row in it).
+    present : ndarray of bool, shape (n_reference,)
+        Whether the cluster has a row in the resample.
+
+    Examples
+    --------
+    >>> jac, match, present = best_match_jaccard([0, 0, 1, 1], [0, 1, 2, 3, 3], [0, 1, 1, 1, 1])
+    >>> jac.round(3).tolist(), match.tolist(), present.tolist()
+    ([0.5, 0.667], [0, 1], [True, True])
+    """
+    reference = np.asarray(reference, dtype=np.int64)
+    rows = np.asarray(rows, dtype=np.int64)
+    resample_labels = np.asarray(resample_labels, dtype=np.int64)
+    n_ref = int(reference.max()) + 1 if n_reference is None else int(n_reference)
+    n_res = int(resample_labels.max()) + 1 if n_resample is None else int(n_resample)
+    unique, first = np.unique(rows, return_index=True)
+    table = np.bincount(reference[unique] * n_res + resample_labels[first], minlength=n_ref * n_res)
+    table = table.reshape(n_ref, n_res).astype(np.float64)
+    union = table.sum(axis=1, keepdims=True) + table.sum(axis=0, keepdims=True) - table
+    similarity = np.divide(table, union, out=np.zeros_like(table), where=union > 0)
+    present = table.sum(axis=1) > 0
+    match = np.where(present, similarity.argmax(axis=1), -1)
+    return similarity.max(axis=1, initial=0.0), match, present
+
+
+# ---------------------------------------------------------------------------
+# Refits
+
+
+def _checked_count(value, name: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not 1 <= value <= MAX_RESAMPLES:
+        raise CraftInputError(f"{name}={value!r} must be an integer from 1 to {MAX_RESAMPLES}: each one is a whole refit.")
+    return int(value)
+
+
+def _checked_table(model: CRAFT, X) -> pd.DataFrame:
+    if not hasattr(model, "labels_"):
+        raise CraftInputError("The model is not fitted: fit it on X first, then ask how stable its clusters are.")
+    table = _as_table(X)
+    if len(table) != len(model.labels_):
+        raise CraftInputError(
+            f"X has {len(table):,} rows but the model was fitted on {len(model.labels_):,}: pass the table it was "
+            "fitted on (its clusters are compared with the refits' row by row)."
+        )
+    return table.reset_index(drop=True)
+
+
+def refit_params(model: CRAFT, *, random_state, n_init=None) -> dict:
+    """The parameters of a refit of ``model``: its own, sized as it was, with its schema fixed.
+
+    A model fitted with ``k`` is refitted with the same ``k`` (λ searched
+    again on the refit's rows); a model fitted with ``lam`` (or neither) is
+    refitted at its ``lam_``, K following from the data. The history of
+    labels is not kept; ``n_init`` (None: the model's own) and
+    ``random_state`` are those given.
+    """
+    params = model.get_params()
+    params.update(categorical=model.schema_, random_state=random_state, history_labels=False)
+    if model.k is None:
+        params.update(lam=float(model.lam_), k=None)
+    if n_init is not None:
+        params["n_init"] = n_init
+    return params
+
+
+def sizing(model: CRAFT) -> str:
+    """How :func:`refit_params` sizes a refit of ``model``, in words."""
+    if model.k is None:
+        return f"λ held at {model.lam_:.4g}, K free"
+    return f"k = {model.k}, λ searched again on each refit's rows"
+
+
+def _refit(model: CRAFT, table: pd.DataFrame, seed: int, n_init, report: Callable[[], None]) -> CRAFT:
+    return CRAFT(**refit_params(model, random_state=seed, n_init=n_init)).fit(table, callback=lambda record, report=report: report())
+
+
+def _reporter(callback: Progress | None, fraction: float, text: str) -> Callable[[], None]:
+    def report() -> None:
+        if callback is not None and callback(fraction, text) is False:
+            raise Stopped(text)
+
+    return report
+
+
+@dataclass(frozen=True)
+class Stability:
+    """Stability of a fit's clusters over refits on resampled rows (:func:`bootstrap_stability`).
+
+    Attributes
+    ----------
+    method : {"bootstrap", "subsample"}
+    fraction : float
+        Share of the rows in each subsample (1.0 for the bootstrap, which
+        draws N rows with replacement).
+    sizing : str
+        How the refits were sized, in words: the model's ``k`` searched
+        again, or its ``lam_`` held.
+    jaccard : ndarray of float, shape (n_resamples, K)
+        Each cluster's best-match Jaccard in each resample (0 where the
+        resample holds none of its rows).
+    present : ndarray of bool, shape (n_resamples, K)
+        Whether the resample holds a row of the cluster.
+    match : ndarray of int, shape (n_resamples, K)
+        The matched cluster of the refit (-1 where not present).
+    selected_in_match : ndarray of bool, shape (n_resamples, K, D)
+        Whether the matched cluster selects each feature (False where not present).
+    resample_k : ndarray of int, shape (n_resamples,)
+        K of every refit.
+    features : list of str
+        The features, in ``feature_names_in_`` order (``feature_mask_``'s columns).
+    sizes : ndarray of int, shape (K,)
+        The fitted clusters' sizes.
+    """
+
+    method: str
+    fraction: float
+    sizing: str
+    jaccard: np.ndarray
+    present: np.ndarray
+    match: np.ndarray
+    selected_in_match: np.ndarray
+    resample_k: np.ndarray
+    features: list
+    sizes: np.ndarray
+
+    @property
+    def n_resamples(self) -> int:
+        return int(self.jaccard.shape[0])
+
+    @property
+    def n_present(self) -> np.ndarray:
+        """Per cluster, the resamples that hold at least one of its rows."""
+        return self.present.sum(axis=0)
+
+    @property
+    def mean_jaccard(self) -> np.ndarray:
+        """Per cluster, the mean best-match Jaccard over the resamples that hold its rows (0 if none does)."""
+        return self.jaccard.sum(axis=0) / np.maximum(self.n_present, 1)
+
+    @property
+    def dissolved(self) -> np.ndarray:
+        """Per cluster, the resamples whose best match has a Jaccard below :data:`DISSOLVED_JACCARD`."""
+        return ((self.jaccard < DISSOLVED_JACCARD) & self.present).sum(axis=0)
+
+    @property
+    def unstable(self) -> np.ndarray:
+        """Per cluster, whether its mean Jaccard is below :data:`UNSTABLE_JACCARD`."""
+        return self.mean_jaccard < UNSTABLE_JACCARD
+
+    @property
+    def feature_frequency(self) -> pd.DataFrame:
+        """Clusters × features: the share of the resamples (holding the cluster) whose matched cluster selects it."""
+        counts = self.selected_in_match.sum(axis=0)
+        return pd.DataFrame(counts / np.maximum(self.n_present, 1)[:, None], columns=self.features,
+                            index=pd.RangeIndex(counts.shape[0], name="cluster"))
+
+    def frame(self) -> pd.DataFrame:
+        """One row per cluster: rows, mean Jaccard, dissolved, resamples holding it, unstable."""
+        return pd.DataFrame({
+            "cluster": np.arange(len(self.sizes)),
+            "rows": self.sizes,
+            "mean_jaccard": self.mean_jaccard,
+            "dissolved": self.dissolved,
+            "resamples": self.n_present,
+            "unstable": self.unstable,
+        })
+
+    def sentence(self, cluster: int) -> str:
+        """What the numbers say about one cluster, in words."""
+        mean, dissolved, n = self.mean_jaccard[cluster], int(self.dissolved[cluster]), int(self.n_present[cluster])
+        verdict = UNSTABLE_MEANING if self.unstable[cluster] else (
+            f"It is stable: its mean Jaccard is at least {UNSTABLE_JACCARD}, so the refits find it again.")
+        return (f"Cluster {cluster}: over {n} {self.method} refits its best match shares on average {mean:.0%} of its "
+                f"rows (mean Jaccard {mean:.2f}); it dissolved (Jaccard below {DISSOLVED_JACCARD}) in {dissolved}. "
+                + verdict)
+
+    def summary(self) -> str:
+        """The whole fit's stability in one or two sentences."""
+        unstable = np.flatnonzero(self.unstable)
+        k_values = np.unique(self.resample_k)
+        k_text = (f"every refit found K = {k_values[0]}" if len(k_values) == 1
+                  else f"the refits found K from {k_values.min()} to {k_values.max()}")
+        head = (f"{self.n_resamples} {self.method} refits ({self.sizing}): {k_text}; "
+                f"{len(self.sizes) - len(unstable)} of {len(self.sizes)} clusters are stable (mean Jaccard ≥ "
+                f"{UNSTABLE_JACCARD}).")
+        if len(unstable):
+            head += " Unstable: " + ", ".join(f"cluster {k}" for k in unstable) + "."
+        return head
+
+
+def _resample_rows(rng: np.random.Generator, n_rows: int, method: str, fraction: float) -> np.ndarray:
+    if method == "bootstrap":
+        return np.sort(rng.integers(0, n_rows, size=n_rows))
+    return np.sort(rng.choice(n_rows, size=max(2, int(round(fraction * n_rows))), replace=False))
+
+
+def bootstrap_stability(model: CRAFT, X, *, n_resamples: int = 20, method: str = "bootstrap", fraction: float = 0.8,
+                        n_init=None, random_state=None, callback: Progress | None = None) -> Stability:
+    """Refit ``model`` on resampled rows of ``X`` and measure how well each of its clusters is found again.
+
+    Parameters
+    ----------
+    model : craft.CRAFT
+        A fitted estimator.
+    X : DataFrame
+        The table ``model`` was fitted on (same rows, same order).
+    n_resamples : int, default=20
+        Refits, 1 to :data:`MAX_RESAMPLES`. The cost is that of
+        ``n_resamples`` fits of ``n_init`` runs each at a fixed λ (no search).
+    method : {"bootstrap", "subsample"}, default="bootstrap"
+        ``"bootstrap"``: N rows drawn with replacement; ``"subsample"``:
+        ``fraction`` of the rows without replacement.
+    fraction : float, default=0.8
+        In (0, 1); subsample only.
+    n_init : int or None, default=None
+        Runs per refit (None: the model's ``n_init``, the effort of the fit
+        judged). One run per refit costs less; the seeding's variation is
+        then part of the instability measured.
+    random_state : int, Generator or None
+        The same value gives the same resamples, refits and result.
+    callback : callable or None
+        ``callback(fraction_done, text)`` after every iteration of every
+        refit; raising, or returning ``False``, stops (see :class:`Stopped`).
+
+    Returns
+    -------
+    Stability
+    """
+    if method not in ("bootstrap", "subsample"):
+        raise CraftInputError(f"method={method!r} must be 'bootstrap' or 'subsample'.")
+    if method == "subsample" and not (isinstance(fraction, (int, float)) and 0.0 < fraction < 1.0):
+        raise CraftInputError(f"fraction={fraction!r} must be in (0, 1): the share of the rows in each subsample.")
+    n_resamples = _checked_count(n_resamples, "n_resamples")
+    table = _checked_table(model, X)
+    rng = np.random.default_rng(random_state)
+    reference = np.asarray(model.labels_, dtype=np.int64)
+    n_clusters, n_features = model.feature_mask_.shape
+    jaccard = np.zeros((n_resamples, n_clusters))
+    present = np.zeros((n_resamples, n_clusters), dtype=bool)
+    match = np.full((n_resamples, n_clusters), -1, dtype=np.int64)
+    selected = np.zeros((n_resamples, n_clusters, n_features), dtype=bool)
+    resample_k = np.zeros(n_resamples, dtype=np.int64)
+    for r in range(n_resamples):
+        rows = _resample_rows(rng, len(table), method, fraction)
+        seed = int(rng.integers(2**31 - 1))
+        report = _reporter(callback, r / n_resamples, f"refit {r + 1} of {n_resamples}")
+        report()
+        refit = _refit(model, table.iloc[rows], seed, n_init, report)
+        jaccard[r], match[r], present[r] = best_match_jaccard(reference, rows, refit.labels_, n_clusters,
+                                                              refit.n_clusters_)
+        selected[r, present[r]] = refit.feature_mask_[match[r, present[r]]]
+        resample_k[r] = refit.n_clusters_
+    _reporter(callback, 1.0, "done")()
+    return Stability(method, 1.0 if method == "bootstrap" else float(fraction), sizing(model), jaccard, present,
+                     match, selected, resample_k, [str(c) for c in model.feature_names_in_],
+                     np.asarray(model.cluster_sizes_, dtype=np.int64))
+
+
+# ---------------------------------------------------------------------------
+# The permutation null
+
+
+@dataclass(frozen=True)
+class PermutationNull:
+    """CRAFT's objective on the data against tables whose columns were shuffled independently.
+
+    Every table is fitted as the model was (:func:`refit_params`), on the
+    same number of rows. Shuffling a column keeps its values, so the
+    encoder's global tables (means, variances, η₀) and the cost of one
+    global cluster are the same for every null table as for the data: only
+    what clustering gains differs. What is compared (``compared``):
+
+    * a model sized by ``lam``: the whole ``objective_`` at the same λ. K is
+      free on both sides (a noise table usually opens fewer clusters) and its
+      cost ``(λ + D F0) K`` is inside the objective, so neither side gains
+      by having more clusters;
+    * a model sized by ``k``: the objective without the clusters' cost
+      ``(λ + D F0) K`` (``objective_terms_.regularization``), because each
+      table's λ is searched again and differs; both sides then have k
+      clusters (the search's K, in ``observed_k`` and ``null_k``), so the
+      data cost of the same number of clusters is compared.
+
+    Attributes
+    ----------
+    observed : float
+        The compared quantity on the data, refitted with the null's settings
+        (``n_init``; the model's ``random_state``).
+    null : ndarray of float, shape (n_permutations,)
+        The same quantity for each shuffled table.
+    null_k : ndarray of int, shape (n_permutations,)
+    observed_k : int
+    n_rows : int
+    compared : str
+        What ``observed`` and ``null`` are, in words.
+    """
+
+    observed: float
+    null: np.ndarray
+    null_k: np.ndarray
+    observed_k: int
+    n_rows: int
+    compared: str
+
+    @property
+    def z_score(self) -> float:
+        """``(observed - mean(null)) / sd(null)``: negative is better than noise (0 when the null has no spread)."""
+        spread = float(np.std(self.null, ddof=1)) if len(self.null) > 1 else 0.0
+        return 0.0 if spread == 0.0 else (self.observed - float(np.mean(self.null))) / spread
+
+    @property
+    def p_value(self) -> float:
+        """``(1 + #{null ≤ observed}) / (1 + n)``: the share of noise tables fitting at least as well (lower is)."""
+        return (1 + int(np.sum(self.null <= self.observed))) / (1 + len(self.null))
+
+    @property
+    def gain_per_row(self) -> float:
+        """How much lower the data's quantity is than the null's mean, per row."""
+        return (float(np.mean(self.null)) - self.observed) / self.n_rows
+
+    def sentence(self) -> str:
+        """The verdict, in words."""
+        n = len(self.null)
+        better = int(np.sum(self.null <= self.observed))
+        verdict = ("The structure is better than noise" if better == 0 else
+                   "The structure is not clearly better than noise")
+        z_text = "" if self.z_score == 0.0 else f", z = {self.z_score:.1f}"
+        return (f"{verdict}: compared is {self.compared}. The data gives {self.observed:,.6g} (K = {self.observed_k}); "
+                f"{n} tables with every column shuffled independently give {np.mean(self.null):,.6g} on average "
+                f"(K from {self.null_k.min()} to {self.null_k.max()}), {self.gain_per_row:.3g} more per row, and "
+                f"{better} of them fit at least as well (p = {self.p_value:.3g}{z_text}). "
+                f"With {n} shuffles p cannot go below {1 / (1 + n):.3g}.")
+
+
+def _compared(model: CRAFT) -> float:
+    """The quantity :class:`PermutationNull` compares for a fit sized like ``model``."""
+    if model.k is None:
+        return float(model.objective_)
+    return float(model.objective_ - model.objective_terms_.regularization)
+
+
+def shuffled_columns(table: pd.DataFrame, rng: np.random.Generator) -> pd.DataFrame:
+    """``table`` with each column's values permuted independently (its values, missing cells included, kept)."""
+    return pd.DataFrame({c: table[c].to_numpy()[rng.permutation(len(table))] for c in table.columns},
+                        columns=table.columns)
+
+
+def permutation_null(model: CRAFT, X, *, n_permutations: int = 20, n_init=None, random_state=None,
+                     callback: Progress | None = None) -> PermutationNull:
+    """Fit ``n_permutations`` tables whose columns are shuffled independently, sized as ``model`` was.
+
+    Parameters
+    ----------
+    model : craft.CRAFT
+        A fitted estimator.
+    X : DataFrame
+        The table it was fitted on.
+    n_permutations : int, default=20
+        1 to :data:`MAX_RESAMPLES`; the smallest p-value is ``1 / (1 + n)``.
+    n_init : int or None, default=None
+        Runs per fit (None: the model's own), the same for the data and
+        every null table, so both get the same search effort.
+    random_state : int, Generator or None
+    callback : callable or None
+        As in :func:`bootstrap_stability`.
+
+    Returns
+    -------
+    PermutationNull
+    """
+    n_permutations = _checked_count(n_permutations, "n_permutations")
+    table = _checked_table(model, X)
+    rng = np.random.default_rng(random_state)
+    total = n_permutations + 1
+    observed = _refit(model, table, model.random_state if model.random_state is not None else 0, n_init,
+                      _reporter(callback, 0.0, "the data"))
+    null = np.zeros(n_permutations)
+    null_k = np.zeros(n_permutations, dtype=np.int64)
+    for r in range(n_permutations):
+        shuffled = shuffled_columns(table, rng)
+        report = _reporter(callback, (r + 1) / total, f"shuffled table {r + 1} of {n_permutations}")
+        fitted = _refit(model, shuffled, int(rng.integers(2**31 - 1)), n_init, report)
+        null[r], null_k[r] = _compared(fitted), fitted.n_clusters_
+    _reporter(callback, 1.0, "done")()
+    compared = ("the objective at the same λ" if model.k is None else
+                f"the data cost of k = {model.k} clusters (the objective without the clusters' cost, λ being searched "
+                "for each table)")
+    return PermutationNull(_compared(observed), null, null_k, int(observed.n_clusters_), len(table), compared)
+
+
+# ---------------------------------------------------------------------------
+# Evidence on k
+
+
+def cost_silhouette(model: CRAFT, X) -> np.ndarray:
+    """Every row's silhouette on CRAFT's own distance to clusters.
+
+    ``a`` is the row's data cost to its own cluster, ``b`` its smallest data
+    cost to another cluster, and ``s = (b - a) / max(a, b)`` (0 where both
+    are 0), as Rousseeuw's silhouette with the distance to a cluster in
+    place of the mean distance to its rows. The data cost is the distance
+    d_nk of :meth:`craft.CRAFT.cost_terms` without its feature-control term
+    ``|v_k| F_Delta``: that term is a constant of the cluster, negative for
+    m > 0.5, and would make the "distance" negative; the other three terms
+    are ≥ 0. A fit with one cluster has no other cluster: 0 for every row.
+
+    Returns
+    -------
+    ndarray of float, shape (n_samples,)
+    """
+    terms = model.cost_terms(X)
+    cost = terms.numeric + terms.categorical_selected + terms.categorical_global
+    rows = np.arange(cost.shape[0])
+    own = np.asarray(model.labels_)
+    if cost.shape[1] < 2:
+        return np.zeros(cost.shape[0])
+    a = cost[rows, own]
+    other = cost.copy()
+    other[rows, own] = np.inf
+    b = other.min(axis=1)
+    scale = np.maximum(a, b)
+    return np.divide(b - a, scale, out=np.zeros_like(a), where=scale > 0)
+
+
+def k_evidence(model_params: dict, X, ks: Sequence[int], *, n_resamples: int = 10, random_state=None,
+               callback: Progress | None = None) -> pd.DataFrame:
+    """For each k, a fit with ``k`` and what speaks for or against it.
+
+    Parameters
+    ----------
+    model_params : dict
+        Parameters of :class:`craft.CRAFT` (``get_params()``); ``k`` is set
+        to each value and ``lam`` dropped.
+    X : DataFrame
+    ks : sequence of int
+        The values of k (each at least 1).
+    n_resamples : int, default=10
+        Bootstrap refits per k for the stability.
+    random_state : int or None
+        Seeds the fits and the resamples (the same for every k).
+    callback : callable or None
+        As in :func:`bootstrap_stability`.
+
+    Returns
+    -------
+    DataFrame
+        One row per k: ``k``, ``K`` (the fit's; the search may not reach k),
+        ``lam``, ``data_cost`` (``objective_`` without the cost of the
+        clusters ``(λ + D F0) K``, which differs with λ, so comparable across
+        k; it falls as k grows, look for where it stops falling much),
+        ``data_cost_per_row``, ``mean_jaccard`` and ``min_jaccard`` (over
+        the clusters, :func:`bootstrap_stability`), ``unstable`` (clusters)
+        and ``silhouette`` (the mean of :func:`cost_silhouette`).
+    """
+    ks = sorted({int(k) for k in ks})
+    if not ks or ks[0] < 1:
+        raise CraftInputError(f"ks={list(ks)!r} must hold at least one k, each at least 1.")
+    table = _as_table(X).reset_index(drop=True)
+    params = {**model_params, "lam": None, "history_labels": False}
+    rows = []
+    for position, k in enumerate(ks):
+        share = position / len(ks)
+        report = _reporter(callback, share, f"k = {k}: fitting")
+        report()
+        model = CRAFT(**{**params, "k": k, "random_state": random_state}).fit(table, callback=lambda record, report=report: report())
+
+        def step(done: float, text: str, k=k, share=share):
+            return None if callback is None else callback(share + done / len(ks), f"k = {k}: {text}")
+
+        stability = bootstrap_stability(model, table, n_resamples=n_resamples, random_state=random_state, callback=step)
+        terms = model.objective_terms_
+        data_cost = float(model.objective_ - terms.regularization)
+        rows.append(dict(k=k, K=int(model.n_clusters_), lam=float(model.lam_), data_cost=data_cost,
+                         data_cost_per_row=data_cost / len(table), mean_jaccard=float(stability.mean_jaccard.mean()),
+                         min_jaccard=float(stability.mean_jaccard.min()), unstable=int(stability.unstable.sum()),
+                         silhouette=float(cost_silhouette(model, table).mean())))
+    _reporter(callback, 1.0, "done")()
+    return pd.DataFrame(rows)
+
+
+# ---------------------------------------------------------------------------
+# Figures (pure: they read the results above and the model's fitted attributes)
+
+#: Frequency of selection: from the mask's "not selected" grey to its "selected" blue.
+FREQUENCY_SCALE = [[0.0, "#f7f7f7"], [0.5, "#9ecae1"], [1.0, plots.SELECTED_COLOR]]
+
+
+def fig_selection_frequency(model: CRAFT, stability: Stability, *, order: str = "subspace") -> go.Figure:
+    """The mask (left) beside how often each cell stays selected in the matched refit cluster (right).
+
+    Clusters and features are in the mask heatmap's order
+    (:func:`craft.plots.mask_frame`), its colours on the left, so a user
+    reads which selected cells are solid (near 100 %) and which flicker.
+    """
+    frame = plots.mask_frame(model, order=order, sizes=np.asarray(model.cluster_sizes_))
+    frequency = stability.feature_frequency.loc[frame.index, frame.columns]
+    labels = [plots._cluster_label(k, model.cluster_sizes_) for k in frame.index]
+    values = frequency.to_numpy()
+    names = plots._esc_all(frame.columns)
+    text = np.array([[f"{row} · {name}: {'selected' if on else 'not selected'} in this fit; selected in {share:.0%} "
+                      "of the refits" for name, on, share in zip(names, flags, shares, strict=True)]
+                     for row, flags, shares in zip(labels, frame.to_numpy(), values, strict=True)], dtype=object)
+    fig = make_subplots(rows=1, cols=2, horizontal_spacing=plots._spacing(labels),
+                        subplot_titles=("This fit: selected features", f"Selected in the {stability.method} refits"))
+    fig.add_trace(plots._binary_heatmap(frame, labels, "CRAFT"), row=1, col=1)
+    fig.add_trace(go.Heatmap(
+        z=values, x=names, y=labels, zmin=0, zmax=1, colorscale=FREQUENCY_SCALE, xgap=1, ygap=1,
+        text=np.round(values * 100).astype(int), texttemplate="%{text}" if values.size <= 600 else None,
+        customdata=text, hovertemplate="%{customdata}<extra></extra>",
+        colorbar=dict(title="selected", tickformat=".0%"), name="refits",
+    ), row=1, col=2)
+    angle = plots._angle(len(names))
+    fig.update_yaxes(autorange="reversed", **plots._all_ticks("y", labels))
+    fig.update_xaxes(tickangle=angle, **plots._all_ticks("x", names))
+    plots._selection_legend(fig, plots.SELECTED_COLOR, plots.UNSELECTED_COLOR)
+    return plots._finish(fig, "Which selected features are solid: share of the refits whose matched cluster selects them",
+                         height=plots._mask_height(len(labels)) + int(plots._x_room(names, angle)),
+                         left=plots._left_room(labels, names, angle), bottom=plots._x_room(names, angle))
+
+
+def fig_jaccard(stability: Stability) -> go.Figure:
+    """Each cluster's mean best-match Jaccard, unstable ones in red, with the 0.6 line."""
+    table = stability.frame()
+    labels = [plots._cluster_label(k, stability.sizes) for k in table["cluster"]]
+    colors = np.where(table["unstable"], plots.CUT_COLOR, plots.SELECTED_COLOR)
+    hover = [f"{label}: mean Jaccard {j:.2f}, dissolved in {d} of {n} refits" + (" — unstable" if u else "")
+             for label, j, d, n, u in zip(labels, table["mean_jaccard"], table["dissolved"], table["resamples"],
+                                          table["unstable"], strict=True)]
+    fig = go.Figure(go.Bar(x=labels, y=table["mean_jaccard"], marker_color=colors, text=hover,
+                           hovertemplate="%{text}<extra></extra>", texttemplate="%{y:.2f}", textposition="outside",
+                           showlegend=False))
+    fig.add_hline(y=UNSTABLE_JACCARD, line_dash="dash", line_color=plots.CUT_COLOR,
+                  annotation_text=f"unstable below {UNSTABLE_JACCARD}", annotation_position="bottom right",
+                  annotation_bgcolor="white")
+    fig.update_yaxes(range=[0, 1.1], title="mean Jaccard of the best match")
+    angle = plots._angle(len(labels))
+    fig.update_xaxes(tickangle=angle)
+    return plots._finish(fig, f"Is each cluster found again? {stability.n_resamples} {stability.method} refits",
+                         height=420, bottom=plots._x_room(labels, angle))
+
+
+def fig_k_evidence(evidence: pd.DataFrame, *, chosen: int | None = None) -> go.Figure:
+    """The data cost, the stability and the silhouette over k (from :func:`k_evidence`), the chosen k marked."""
+    fig = make_subplots(rows=3, cols=1, shared_xaxes=True, vertical_spacing=0.08, subplot_titles=(
+        "Data cost per row (lower fits better; it always falls with k)",
+        "Mean Jaccard over clusters (higher is more stable)",
+        "Silhouette on CRAFT's cost (higher separates better)"))
+    for row, column, color in ((1, "data_cost_per_row", plots.SELECTED_COLOR), (2, "mean_jaccard", plots.SELECTED_COLOR),
+                               (3, "silhouette", plots.SELECTED_COLOR)):
+        fig.add_trace(go.Scatter(x=evidence["k"], y=evidence[column], mode="lines+markers", line_color=color,
+                                 showlegend=False, customdata=evidence["K"],
+                                 hovertemplate="k = %{x} (K = %{customdata}): %{y:.3g}<extra></extra>"), row=row, col=1)
+    fig.add_hline(y=UNSTABLE_JACCARD, line_dash="dash", line_color=plots.CUT_COLOR, row=2, col=1)
+    if chosen is not None:
+        fig.add_vline(x=chosen, line_dash="dot", line_color="#555")
+    fig.update_xaxes(title="k asked for", dtick=1, row=3, col=1)
+    return plots._finish(fig, "Evidence on k (for your choice, not an oracle)", height=620)

@@ -1,0 +1,263 @@
+"""craft.stability and the Evaluate page's "How much to trust this partition".
+
+The Jaccard matching is checked by hand and against a loop over Python sets;
+the planted table of ``craft.synthetic.mixed_planted`` (four clusters 8 sd
+apart on their subspaces) is the structure that must be stable and beat the
+permutation null, the same table with every column shuffled the noise that
+must not.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+from test_app import clear_caches, start, text  # noqa: F401  (fixture)
+
+from craft import CRAFT, CraftInputError, plots, synthetic
+from craft import stability as trust
+from explorer import evidence
+
+pytestmark = [pytest.mark.filterwarnings("ignore:k=.* clusters were not reachable:UserWarning"),
+              pytest.mark.filterwarnings("ignore:CRAFT did not converge")]
+
+
+@pytest.fixture(scope="module")
+def planted():
+    X, _ = synthetic.mixed_planted(n_samples=400, random_state=0)[:2]
+    return X, CRAFT(k=4, n_init=2, random_state=0).fit(X)
+
+
+@pytest.fixture(scope="module")
+def noise(planted):
+    X = trust.shuffled_columns(planted[0], np.random.default_rng(1))
+    return X, CRAFT(k=4, n_init=2, random_state=0).fit(X)
+
+
+def jaccard_by_sets(reference, rows, labels):
+    """An independent clusterboot matching: sets of the original rows, a loop over cluster pairs."""
+    first = {}
+    for row, label in zip(rows, labels, strict=True):
+        first.setdefault(int(row), int(label))
+    best = []
+    for cluster in range(max(reference) + 1):
+        a = {row for row in first if reference[row] == cluster}
+        scores = [len(a & b) / len(a | b) for b in
+                  ({row for row, lab in first.items() if lab == other} for other in set(first.values()))]
+        best.append(max(scores) if a else 0.0)
+    return np.array(best)
+
+
+def test_jaccard_by_hand():
+    # Clusters {0, 1} and {2, 3}; the resample holds rows 0, 1, 2, 3 (3 twice) and puts 0 alone, 1-3 together.
+    jaccard, match, present = trust.best_match_jaccard([0, 0, 1, 1], [0, 1, 2, 3, 3], [0, 1, 1, 1, 1])
+    assert jaccard.tolist() == [0.5, pytest.approx(2 / 3)]  # {0,1} vs {0} or {1,2,3}: 1/2 and 1/4; {2,3} vs {1,2,3}: 2/3
+    assert match.tolist() == [0, 1] and present.tolist() == [True, True]
+    # A cluster without a row in the resample is absent, with Jaccard 0 and no match.
+    jaccard, match, present = trust.best_match_jaccard([0, 0, 1, 1], [0, 1], [0, 0], 2, 1)
+    assert jaccard.tolist() == [1.0, 0.0] and match.tolist() == [0, -1] and present.tolist() == [True, False]
+
+
+def test_jaccard_agrees_with_a_loop_over_sets():
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        reference = rng.integers(0, 5, size=60)
+        reference[:5] = np.arange(5)
+        rows = np.sort(rng.integers(0, 60, size=60))
+        labels = rng.integers(0, 4, size=60)
+        first = np.unique(rows, return_index=True)[1]
+        labels = labels[np.searchsorted(rows[first], rows)]  # a repeated row keeps its first copy's cluster
+        jaccard, _, present = trust.best_match_jaccard(reference, rows, labels, 5, 4)
+        np.testing.assert_allclose(jaccard, jaccard_by_sets(reference.tolist(), rows, labels))
+
+
+def test_a_planted_table_is_stable_and_the_same_table_shuffled_is_not(planted, noise):
+    result = trust.bootstrap_stability(planted[1], planted[0], n_resamples=6, n_init=2, random_state=0)
+    assert result.mean_jaccard.min() > 0.9 and not result.unstable.any()
+    assert set(result.resample_k.tolist()) == {4}
+    # The features the fit selects stay selected in the matched refit clusters.
+    frequency = result.feature_frequency.to_numpy()
+    assert frequency[planted[1].feature_mask_].mean() > 0.9
+    shuffled = trust.bootstrap_stability(noise[1], noise[0], n_resamples=6, n_init=2, random_state=0)
+    assert shuffled.mean_jaccard.max() < 0.6 and shuffled.unstable.all()
+    assert (shuffled.dissolved > 0).all()
+    assert "unstable" in shuffled.sentence(0) and "stable" in result.sentence(0)
+
+
+def test_subsamples_hold_a_fraction_of_the_rows_and_results_repeat_for_a_seed(planted):
+    X, model = planted
+    seen = []
+    one = trust.bootstrap_stability(model, X, n_resamples=3, method="subsample", fraction=0.5, n_init=1,
+                                    random_state=3, callback=lambda share, step: seen.append(share))
+    again = trust.bootstrap_stability(model, X, n_resamples=3, method="subsample", fraction=0.5, n_init=1,
+                                      random_state=3)
+    for name in ("jaccard", "present", "match", "selected_in_match", "resample_k"):
+        np.testing.assert_array_equal(getattr(one, name), getattr(again, name))
+    assert seen[0] == 0.0 and seen[-1] == 1.0 and seen == sorted(seen)
+
+
+def test_a_callback_stops_the_run(planted):
+    X, model = planted
+    calls = []
+
+    def stop_at_the_second_refit(share, step):
+        calls.append(step)
+        return share < 0.5
+
+    with pytest.raises(trust.Stopped):
+        trust.bootstrap_stability(model, X, n_resamples=2, n_init=1, random_state=0, callback=stop_at_the_second_refit)
+    assert calls[-1] == "refit 2 of 2"
+
+    def raises(share, step):
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        trust.permutation_null(model, X, n_permutations=2, callback=raises)
+
+
+def test_the_permutation_null_separates_structure_from_noise(planted, noise):
+    real = trust.permutation_null(planted[1], planted[0], n_permutations=9, n_init=2, random_state=0)
+    assert real.p_value == pytest.approx(0.1) and real.z_score < -10 and real.gain_per_row > 1
+    assert real.observed_k == 4 and set(real.null_k.tolist()) == {4}
+    assert "better than noise" in real.sentence()
+    fake = trust.permutation_null(noise[1], noise[0], n_permutations=9, n_init=2, random_state=0)
+    assert fake.p_value > real.p_value and abs(fake.z_score) < 3  # some shuffled table fits as well
+    assert "not clearly better than noise" in fake.sentence()
+
+
+def test_k_evidence_and_the_cost_silhouette(planted):
+    X, model = planted
+    table = trust.k_evidence({**model.get_params(), "n_init": 2}, X, [3, 4], n_resamples=3, random_state=0)
+    assert table["k"].tolist() == [3, 4] and table["K"].tolist() == [3, 4]
+    assert table.loc[1, "mean_jaccard"] > 0.8 and table.loc[1, "silhouette"] > table.loc[0, "silhouette"]
+    assert (table["data_cost"].diff().dropna() < 0).all()
+    # The silhouette against a loop: a row's data cost to its own cluster and to the nearest other one.
+    terms = model.cost_terms(X)
+    cost = terms.numeric + terms.categorical_selected + terms.categorical_global
+    expected = []
+    for row, own in enumerate(model.labels_):
+        a = cost[row, own]
+        b = min(cost[row, k] for k in range(model.n_clusters_) if k != own)
+        expected.append((b - a) / max(a, b))
+    np.testing.assert_allclose(trust.cost_silhouette(model, X), expected)
+    assert table.loc[1, "silhouette"] == pytest.approx(np.mean(expected))
+
+
+def test_bad_input_is_named(planted):
+    X, model = planted
+    with pytest.raises(CraftInputError, match="not fitted"):
+        trust.bootstrap_stability(CRAFT(), X)
+    with pytest.raises(CraftInputError, match="399 rows but the model was fitted on 400"):
+        trust.bootstrap_stability(model, X.iloc[1:])
+    with pytest.raises(CraftInputError, match="n_resamples=0"):
+        trust.bootstrap_stability(model, X, n_resamples=0)
+    with pytest.raises(CraftInputError, match="method='jackknife'"):
+        trust.bootstrap_stability(model, X, method="jackknife")
+    with pytest.raises(CraftInputError, match="fraction=1.5"):
+        trust.bootstrap_stability(model, X, method="subsample", fraction=1.5)
+
+
+def test_the_frequency_heatmap_is_drawn_beside_the_mask_in_its_order(planted):
+    X, model = planted
+    result = trust.bootstrap_stability(model, X, n_resamples=2, n_init=1, random_state=0)
+    mask_trace = plots.fig_feature_masks(model).data[0]
+    left, right = trust.fig_selection_frequency(model, result).data[:2]
+    assert list(left.y) == list(mask_trace.y) == list(right.y) and list(left.x) == list(mask_trace.x) == list(right.x)
+    np.testing.assert_array_equal(np.asarray(left.z), np.asarray(mask_trace.z))
+    frequency = result.feature_frequency
+    for i, label in enumerate(right.y):
+        cluster = int(label.split()[1])
+        np.testing.assert_allclose(right.z[i], frequency.loc[cluster, list(right.x)].to_numpy())
+    bars = trust.fig_jaccard(result).data[0]
+    np.testing.assert_allclose(bars.y, result.mean_jaccard)
+
+
+# ---------------------------------------------------------------------------
+# The Evaluate page
+
+
+def _finish(at, kind):
+    job = at.session_state["_evidence_jobs"][kind]
+    assert job.wait(120), f"the {kind} job did not finish"
+    at.run()
+    assert not at.exception, at.exception
+
+
+def test_evaluate_shows_stability_and_the_null_without_labels():
+    at = start("evaluate", dataset="mixed_planted", k=4, label="(none)")
+    assert [h.value for h in at.header] == ["How much to trust this partition"]
+    at.button(key="run_evidence_stability").click().run()
+    assert not at.exception, at.exception
+    _finish(at, "stability")
+    model = at.session_state["ctx"].model
+    stored = evidence.result(at.session_state["ctx"], "stability")
+    markdown = " ".join(text(m) for m in at.markdown)
+    assert stored.summary() in markdown
+    table = [d.value for d in at.dataframe if "mean Jaccard" in d.value.columns][0]
+    np.testing.assert_allclose(table["mean Jaccard"], stored.mean_jaccard)
+    assert table["rows"].tolist() == model.cluster_sizes_.tolist()
+    titles = [c.proto.spec for c in at.get("plotly_chart")]
+    assert any("Which selected features are solid" in spec for spec in titles)
+    assert any("Is each cluster found again" in spec for spec in titles)
+    at.button(key="run_evidence_null").click().run()
+    _finish(at, "null")
+    null = evidence.result(at.session_state["ctx"], "null")
+    assert null.p_value < 0.1 and any(text(m) == null.sentence() for m in at.markdown)
+    at.button(key="run_evidence_k").click().run()
+    _finish(at, "k")
+    k_table = [d.value for d in at.dataframe if "silhouette" in d.value.columns][0]
+    assert k_table["k"].tolist() == [2, 3, 4, 5, 6]
+    assert any("Evidence on k" in c.proto.spec for c in at.get("plotly_chart"))
+
+
+def _card(key, model, X, cluster):
+    from types import SimpleNamespace
+
+    from explorer import evidence
+
+    evidence.show_cluster_stability(SimpleNamespace(key=key, model=model, X=X), cluster)
+
+
+def test_a_card_shows_one_clusters_stability(planted):
+    from streamlit.testing.v1 import AppTest
+
+    from explorer import cache
+
+    X, model = planted
+    found = trust.bootstrap_stability(model, X, n_resamples=3, n_init=1, random_state=0)
+    cache.STORE.put(evidence.evidence_key("a-fit", "stability"), found)
+    at = AppTest.from_function(_card, args=("a-fit", model, X, 2), default_timeout=60).run()
+    assert not at.exception, at.exception
+    assert at.metric[0].value == f"{found.mean_jaccard[2]:.2f}"
+    assert text(at.markdown[0]) == found.sentence(2)
+    shown = at.dataframe[0].value
+    assert shown["selected in this fit"].tolist() == sorted(shown["selected in this fit"], reverse=True)
+    by_name = shown.set_index("feature")["selected in the refits"]
+    np.testing.assert_allclose(by_name[found.features].to_numpy(), found.feature_frequency.loc[2].to_numpy())
+
+
+def test_a_running_stability_can_be_cancelled_and_other_pages_are_usable(monkeypatch):
+    gate = threading.Event()
+
+    def held(model, X, report):
+        while not gate.wait(0.01):
+            report(0.1, "refit 1 of 20")
+        return None
+
+    monkeypatch.setitem(evidence.KINDS, "stability", evidence.Kind("stability", "stability", "Run stability", held))
+    at = start("evaluate", dataset="mixed_planted", k=4, label="(none)")
+    at.button(key="run_evidence_stability").click().run()
+    job = at.session_state["_evidence_jobs"]["stability"]
+    assert not job.done
+    assert any("in the background" in bar.proto.text for bar in at.get("progress"))
+    # Another page is drawn while it runs, and the job goes on.
+    at.switch_page("pages/clusters.py").run()
+    assert not at.exception and not job.done and not job.cancelled
+    at.switch_page("pages/evaluate.py").run()
+    at.button(key="cancel_evidence_stability").click().run()
+    assert job.wait(10) and job.cancelled and job.result() is None
+    at.run()
+    assert any("You cancelled the stability" in text(m) for m in at.info)
+    assert at.button(key="run_evidence_stability")
+    gate.set()
