@@ -35,6 +35,7 @@ def run(n_rows: int, n_resamples: int) -> dict:
     load_before = os.getloadavg()
     outcome = services.fit_craft(data.table, schema, params)
     model = outcome.model
+    assert model is not None, outcome.error
     X = services.fitted_X(model, data.table)
     done: dict = {}
 

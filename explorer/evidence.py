@@ -114,6 +114,7 @@ def request(ctx, kind: str) -> EvidenceJob:
         JOBS.release(previous.key, cache.session_token())
     model, X = ctx.model, ctx.X
     job = JOBS.submit(key, cache.session_token(), lambda report: KINDS[kind].compute(model, X, report))
+    assert isinstance(job, EvidenceJob)  # JOBS makes its jobs of job_class
     held[kind] = job
     st.session_state.pop(f"_evidence_cancelled_{kind}", None)
     return job
