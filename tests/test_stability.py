@@ -37,7 +37,7 @@ def noise(planted):
 
 def jaccard_by_sets(reference, rows, labels):
     """An independent clusterboot matching: sets of the original rows, a loop over cluster pairs."""
-    first = {}
+    first: dict[int, int] = {}
     for row, label in zip(rows, labels, strict=True):
         first.setdefault(int(row), int(label))
     best = []
