@@ -26,6 +26,7 @@ import contextlib
 import inspect
 import json
 import os
+import stat
 import sys
 import time
 import warnings
@@ -39,7 +40,7 @@ from ._optional import missing, require
 from .estimator import CRAFT
 from .exceptions import CraftInputError
 from .io import read_table, typed_part
-from .limits import check_table_shape
+from .limits import _available_memory, _env_int, check_table_shape
 
 _DEFAULTS = {name: p.default for name, p in inspect.signature(CRAFT.__init__).parameters.items() if name != "self"}
 _PARQUET = (".parquet", ".pq")
@@ -281,6 +282,12 @@ def _roles(table, label, categorical, ignore, default_schema):
     """The features (the table without the label) and the ``categorical`` argument of the estimator."""
     if label:
         _check_columns(table.columns, [label], "--label")
+        for option, names in (("--ignore", ignore), ("--categorical", categorical or [])):
+            if label in names:
+                raise CraftInputError(
+                    f"{option} names {label!r}, the --label column (left out of the fit and used to score it); "
+                    f"remove it from {option}, or choose another --label."
+                )
     _check_columns(table.columns, ignore, "--ignore")
     X = table.drop(columns=[label]) if label else table
     if categorical is not None:
@@ -334,10 +341,60 @@ def _load_memory(args):
                 f"{args.data!r} is neither a file nor a bundled dataset (bundled: "
                 f"{', '.join(datasets.list_datasets()['name'])})."
             )
+        _check_regular_file(path, in_memory=True)
         table = read_table(path)
         label = args.label
         default_schema = None
     return table, label, default_schema
+
+
+def _check_regular_file(path: Path, *, in_memory: bool) -> None:
+    """Refuse a FIFO, a device or a socket (reading one may never end, or never stop), and a file too large.
+
+    With ``in_memory``, the limit is a quarter of the free memory (``CRAFT_MAX_FILE_MB`` overrides it):
+    a text table parsed in memory takes a few times its size in bytes. The Dask backend reads a file in
+    partitions and has no such limit.
+    """
+    try:
+        info = path.stat()
+    except OSError as error:
+        raise CraftInputError(f"cannot read {str(path)!r}: {error.strerror or error}.") from None
+    if stat.S_ISDIR(info.st_mode):
+        return  # read_table names a folder; the Dask backend reads a folder of Parquet files
+    if not stat.S_ISREG(info.st_mode):
+        raise CraftInputError(
+            f"cannot read {str(path)!r}: it is not a regular file (a pipe, a device or a socket); copy the data "
+            f"into a file and give its path."
+        )
+    if not in_memory:
+        return
+    limit = _env_int("CRAFT_MAX_FILE_MB", _available_memory() // 4, scale=2**20)
+    if info.st_size > limit:
+        raise CraftInputError(
+            f"cannot read {str(path)!r}: it is {info.st_size:,} bytes; this machine reads at most {limit:,} bytes "
+            f"into memory (a quarter of its free memory; CRAFT_MAX_FILE_MB sets another limit). Use the Dask "
+            f"backend (--local-workers N) for a larger file, or take a sample of its rows."
+        )
+
+
+def _scores(y, labels: np.ndarray, label: str):
+    """Purity, NMI and ARI over the rows that have a label, and how many they are.
+
+    As the app's Evaluate page: a row without a value in the label column is left out of the scores,
+    and a warning says how many.
+    """
+    y = pd.Series(np.asarray(y, dtype=object) if not isinstance(y, pd.Series) else y).reset_index(drop=True)
+    keep = y.notna().to_numpy()
+    n_labelled = int(keep.sum())
+    if n_labelled == 0:
+        raise CraftInputError(f"the label column {label!r} is empty: no row has a class to score the fit against.")
+    if n_labelled < keep.size:
+        warnings.warn(
+            f"{keep.size - n_labelled:,} of {keep.size:,} rows have no value in the label column {label!r} and "
+            f"are left out of the scores (purity, NMI, ARI on the {n_labelled:,} labelled rows).",
+            stacklevel=2,
+        )
+    return metrics.evaluate(y[keep], labels[keep]), n_labelled
 
 
 def _fit_memory(args, parameters, categorical, ignore, callback) -> dict:
@@ -346,9 +403,10 @@ def _fit_memory(args, parameters, categorical, ignore, callback) -> dict:
     y = table[label] if label else None
     model = CRAFT(categorical=roles, callback=callback, **parameters).fit(X)
     labels = np.asarray(model.labels_, dtype=np.int64)
-    scores = metrics.evaluate(y, labels) if y is not None else None
+    scores, n_labelled = _scores(y, labels, label) if y is not None else (None, None)
     pieces = [pd.DataFrame({"row": np.arange(labels.size, dtype=np.int64), "cluster": labels})]
-    return {"model": model, "metrics": scores, "n_rows": int(labels.size), "label": label, "backend": "memory", "label_pieces": pieces}
+    return {"model": model, "metrics": scores, "n_rows": int(labels.size), "label": label, "backend": "memory",
+            "label_pieces": pieces, "labelled_rows": n_labelled}
 
 
 # -- on a Dask cluster ----------------------------------------------------
@@ -406,6 +464,8 @@ def _read_dask(args):
             X, y = datasets.load(source)
             return X.assign(**{datasets.TARGET: y}), args.label or datasets.TARGET, datasets.dataset_schema(source)
         raise CraftInputError(f"{source!r} is neither a file, a folder, a glob nor a bundled dataset.")
+    if path.exists():
+        _check_regular_file(path, in_memory=False)
     suffix = ".parquet" if path.is_dir() else Path(source.rstrip("/")).suffix.lower()
     if suffix not in _PARQUET and suffix not in _TEXT:
         raise CraftInputError(
@@ -506,16 +566,17 @@ def _fit_dask(args, parameters, categorical, ignore, callback) -> dict:
         for piece in model.labels_.partitions:
             series = client.compute(piece).result()
             pieces.append(pd.DataFrame({"row": series.index.to_numpy(dtype=np.int64), "cluster": series.to_numpy()}))
-        scores = None
+        scores, n_labelled = None, None
         if label:
             # Scores need every row's class and cluster on the driver: 16 bytes a row.
-            classes = client.compute(table[label]).result().to_numpy()
-            scores = metrics.evaluate(pd.Series(classes, name=label), np.concatenate([p["cluster"].to_numpy() for p in pieces]))
+            classes = client.compute(table[label]).result().reset_index(drop=True)
+            scores, n_labelled = _scores(classes, np.concatenate([p["cluster"].to_numpy() for p in pieces]), label)
         return {
             "model": model,
             "metrics": scores,
             "n_rows": int(model.partition_sizes_.sum()),
             "label": label,
+            "labelled_rows": n_labelled,
             "backend": "dask",
             "label_pieces": pieces,
             "n_partitions": int(model.partition_sizes_.size),
@@ -562,6 +623,8 @@ def _summary(args, parameters, model, result, messages, seconds) -> str:
         "warnings": messages,
     }
     dataset = {"source": str(args.data), "rows": result["n_rows"], "label": result["label"], "backend": result["backend"]}
+    if result["labelled_rows"] is not None and result["labelled_rows"] < result["n_rows"]:
+        dataset["labelled_rows"] = result["labelled_rows"]
     if result["backend"] == "dask":
         dataset["partitions"] = result["n_partitions"]
         dataset["workers"] = result["workers"]
