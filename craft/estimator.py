@@ -78,6 +78,11 @@ MAX_CLUSTERS = 1_000
 #: Most restarts and passes per run: a fit costs their product times a pass.
 MAX_N_INIT = 1_000
 MAX_ITER = 10_000
+#: Smallest ``smoothing``: the cost of a level a cluster has not seen is
+#: ``-log(smoothing * eta0 / (n_k + smoothing))``, with eta0 >= 1/N; at 1e-6 it
+#: stays below about 60 nats for a billion rows, while at 5e-324 the product
+#: underflows to 0, its log is -inf, and 0 x -inf makes the objective NaN.
+MIN_SMOOTHING = 1e-6
 
 
 _LIMIT_RULE = f"up to 100 clusters, or half the rows on larger tables, never more than {MAX_CLUSTERS:,}"
@@ -121,7 +126,11 @@ _PARAMETER_RULES = {
         f"'auto' or an integer >= 1 and <= {MAX_N_INIT} (each restart is a whole fit)",
     ),
     "init": _one_of("craft++", "random"),
-    "smoothing": _number(0, None),
+    "smoothing": _number(
+        MIN_SMOOTHING, None, low_open=False,
+        why="a smaller pseudo-count makes the cost -log(smoothing x global share / cluster size) of a level a "
+        "cluster has not seen underflow to infinity",
+    ),
     "min_variance": _number(0, None),
     "random_state": _Rule(_random_state, "None, an int or a numpy Generator"),
     "callback": _Rule(lambda value: value is None or callable(value), "None or a callable"),
@@ -142,7 +151,9 @@ class CRAFT(ClusterMixin, BaseEstimator):
     m : float, default=0.5
         Fraction of features selected per cluster, in (0, 1).
     rho : float or None, default=None
-        Prior variance of the selection probability, in (0, m(1-m)). None
+        Prior variance of the selection probability, in (0, m(1-m)), and at
+        least 1e-9 m(1-m) (``craft.priors.MIN_OWN_WEIGHT``: below it the
+        Beta shapes m(1-m)/rho pass 1e9 and F_Delta loses its digits). None
         takes the paper's ``max(0.01, m(1-m) - 0.01)``. Under the paper's
         rule (``rho_selection="paper"``) rho moves the cost of a cluster
         (``lam + D F0``), the cost per selected feature (``F_Delta``) and the
@@ -211,7 +222,9 @@ class CRAFT(ClusterMixin, BaseEstimator):
         proportion to their CRAFT distance, as k-means++ does.
     smoothing : float, default=0.1
         Pseudo-count pulling each cluster's level distribution towards the
-        global one; keeps ``log eta`` finite for small clusters.
+        global one; keeps ``log eta`` finite for small clusters. At least
+        1e-6 (``MIN_SMOOTHING``): a smaller one makes the cost of a level a
+        cluster has not seen underflow to infinity.
     min_variance : float, default=0.3
         Variance floor per numeric feature, as a share of its global variance.
     random_state : int, Generator or None, default=None

@@ -69,3 +69,36 @@ def test_fit_refuses_too_many_columns_before_the_work(monkeypatch):
     X = pd.DataFrame(np.zeros((4, 31)), columns=[f"c{i}" for i in range(31)])
     with pytest.raises(CraftInputError, match="X has 31 columns; this machine takes at most 30 columns"):
         CRAFT(k=2, categorical=[]).fit(X)
+
+
+# ---------------------------------------------------------------------------
+# Parameters at the edge of double precision, named by the parameter at fault
+
+
+def _two_groups():
+    rng = np.random.default_rng(1)
+    group = np.arange(60) % 2
+    return pd.DataFrame({"x": rng.normal(4.0 * group, 1.0), "c": np.where(group, "a", "b"),
+                         "d": rng.choice(list("pqr"), 60)})
+
+
+def test_tiny_smoothing_is_refused_with_its_bound():
+    """smoothing=5e-324 underflowed eta to 0: the objective was NaN and K = 4 on two groups."""
+    X = _two_groups()
+    for tiny in (5e-324, 1e-300, 1e-7):
+        with pytest.raises(CraftInputError, match=rf"Parameter smoothing={tiny!r} is invalid: it must be a number "
+                                                  r">= 1e-06 \(a smaller pseudo-count"):
+            CRAFT(k=2, n_init=1, smoothing=tiny).fit(X)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = CRAFT(k=2, n_init=1, random_state=0, smoothing=1e-6).fit(X)
+    assert np.isfinite(model.objective_) and model.n_clusters_ == 2
+
+
+@pytest.mark.parametrize("m", [0.5, 0.2, 0.9])
+def test_tiny_rho_is_blamed_on_rho_not_m(m):
+    X = _two_groups()
+    for tiny in (5e-324, 1e-300):
+        with pytest.raises(CraftInputError, match=rf"rho={tiny!r} is too small for m={m}: rho/\(m\(1-m\)\)") as error:
+            CRAFT(k=2, n_init=1, m=m, rho=tiny).fit(X)
+        assert "m*m underflows" not in str(error.value) and "use rho >=" in str(error.value)
