@@ -369,7 +369,10 @@ class CRAFT(ClusterMixin, BaseEstimator):
         """Nearest existing cluster for every row of ``X``; never opens a cluster.
 
         Levels unseen in ``fit`` add the same cost to every cluster, so they
-        do not influence the choice; missing cells are treated as in ``fit``
+        do not influence the choice; a warning names each column that has
+        them and counts their rows. A value written exactly as a fitted level
+        of another type (the text "10" for the level 10) is that level, and a
+        warning says so. Missing cells are treated as in ``fit``
         (``missing``).
         """
         self._check_fitted()
@@ -378,7 +381,10 @@ class CRAFT(ClusterMixin, BaseEstimator):
             raise CraftInputError(
                 f"X has {table.shape[1]} features, but CRAFT is expecting {self.n_features_in_} features as input."
             )
-        data = self._encoded(table)
+        notes: list[str] = []
+        data = self._encoded(table, notes)
+        for note in notes:
+            warnings.warn(note, UserWarning, stacklevel=2)
         _, labels = _engine.nearest_cluster(data, self.clusters_, self.options_.terms)
         return labels
 
@@ -493,14 +499,14 @@ class CRAFT(ClusterMixin, BaseEstimator):
         clusters, stats = _engine.fit_clusters(data, labels, record.n_clusters, self.options_)
         return _engine.inspect(data, clusters, stats, self.options_, labels)
 
-    def _encoded(self, X) -> EncodedData:
+    def _encoded(self, X, notes: list[str] | None = None) -> EncodedData:
         if isinstance(X, EncodedData):  # encoded once by the caller (a wide table costs per column)
             return X
         table = _as_table(X)
         missing = [name for name in self.engine_features_ if name not in table.columns]
         if missing:
             raise CraftInputError(f"X lacks the fitted column(s) {missing[:5]}.")
-        return self.encoder_.transform(table)
+        return self.encoder_.transform(table, notes)
 
     # ------------------------------------------------------------------
     def _validated_options(self) -> _engine.Options:
