@@ -449,6 +449,63 @@ def _dask_client(args):
         yield client
 
 
+#: Memory of a Dask worker process once it has imported craft, pandas and pyarrow (measured: about 400 MB).
+_WORKER_BASE_BYTES = 400 * 2**20
+#: A partition read as pandas objects and encoded, against its bytes on disk (text cells become Python
+#: objects; the encoded copy is 8 bytes a cell more).
+_PARTITION_EXPANSION = 4
+#: Dask pauses a worker at 80 % of its memory limit (``distributed.worker.memory.pause``).
+_PAUSE_SHARE = 0.8
+
+
+def _check_memory_limit(args, table) -> None:
+    """Refuse a ``--memory-limit`` below what one worker needs: its own process and one partition.
+
+    Below it Dask's nanny kills and restarts the worker on every partition, forever.
+    """
+    from dask.utils import parse_bytes
+
+    if str(args.memory_limit).strip().lower() in ("auto", "0", "none"):
+        return
+    try:
+        limit = int(parse_bytes(args.memory_limit))
+    except (ValueError, TypeError):
+        raise CraftInputError(
+            f"--memory-limit {args.memory_limit!r} is not a size; write it as 4GB, 512MiB or auto."
+        ) from None
+    partition = _partition_bytes(args, table)
+    need = int((_WORKER_BASE_BYTES + _PARTITION_EXPANSION * partition) / _PAUSE_SHARE)
+    if limit < need:
+        raise CraftInputError(
+            f"--memory-limit {args.memory_limit} ({limit:,} bytes) is less than one worker needs: about "
+            f"{need:,} bytes (its process with craft loaded, {_WORKER_BASE_BYTES:,} bytes, plus the largest "
+            f"partition, {partition:,} bytes on disk, read and encoded: about {_PARTITION_EXPANSION} times that; "
+            f"Dask pauses a worker at {_PAUSE_SHARE:.0%} of its limit). Give at least {-(-need // 10**6):,}MB, or a "
+            f"smaller --partition-size for text files."
+        )
+
+
+def _partition_bytes(args, table) -> int:
+    """Bytes of the largest partition: a bundled table's memory, a text block, or a Parquet file's row groups."""
+    import glob
+
+    from dask.utils import parse_bytes
+
+    if isinstance(table, pd.DataFrame):
+        return int(table.memory_usage(deep=True).sum())
+    source, path = args.data, Path(args.data)
+    if "://" in source:
+        return 0
+    if path.is_dir() or path.suffix.lower() in _PARQUET:
+        import pyarrow.parquet as pq
+
+        sizes = [sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))
+                 for meta in (pq.read_metadata(file) for file in _parquet_files(source, path))]
+        return max(sizes, default=0)
+    largest = max((os.path.getsize(file) for file in glob.glob(source)), default=0)
+    return min(largest, int(parse_bytes(args.partition_size)))
+
+
 def _read_dask(args):
     """The table (lazy, or a bundled dataset in memory), the label column and the default schema for the Dask fit.
 
@@ -495,17 +552,51 @@ def _read_dask(args):
 
 
 def _check_text_width(source: str, sep: str | None) -> None:
-    """Refuse a text table wider than this machine takes, from its first file's header line, before Dask reads it."""
+    """Refuse, before Dask reads them, a text table wider than this machine takes (from the first file's header),
+    and a later file whose header is not the first one's.
+
+    Dask reads the files as one table by position, with the first file's names: a file with the same
+    columns in another order would mix their values (or fail on a worker with a traceback).
+    """
     import glob
 
     files = sorted(glob.glob(source)) or [source]
+    first = _header_names(files[0], sep)
+    check_table_shape(0, len(first), repr(files[0]), estimated=True)
+    for file in files[1:]:
+        names = _header_names(file, sep)
+        if names == first:
+            continue
+        if sorted(names) == sorted(first):
+            raise CraftInputError(
+                f"{file!r} has the columns of {files[0]!r} in another order ({_quoted(names)} instead of "
+                f"{_quoted(first)}); the Dask backend reads the files by position: write every file with one "
+                f"column order, or give the files one at a time."
+            )
+        extra = [name for name in names if name not in first]
+        lacking = [name for name in first if name not in names]
+        raise CraftInputError(
+            f"{file!r} has other columns than {files[0]!r}: {_quoted(extra) or 'none'} instead of "
+            f"{_quoted(lacking) or 'none'}; the Dask backend reads files that share one header: leave this file "
+            f"out of the glob or align its columns."
+        )
+
+
+def _header_names(file: str, sep: str | None) -> list[str]:
+    """The column names of a text file's first line (the delimiter guessed as the most frequent without ``sep``)."""
+    import csv
+
     try:
-        with open(files[0], "rb") as handle:
-            header = handle.readline(64 * 2**20).decode("utf-8", errors="replace")
+        with open(file, "rb") as handle:
+            header = handle.readline(64 * 2**20).decode("utf-8-sig", errors="replace").rstrip("\r\n")
     except OSError as error:
-        raise CraftInputError(f"cannot read {files[0]!r}: {error.strerror or error}.") from None
-    delimiters = [sep] if sep else [",", "\t", ";", "|"]
-    check_table_shape(0, 1 + max(header.count(d) for d in delimiters), repr(files[0]), estimated=True)
+        raise CraftInputError(f"cannot read {file!r}: {error.strerror or error}.") from None
+    delimiter = sep or max([",", "\t", ";", "|"], key=header.count)
+    return [name.strip() for name in next(csv.reader([header], delimiter=delimiter), [])]
+
+
+def _quoted(names: list[str], limit: int = 5) -> str:
+    return ", ".join(repr(name) for name in names[:limit]) + (", ..." if len(names) > limit else "")
 
 
 def _check_parquet_footers(source: str, path: Path) -> None:
@@ -514,14 +605,9 @@ def _check_parquet_footers(source: str, path: Path) -> None:
     Done on the driver before any worker starts: a worker would fail mid-fit with a traceback that does not
     say which file. Reads only each file's footer.
     """
-    import glob
-
     import pyarrow.parquet as pq
 
-    if path.is_dir():
-        files = sorted(p for p in path.rglob("*") if p.is_file() and not p.name.startswith(("_", ".")))
-    else:
-        files = [Path(name) for name in sorted(glob.glob(source))] or [path]
+    files = _parquet_files(source, path)
     if not files:
         raise CraftInputError(f"{source!r} holds no Parquet files.")
     for file in files:
@@ -542,12 +628,59 @@ def _check_parquet_footers(source: str, path: Path) -> None:
             )
 
 
+def _parquet_files(source: str, path: Path) -> list[Path]:
+    import glob
+
+    if path.is_dir():
+        return sorted(p for p in path.rglob("*") if p.is_file() and not p.name.startswith(("_", ".")))
+    return [Path(name) for name in sorted(glob.glob(source))] or [path]
+
+
+def _damaged_parquet(source: str) -> CraftInputError | None:
+    """After a fit failed on reading: the Parquet file whose pages cannot be read, named (None if every one reads).
+
+    The footers were checked before the fit; a damaged page shows only when a worker reads it, in an error
+    that names no file. Each file is read again here, one row group at a time, on this failure path only.
+    """
+    import pyarrow.parquet as pq
+
+    path = Path(source)
+    if "://" in source or (path.suffix.lower() not in _PARQUET and not path.is_dir()):
+        return None
+    for file in _parquet_files(source, path):
+        try:
+            reader = pq.ParquetFile(file)
+            for group in range(reader.num_row_groups):
+                reader.read_row_group(group)
+        except Exception as error:  # noqa: BLE001 - pyarrow raises OSError or ArrowInvalid
+            detail = " ".join(str(error).split())[:160]
+            return CraftInputError(
+                f"cannot read {str(file)!r}: it is not a readable Parquet file (damaged: {detail}); replace or "
+                f"remove it."
+            )
+    return None
+
+
 def _fit_dask(args, parameters, categorical, ignore, callback) -> dict:
+    try:
+        return _fit_dask_read(args, parameters, categorical, ignore, callback)
+    except (CraftInputError, ImportError, KeyboardInterrupt):
+        raise
+    except Exception as error:
+        named = _damaged_parquet(args.data)
+        if named is not None:
+            raise named from error
+        raise
+
+
+def _fit_dask_read(args, parameters, categorical, ignore, callback) -> dict:
     import dask.dataframe as dd
 
     from .distributed import DaskCRAFT
 
     table, label, default_schema = _read_dask(args)
+    if args.local_workers is not None:
+        _check_memory_limit(args, table)
     with _dask_client(args) as client:
         if isinstance(table, pd.DataFrame):  # a bundled dataset: one partition per worker thread
             threads = max(1, sum(client.nthreads().values()))

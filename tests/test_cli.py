@@ -386,3 +386,55 @@ def test_label_column_with_missing_values_scores_the_labelled_rows(tmp_path, cap
     assert summary["metrics"] == pytest.approx(metrics.evaluate(classes[keep], labels["cluster"].to_numpy()[keep]))
     assert summary["dataset"]["labelled_rows"] == 30
     assert "10 of 40 rows have no value in the label column 'cls' and are left out of the scores" in err
+
+
+def test_dask_csv_glob_with_columns_in_another_order_names_the_file(tmp_path, capsys):
+    """A later file with the same columns in another order was exit 1 with a worker traceback."""
+    pytest.importorskip("dask.dataframe")
+    same, other = tmp_path / "same", tmp_path / "other"
+    for folder in (same, other):
+        folder.mkdir()
+        (folder / "a.csv").write_text("x,c\n" + "".join(f"{i % 5}.5,{'ab'[i % 2]}\n" for i in range(50)))
+    (same / "b.csv").write_text("c,x\n" + "".join(f"{'ab'[i % 2]},{i % 5}.5\n" for i in range(50)))
+    (other / "c.csv").write_text("x,d\n1,2\n")
+    code, out, err = run(["fit", str(same / "*.csv"), "--lam", 5, "--local-workers", 1, "--no-progress"], capsys)
+    assert code == 2 and out == "" and "Traceback" not in err
+    assert (f"{str(same / 'b.csv')!r} has the columns of {str(same / 'a.csv')!r} in another order ('c', 'x' "
+            f"instead of 'x', 'c')") in err
+    code, _, err = run(["fit", str(other / "*.csv"), "--lam", 5, "--local-workers", 1, "--no-progress"], capsys)
+    assert code == 2
+    assert f"{str(other / 'c.csv')!r} has other columns than {str(other / 'a.csv')!r}: 'd' instead of 'c'" in err
+
+
+def test_dask_corrupted_parquet_page_is_named(tmp_path, capsys):
+    """A damaged page header (the footer reads fine) was 'unexpected error: OSError: Couldn't deserialize thrift'."""
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    pytest.importorskip("dask.dataframe")
+    folder = tmp_path / "parts"
+    folder.mkdir()
+    rng = np.random.default_rng(0)
+    for i in range(3):
+        part = pd.DataFrame({"x": rng.normal(5.0 * (np.arange(100) % 2)), "c": ["a", "b"] * 50})
+        pq.write_table(pa.Table.from_pandas(part, preserve_index=False), folder / f"part-{i}.parquet")
+    damaged = folder / "part-1.parquet"
+    content = bytearray(damaged.read_bytes())
+    content[4:40] = b"\xff" * 36  # the first page header, right after the magic bytes
+    damaged.write_bytes(bytes(content))
+    code, out, err = run(["fit", folder, "--lam", 5, "--local-workers", 1, "--no-progress"], capsys)
+    assert code == 2 and out == "" and "unexpected" not in err
+    assert f"cannot read {str(damaged)!r}: it is not a readable Parquet file (damaged" in err
+    assert "replace or remove it" in err
+
+
+def test_dask_memory_limit_below_one_partition_is_refused_with_the_numbers(tmp_path, capsys):
+    """--memory-limit 10MB restarted the workers forever."""
+    pytest.importorskip("distributed")
+    path = tmp_path / "t.csv"
+    path.write_text("x,c\n" + "".join(f"{i % 5}.5,{'ab'[i % 2]}\n" for i in range(2000)))
+    code, out, err = run(["fit", path, "--lam", 5, "--local-workers", 1, "--memory-limit", "10MB", "--no-progress"],
+                         capsys)
+    assert code == 2 and out == ""
+    assert "--memory-limit 10MB (10,000,000 bytes) is less than one worker needs" in err
+    need = int(err.split("needs: about ")[1].split(" bytes")[0].replace(",", ""))
+    assert need > 10_000_000 and f"Give at least {-(-need // 10**6):,}MB" in err
