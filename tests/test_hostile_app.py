@@ -30,6 +30,7 @@ from streamlit.testing.v1 import AppTest
 
 from craft import CRAFT, CraftInputError, infer_schema
 from craft.io import read_table
+from explorer.cache import FIGURES, STORE
 from test_app import settle
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -116,11 +117,11 @@ def test_corpus_through_the_library(file_name):
 @pytest.fixture(autouse=True)
 def _fresh_caches():
     """AppTest instances share the process's caches: start every test empty."""
-    st.cache_data.clear()
-    st.cache_resource.clear()
+    for clear in (st.cache_data.clear, st.cache_resource.clear, STORE.clear, FIGURES.clear):
+        clear()
     yield
-    st.cache_data.clear()
-    st.cache_resource.clear()
+    for clear in (st.cache_data.clear, st.cache_resource.clear, STORE.clear, FIGURES.clear):
+        clear()
 
 
 @pytest.fixture
