@@ -135,24 +135,36 @@ def object_bytes(value, depth: int = 0) -> int:
     """Bytes an object holds, estimated from its arrays, strings and containers (figures included).
 
     A Plotly figure is counted by its traces' and layout's property values (the arrays it draws and their
-    hover text), read without serializing it; pandas objects by their deep memory usage.
+    hover text), read without serializing it; pandas objects by their deep memory usage. A long sequence
+    of Python objects (a heatmap's hover text) is counted from a sample of its items, so that the estimate
+    costs little beside building the figure.
     """
     if depth > 12:
         return sys.getsizeof(value)
     if isinstance(value, BaseFigure):
-        traces = [trace.to_plotly_json() for trace in value.data]
-        return object_bytes(traces, depth + 1) + object_bytes(value.layout.to_plotly_json(), depth + 1)
+        # The stored properties themselves: to_plotly_json() deep-copies them (seconds for a wide heatmap).
+        parts = [getattr(part, "_props", None) or part.to_plotly_json() for part in (*value.data, value.layout)]
+        return object_bytes(parts, depth + 1)
     if isinstance(value, np.ndarray):
-        return int(value.nbytes) if value.dtype != object else sum(object_bytes(v, depth + 1) for v in value.flat)
+        return int(value.nbytes) + (_items_bytes(value.ravel(), depth) if value.dtype == object else 0)
     if isinstance(value, (pd.DataFrame, pd.Series)):
         return int(np.sum(value.memory_usage(deep=True)))
     if isinstance(value, (str, bytes, bytearray)):
         return sys.getsizeof(value)
     if isinstance(value, dict):
-        return sys.getsizeof(value) + sum(object_bytes(v, depth + 1) for v in value.values())
+        return sys.getsizeof(value) + _items_bytes(list(value.values()), depth)
     if isinstance(value, (list, tuple, set, frozenset)):
-        return sys.getsizeof(value) + sum(object_bytes(v, depth + 1) for v in value)
+        return sys.getsizeof(value) + _items_bytes(list(value) if isinstance(value, (set, frozenset)) else value, depth)
     return sys.getsizeof(value)
+
+
+def _items_bytes(items, depth: int, sample: int = 64) -> int:
+    """Bytes of a sequence's items: all of them when few, else a spread sample scaled to their number."""
+    n = len(items)
+    if n <= sample:
+        return sum(object_bytes(item, depth + 1) for item in items)
+    picked = np.linspace(0, n - 1, sample).astype(np.intp)
+    return int(sum(object_bytes(items[i], depth + 1) for i in picked) * n / sample)
 
 
 #: The fits, per-fit tables, tables read and pages' computations of every session of this server.
