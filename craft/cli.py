@@ -26,6 +26,7 @@ import contextlib
 import inspect
 import json
 import os
+import stat
 import sys
 import time
 import warnings
@@ -39,7 +40,7 @@ from ._optional import missing, require
 from .estimator import CRAFT
 from .exceptions import CraftInputError
 from .io import read_table, typed_part
-from .limits import check_table_shape
+from .limits import _available_memory, _env_int, check_table_shape
 
 _DEFAULTS = {name: p.default for name, p in inspect.signature(CRAFT.__init__).parameters.items() if name != "self"}
 _PARQUET = (".parquet", ".pq")
@@ -281,6 +282,12 @@ def _roles(table, label, categorical, ignore, default_schema):
     """The features (the table without the label) and the ``categorical`` argument of the estimator."""
     if label:
         _check_columns(table.columns, [label], "--label")
+        for option, names in (("--ignore", ignore), ("--categorical", categorical or [])):
+            if label in names:
+                raise CraftInputError(
+                    f"{option} names {label!r}, the --label column (left out of the fit and used to score it); "
+                    f"remove it from {option}, or choose another --label."
+                )
     _check_columns(table.columns, ignore, "--ignore")
     X = table.drop(columns=[label]) if label else table
     if categorical is not None:
@@ -334,10 +341,60 @@ def _load_memory(args):
                 f"{args.data!r} is neither a file nor a bundled dataset (bundled: "
                 f"{', '.join(datasets.list_datasets()['name'])})."
             )
+        _check_regular_file(path, in_memory=True)
         table = read_table(path)
         label = args.label
         default_schema = None
     return table, label, default_schema
+
+
+def _check_regular_file(path: Path, *, in_memory: bool) -> None:
+    """Refuse a FIFO, a device or a socket (reading one may never end, or never stop), and a file too large.
+
+    With ``in_memory``, the limit is a quarter of the free memory (``CRAFT_MAX_FILE_MB`` overrides it):
+    a text table parsed in memory takes a few times its size in bytes. The Dask backend reads a file in
+    partitions and has no such limit.
+    """
+    try:
+        info = path.stat()
+    except OSError as error:
+        raise CraftInputError(f"cannot read {str(path)!r}: {error.strerror or error}.") from None
+    if stat.S_ISDIR(info.st_mode):
+        return  # read_table names a folder; the Dask backend reads a folder of Parquet files
+    if not stat.S_ISREG(info.st_mode):
+        raise CraftInputError(
+            f"cannot read {str(path)!r}: it is not a regular file (a pipe, a device or a socket); copy the data "
+            f"into a file and give its path."
+        )
+    if not in_memory:
+        return
+    limit = _env_int("CRAFT_MAX_FILE_MB", _available_memory() // 4, scale=2**20)
+    if info.st_size > limit:
+        raise CraftInputError(
+            f"cannot read {str(path)!r}: it is {info.st_size:,} bytes; this machine reads at most {limit:,} bytes "
+            f"into memory (a quarter of its free memory; CRAFT_MAX_FILE_MB sets another limit). Use the Dask "
+            f"backend (--local-workers N) for a larger file, or take a sample of its rows."
+        )
+
+
+def _scores(y, labels: np.ndarray, label: str):
+    """Purity, NMI and ARI over the rows that have a label, and how many they are.
+
+    As the app's Evaluate page: a row without a value in the label column is left out of the scores,
+    and a warning says how many.
+    """
+    y = pd.Series(np.asarray(y, dtype=object) if not isinstance(y, pd.Series) else y).reset_index(drop=True)
+    keep = y.notna().to_numpy()
+    n_labelled = int(keep.sum())
+    if n_labelled == 0:
+        raise CraftInputError(f"the label column {label!r} is empty: no row has a class to score the fit against.")
+    if n_labelled < keep.size:
+        warnings.warn(
+            f"{keep.size - n_labelled:,} of {keep.size:,} rows have no value in the label column {label!r} and "
+            f"are left out of the scores (purity, NMI, ARI on the {n_labelled:,} labelled rows).",
+            stacklevel=2,
+        )
+    return metrics.evaluate(y[keep], labels[keep]), n_labelled
 
 
 def _fit_memory(args, parameters, categorical, ignore, callback) -> dict:
@@ -346,9 +403,10 @@ def _fit_memory(args, parameters, categorical, ignore, callback) -> dict:
     y = table[label] if label else None
     model = CRAFT(categorical=roles, **parameters).fit(X, callback=callback)
     labels = np.asarray(model.labels_, dtype=np.int64)
-    scores = metrics.evaluate(y, labels) if y is not None else None
+    scores, n_labelled = _scores(y, labels, label) if y is not None else (None, None)
     pieces = [pd.DataFrame({"row": np.arange(labels.size, dtype=np.int64), "cluster": labels})]
-    return {"model": model, "metrics": scores, "n_rows": int(labels.size), "label": label, "backend": "memory", "label_pieces": pieces}
+    return {"model": model, "metrics": scores, "n_rows": int(labels.size), "label": label, "backend": "memory",
+            "label_pieces": pieces, "labelled_rows": n_labelled}
 
 
 # -- on a Dask cluster ----------------------------------------------------
@@ -391,6 +449,63 @@ def _dask_client(args):
         yield client
 
 
+#: Memory of a Dask worker process once it has imported craft, pandas and pyarrow (measured: about 400 MB).
+_WORKER_BASE_BYTES = 400 * 2**20
+#: A partition read as pandas objects and encoded, against its bytes on disk (text cells become Python
+#: objects; the encoded copy is 8 bytes a cell more).
+_PARTITION_EXPANSION = 4
+#: Dask pauses a worker at 80 % of its memory limit (``distributed.worker.memory.pause``).
+_PAUSE_SHARE = 0.8
+
+
+def _check_memory_limit(args, table) -> None:
+    """Refuse a ``--memory-limit`` below what one worker needs: its own process and one partition.
+
+    Below it Dask's nanny kills and restarts the worker on every partition, forever.
+    """
+    from dask.utils import parse_bytes
+
+    if str(args.memory_limit).strip().lower() in ("auto", "0", "none"):
+        return
+    try:
+        limit = int(parse_bytes(args.memory_limit))
+    except (ValueError, TypeError):
+        raise CraftInputError(
+            f"--memory-limit {args.memory_limit!r} is not a size; write it as 4GB, 512MiB or auto."
+        ) from None
+    partition = _partition_bytes(args, table)
+    need = int((_WORKER_BASE_BYTES + _PARTITION_EXPANSION * partition) / _PAUSE_SHARE)
+    if limit < need:
+        raise CraftInputError(
+            f"--memory-limit {args.memory_limit} ({limit:,} bytes) is less than one worker needs: about "
+            f"{need:,} bytes (its process with craft loaded, {_WORKER_BASE_BYTES:,} bytes, plus the largest "
+            f"partition, {partition:,} bytes on disk, read and encoded: about {_PARTITION_EXPANSION} times that; "
+            f"Dask pauses a worker at {_PAUSE_SHARE:.0%} of its limit). Give at least {-(-need // 10**6):,}MB, or a "
+            f"smaller --partition-size for text files."
+        )
+
+
+def _partition_bytes(args, table) -> int:
+    """Bytes of the largest partition: a bundled table's memory, a text block, or a Parquet file's row groups."""
+    import glob
+
+    from dask.utils import parse_bytes
+
+    if isinstance(table, pd.DataFrame):
+        return int(table.memory_usage(deep=True).sum())
+    source, path = args.data, Path(args.data)
+    if "://" in source:
+        return 0
+    if path.is_dir() or path.suffix.lower() in _PARQUET:
+        import pyarrow.parquet as pq
+
+        sizes = [sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))
+                 for meta in (pq.read_metadata(file) for file in _parquet_files(source, path))]
+        return max(sizes, default=0)
+    largest = max((os.path.getsize(file) for file in glob.glob(source)), default=0)
+    return min(largest, int(parse_bytes(args.partition_size)))
+
+
 def _read_dask(args):
     """The table (lazy, or a bundled dataset in memory), the label column and the default schema for the Dask fit.
 
@@ -406,6 +521,8 @@ def _read_dask(args):
             X, y = datasets.load(source)
             return X.assign(**{datasets.TARGET: y}), args.label or datasets.TARGET, datasets.dataset_schema(source)
         raise CraftInputError(f"{source!r} is neither a file, a folder, a glob nor a bundled dataset.")
+    if path.exists():
+        _check_regular_file(path, in_memory=False)
     suffix = ".parquet" if path.is_dir() else Path(source.rstrip("/")).suffix.lower()
     if suffix not in _PARQUET and suffix not in _TEXT:
         raise CraftInputError(
@@ -435,17 +552,51 @@ def _read_dask(args):
 
 
 def _check_text_width(source: str, sep: str | None) -> None:
-    """Refuse a text table wider than this machine takes, from its first file's header line, before Dask reads it."""
+    """Refuse, before Dask reads them, a text table wider than this machine takes (from the first file's header),
+    and a later file whose header is not the first one's.
+
+    Dask reads the files as one table by position, with the first file's names: a file with the same
+    columns in another order would mix their values (or fail on a worker with a traceback).
+    """
     import glob
 
     files = sorted(glob.glob(source)) or [source]
+    first = _header_names(files[0], sep)
+    check_table_shape(0, len(first), repr(files[0]), estimated=True)
+    for file in files[1:]:
+        names = _header_names(file, sep)
+        if names == first:
+            continue
+        if sorted(names) == sorted(first):
+            raise CraftInputError(
+                f"{file!r} has the columns of {files[0]!r} in another order ({_quoted(names)} instead of "
+                f"{_quoted(first)}); the Dask backend reads the files by position: write every file with one "
+                f"column order, or give the files one at a time."
+            )
+        extra = [name for name in names if name not in first]
+        lacking = [name for name in first if name not in names]
+        raise CraftInputError(
+            f"{file!r} has other columns than {files[0]!r}: {_quoted(extra) or 'none'} instead of "
+            f"{_quoted(lacking) or 'none'}; the Dask backend reads files that share one header: leave this file "
+            f"out of the glob or align its columns."
+        )
+
+
+def _header_names(file: str, sep: str | None) -> list[str]:
+    """The column names of a text file's first line (the delimiter guessed as the most frequent without ``sep``)."""
+    import csv
+
     try:
-        with open(files[0], "rb") as handle:
-            header = handle.readline(64 * 2**20).decode("utf-8", errors="replace")
+        with open(file, "rb") as handle:
+            header = handle.readline(64 * 2**20).decode("utf-8-sig", errors="replace").rstrip("\r\n")
     except OSError as error:
-        raise CraftInputError(f"cannot read {files[0]!r}: {error.strerror or error}.") from None
-    delimiters = [sep] if sep else [",", "\t", ";", "|"]
-    check_table_shape(0, 1 + max(header.count(d) for d in delimiters), repr(files[0]), estimated=True)
+        raise CraftInputError(f"cannot read {file!r}: {error.strerror or error}.") from None
+    delimiter = sep or max([",", "\t", ";", "|"], key=header.count)
+    return [name.strip() for name in next(csv.reader([header], delimiter=delimiter), [])]
+
+
+def _quoted(names: list[str], limit: int = 5) -> str:
+    return ", ".join(repr(name) for name in names[:limit]) + (", ..." if len(names) > limit else "")
 
 
 def _check_parquet_footers(source: str, path: Path) -> None:
@@ -454,14 +605,9 @@ def _check_parquet_footers(source: str, path: Path) -> None:
     Done on the driver before any worker starts: a worker would fail mid-fit with a traceback that does not
     say which file. Reads only each file's footer.
     """
-    import glob
-
     import pyarrow.parquet as pq
 
-    if path.is_dir():
-        files = sorted(p for p in path.rglob("*") if p.is_file() and not p.name.startswith(("_", ".")))
-    else:
-        files = [Path(name) for name in sorted(glob.glob(source))] or [path]
+    files = _parquet_files(source, path)
     if not files:
         raise CraftInputError(f"{source!r} holds no Parquet files.")
     for file in files:
@@ -482,12 +628,59 @@ def _check_parquet_footers(source: str, path: Path) -> None:
             )
 
 
+def _parquet_files(source: str, path: Path) -> list[Path]:
+    import glob
+
+    if path.is_dir():
+        return sorted(p for p in path.rglob("*") if p.is_file() and not p.name.startswith(("_", ".")))
+    return [Path(name) for name in sorted(glob.glob(source))] or [path]
+
+
+def _damaged_parquet(source: str) -> CraftInputError | None:
+    """After a fit failed on reading: the Parquet file whose pages cannot be read, named (None if every one reads).
+
+    The footers were checked before the fit; a damaged page shows only when a worker reads it, in an error
+    that names no file. Each file is read again here, one row group at a time, on this failure path only.
+    """
+    import pyarrow.parquet as pq
+
+    path = Path(source)
+    if "://" in source or (path.suffix.lower() not in _PARQUET and not path.is_dir()):
+        return None
+    for file in _parquet_files(source, path):
+        try:
+            reader = pq.ParquetFile(file)
+            for group in range(reader.num_row_groups):
+                reader.read_row_group(group)
+        except Exception as error:  # noqa: BLE001 - pyarrow raises OSError or ArrowInvalid
+            detail = " ".join(str(error).split())[:160]
+            return CraftInputError(
+                f"cannot read {str(file)!r}: it is not a readable Parquet file (damaged: {detail}); replace or "
+                f"remove it."
+            )
+    return None
+
+
 def _fit_dask(args, parameters, categorical, ignore, callback) -> dict:
+    try:
+        return _fit_dask_read(args, parameters, categorical, ignore, callback)
+    except (CraftInputError, ImportError, KeyboardInterrupt):
+        raise
+    except Exception as error:
+        named = _damaged_parquet(args.data)
+        if named is not None:
+            raise named from error
+        raise
+
+
+def _fit_dask_read(args, parameters, categorical, ignore, callback) -> dict:
     import dask.dataframe as dd
 
     from .distributed import DaskCRAFT
 
     table, label, default_schema = _read_dask(args)
+    if args.local_workers is not None:
+        _check_memory_limit(args, table)
     with _dask_client(args) as client:
         if isinstance(table, pd.DataFrame):  # a bundled dataset: one partition per worker thread
             threads = max(1, sum(client.nthreads().values()))
@@ -505,16 +698,17 @@ def _fit_dask(args, parameters, categorical, ignore, callback) -> dict:
         for piece in model.labels_.partitions:
             series = client.compute(piece).result()
             pieces.append(pd.DataFrame({"row": series.index.to_numpy(dtype=np.int64), "cluster": series.to_numpy()}))
-        scores = None
+        scores, n_labelled = None, None
         if label:
             # Scores need every row's class and cluster on the driver: 16 bytes a row.
-            classes = client.compute(table[label]).result().to_numpy()
-            scores = metrics.evaluate(pd.Series(classes, name=label), np.concatenate([p["cluster"].to_numpy() for p in pieces]))
+            classes = client.compute(table[label]).result().reset_index(drop=True)
+            scores, n_labelled = _scores(classes, np.concatenate([p["cluster"].to_numpy() for p in pieces]), label)
         return {
             "model": model,
             "metrics": scores,
             "n_rows": int(model.partition_sizes_.sum()),
             "label": label,
+            "labelled_rows": n_labelled,
             "backend": "dask",
             "label_pieces": pieces,
             "n_partitions": int(model.partition_sizes_.size),
@@ -561,6 +755,8 @@ def _summary(args, parameters, model, result, messages, seconds) -> str:
         "warnings": messages,
     }
     dataset = {"source": str(args.data), "rows": result["n_rows"], "label": result["label"], "backend": result["backend"]}
+    if result["labelled_rows"] is not None and result["labelled_rows"] < result["n_rows"]:
+        dataset["labelled_rows"] = result["labelled_rows"]
     if result["backend"] == "dask":
         dataset["partitions"] = result["n_partitions"]
         dataset["workers"] = result["workers"]

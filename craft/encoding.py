@@ -217,10 +217,27 @@ class Encoder:
         self.n_marginalised_ = {name: int(n) for name, n in n_missing_all.items() if n} if self.marginalise else {}
         return self._encode(raw, factorized, n_rows, fit=True)
 
-    def transform(self, table: pd.DataFrame) -> EncodedData:
-        """Encode a new table with the fitted imputation, scales and levels."""
+    def transform(self, table: pd.DataFrame, notes: list[str] | None = None) -> EncodedData:
+        """Encode a new table with the fitted imputation, scales and levels.
+
+        A value that is not a fitted level but is written exactly as one level
+        of another type (the text "10" for the integer level 10, and the
+        reverse) is that level; any other value not fitted gets code -1.
+
+        Parameters
+        ----------
+        table : DataFrame
+        notes : list of str, optional
+            When given, receives one sentence per categorical column that has
+            values not seen in fit (their rows counted) or values read as a
+            level of another type.
+        """
         raw, _ = self._scanned_block(table)
-        return self._encode(raw, [_factorize(table[name], name) for name in self.categorical], len(table))
+        factorized = [_factorize(table[name], name) for name in self.categorical]
+        data = self._encode(raw, factorized, len(table))
+        if notes is not None:
+            notes.extend(self._level_notes(factorized))
+        return data
 
     def template(self) -> EncodedData:
         """An encoding of no rows: the fitted global tables (eta_0, means, variances, level offsets)."""
@@ -238,6 +255,33 @@ class Encoder:
     def to_original_units(self, values: np.ndarray) -> np.ndarray:
         """Map encoded numeric values (any leading shape) back to table units."""
         return values * self.scale_ + self.center_
+
+    def _level_notes(self, factorized: list) -> list[str]:
+        """Per categorical column: rows whose values are not fitted levels, or match one only by their text."""
+        notes = []
+        for name, (inverse, uniques), levels in zip(self.categorical, factorized, self._level_indexes(), strict=True):
+            if not uniques:
+                continue
+            direct = levels.get_indexer(pd.Index(uniques, dtype=object))
+            by_text = _levels_by_text(uniques, levels, direct)
+            rows = np.bincount(inverse[inverse >= 0], minlength=len(uniques))
+            unseen = (direct < 0) & (by_text < 0)
+            matched = (direct < 0) & (by_text >= 0)
+            if matched.any():
+                given = [uniques[i] for i in np.flatnonzero(matched)]
+                fitted = [levels[by_text[i]] for i in np.flatnonzero(matched)]
+                kind = "text" if isinstance(given[0], str) else type(given[0]).__name__
+                notes.append(
+                    f"Column {name!r}: {int(rows[matched].sum()):,} row(s) hold {kind} values ({_shown(given)}) read "
+                    f"as the fitted levels {_shown(fitted, quote=False)} (the same written form, another type)."
+                )
+            if unseen.any():
+                notes.append(
+                    f"Column {name!r}: {int(rows[unseen].sum()):,} of {inverse.size:,} row(s) hold values not seen in "
+                    f"fit ({_shown([uniques[i] for i in np.flatnonzero(unseen)])}); they add the same cost to every "
+                    f"cluster, so these rows are placed by their other columns only."
+                )
+        return notes
 
     def _level_indexes(self) -> list[pd.Index]:
         """Each categorical feature's levels as an Index, made once per fitted ``levels_``.
@@ -410,5 +454,32 @@ def _level_lookup(uniques: list, levels: pd.Index, has_missing_level: bool) -> n
     A missing value gets ``len(levels)`` if it is a level of its own, else -1.
     """
     level_of_unique = levels.get_indexer(pd.Index(uniques, dtype=object))
+    if (level_of_unique < 0).any():
+        level_of_unique = np.where(level_of_unique < 0, _levels_by_text(uniques, levels, level_of_unique),
+                                   level_of_unique)
     missing = len(levels) if has_missing_level else -1
     return np.concatenate([[missing], level_of_unique]).astype(np.int64)
+
+
+def _levels_by_text(uniques: list, levels: pd.Index, direct: np.ndarray) -> np.ndarray:
+    """For each value not found among the levels, the one level written exactly as it is (-1 if none or several).
+
+    Text sent for numbers ("10" for the fitted 10), or the reverse: the same written form, another type.
+    Only a written form that one level alone has is matched, so nothing is guessed.
+    """
+    result = np.full(len(uniques), -1, dtype=np.int64)
+    missed = np.flatnonzero(direct < 0)
+    if not missed.size or not len(levels):
+        return result
+    written = pd.Series([str(level) for level in levels])
+    unique_form = written[~written.duplicated(keep=False)]
+    code_of = dict(zip(unique_form.tolist(), unique_form.index.tolist(), strict=True))
+    for i in missed:
+        result[i] = code_of.get(str(uniques[i]), -1)
+    return result
+
+
+def _shown(values: list, limit: int = 5, *, quote: bool = True) -> str:
+    shown = sorted(values, key=_level_sort_key)[:limit]
+    text = ", ".join(repr(v) if quote else str(v) for v in shown)
+    return text + (f", ... ({len(values):,} in all)" if len(values) > limit else "")

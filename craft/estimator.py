@@ -79,6 +79,11 @@ MAX_CLUSTERS = 1_000
 #: Most restarts and passes per run: a fit costs their product times a pass.
 MAX_N_INIT = 1_000
 MAX_ITER = 10_000
+#: Smallest ``smoothing``: the cost of a level a cluster has not seen is
+#: ``-log(smoothing * eta0 / (n_k + smoothing))``, with eta0 >= 1/N; at 1e-6 it
+#: stays below about 60 nats for a billion rows, while at 5e-324 the product
+#: underflows to 0, its log is -inf, and 0 x -inf makes the objective NaN.
+MIN_SMOOTHING = 1e-6
 
 
 _LIMIT_RULE = f"up to 100 clusters, or half the rows on larger tables, never more than {MAX_CLUSTERS:,}"
@@ -122,7 +127,11 @@ _PARAMETER_RULES = {
         f"'auto' or an integer >= 1 and <= {MAX_N_INIT} (each restart is a whole fit)",
     ),
     "init": _one_of("craft++", "random"),
-    "smoothing": _number(0, None),
+    "smoothing": _number(
+        MIN_SMOOTHING, None, low_open=False,
+        why="a smaller pseudo-count makes the cost -log(smoothing x global share / cluster size) of a level a "
+        "cluster has not seen underflow to infinity",
+    ),
     "min_variance": _number(0, None),
     "random_state": _Rule(_random_state, "None, an int or a numpy Generator"),
     "history_labels": _Rule(lambda value: isinstance(value, (bool, np.bool_)), "True or False"),
@@ -143,7 +152,9 @@ class CRAFT(ClusterMixin, BaseEstimator):
     m : float, default=0.5
         Fraction of features selected per cluster, in (0, 1).
     rho : float or None, default=None
-        Prior variance of the selection probability, in (0, m(1-m)). None
+        Prior variance of the selection probability, in (0, m(1-m)), and at
+        least 1e-9 m(1-m) (``craft.priors.MIN_OWN_WEIGHT``: below it the
+        Beta shapes m(1-m)/rho pass 1e9 and F_Delta loses its digits). None
         takes the paper's ``max(0.01, m(1-m) - 0.01)``. Under the paper's
         rule (``rho_selection="paper"``) rho moves the cost of a cluster
         (``lam + D F0``), the cost per selected feature (``F_Delta``) and the
@@ -212,7 +223,9 @@ class CRAFT(ClusterMixin, BaseEstimator):
         proportion to their CRAFT distance, as k-means++ does.
     smoothing : float, default=0.1
         Pseudo-count pulling each cluster's level distribution towards the
-        global one; keeps ``log eta`` finite for small clusters.
+        global one; keeps ``log eta`` finite for small clusters. At least
+        1e-6 (``MIN_SMOOTHING``): a smaller one makes the cost of a level a
+        cluster has not seen underflow to infinity.
     min_variance : float, default=0.3
         Variance floor per numeric feature, as a share of its global variance.
     random_state : int, Generator or None, default=None
@@ -394,7 +407,10 @@ class CRAFT(ClusterMixin, BaseEstimator):
         """Nearest existing cluster for every row of ``X``; never opens a cluster.
 
         Levels unseen in ``fit`` add the same cost to every cluster, so they
-        do not influence the choice; missing cells are treated as in ``fit``
+        do not influence the choice; a warning names each column that has
+        them and counts their rows. A value written exactly as a fitted level
+        of another type (the text "10" for the level 10) is that level, and a
+        warning says so. Missing cells are treated as in ``fit``
         (``missing``).
         """
         self._check_fitted()
@@ -403,7 +419,10 @@ class CRAFT(ClusterMixin, BaseEstimator):
             raise CraftInputError(
                 f"X has {table.shape[1]} features, but CRAFT is expecting {self.n_features_in_} features as input."
             )
-        data = self._encoded(table)
+        notes: list[str] = []
+        data = self._encoded(table, notes)
+        for note in notes:
+            warnings.warn(note, UserWarning, stacklevel=2)
         _, labels = _engine.nearest_cluster(data, self.clusters_, self.options_.terms)
         return labels
 
@@ -520,14 +539,14 @@ class CRAFT(ClusterMixin, BaseEstimator):
         clusters, stats = _engine.fit_clusters(data, labels, record.n_clusters, self.options_)
         return _engine.inspect(data, clusters, stats, self.options_, labels)
 
-    def _encoded(self, X) -> EncodedData:
+    def _encoded(self, X, notes: list[str] | None = None) -> EncodedData:
         if isinstance(X, EncodedData):  # encoded once by the caller (a wide table costs per column)
             return X
         table = _as_table(X)
         missing = [name for name in self.engine_features_ if name not in table.columns]
         if missing:
             raise CraftInputError(f"X lacks the fitted column(s) {missing[:5]}.")
-        return self.encoder_.transform(table)
+        return self.encoder_.transform(table, notes)
 
     # ------------------------------------------------------------------
     def _validated_options(self) -> _engine.Options:

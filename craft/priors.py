@@ -13,6 +13,13 @@ from dataclasses import dataclass
 from .exceptions import CraftInputError
 
 
+#: Smallest ``rho / (m(1-m))`` accepted. The Beta shapes a + b = m(1-m)/rho then stay below 1e9, so
+#: F_Delta = F(1) - F(0), a difference of two numbers of that size, keeps about six digits in double
+#: precision; smaller shares lose them, and below about 1e-308 the shapes overflow. Selection is already
+#: global (every cluster pulled to the pooled choice) long before this share.
+MIN_OWN_WEIGHT = 1e-9
+
+
 def default_rho(m: float) -> float:
     """The paper's default ``rho = max(0.01, m(1-m) - 0.01)``.
 
@@ -84,7 +91,9 @@ def prior_terms(m: float, rho: float | None = None) -> PriorTerms:
     m : float
         Fraction of features per cluster, in (0, 1).
     rho : float or None
-        Prior variance in (0, m(1-m)); None takes :func:`default_rho`.
+        Prior variance in (0, m(1-m)), at least ``MIN_OWN_WEIGHT * m(1-m)``
+        (below it F_Delta loses its digits and the Beta shapes overflow);
+        None takes :func:`default_rho`.
 
     Returns
     -------
@@ -120,6 +129,12 @@ def prior_terms(m: float, rho: float | None = None) -> PriorTerms:
             f"rho={rho!r} must lie strictly between 0 and m(1-m)={upper:.6g} for m={m:.6g}: the Beta prior on "
             f"the selection probability needs 0 < rho < m(1-m). Values near {upper:.4g} give cluster-specific "
             f"selection, values near 0 global selection."
+        )
+    if rho < MIN_OWN_WEIGHT * upper:
+        raise CraftInputError(
+            f"rho={rho!r} is too small for m={m:.6g}: rho/(m(1-m)) = {rho / upper:.3g} is below {MIN_OWN_WEIGHT:g}, "
+            f"where the Beta prior's shapes m(1-m)/rho grow beyond 1e9 and F_Delta loses its digits in double "
+            f"precision; use rho >= {MIN_OWN_WEIGHT * upper:.3g} (values that small already give global selection)."
         )
     a0 = m * m * (1.0 - m) / rho - m
     b0 = m * (1.0 - m) ** 2 / rho + m

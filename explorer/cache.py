@@ -1,52 +1,57 @@
 """Cached engine calls of the app.
 
-Every function here is a thin ``st.cache_data`` wrapper around a pure
-function of :mod:`explorer.services`, :mod:`craft.profiles`,
-:mod:`craft.plots` or :mod:`craft.report`. Cache keys are explicit and
-hashable: the data's fingerprint (``LoadedData.key``: the SHA-256 of uploaded
-bytes or the name, rows and seed of an example), the column roles and the
-parameters. Tables and models are passed as ``_``-prefixed arguments, which
-Streamlit does not hash: they are determined by the key. ``st.cache_data``
-hands every caller its own copy, so sessions never share a mutable object.
-Figures are the exception: they are kept with ``st.cache_resource`` (one
-object shared by every session, never mutated: ``st.plotly_chart`` only
-reads it), because the copy ``st.cache_data`` makes is an unpickled Plotly
-figure, which re-validates every property (70 ms for the mask heatmap, most
-of a view-only rerun).
+Every function here is a thin cached wrapper around a pure function of
+:mod:`explorer.services`, :mod:`craft.profiles`, :mod:`craft.plots` or
+:mod:`craft.report`. Cache keys are explicit and hashable: the data's
+fingerprint (``LoadedData.key``: the SHA-256 of uploaded bytes or the name,
+rows and seed of an example), the column roles and the parameters. Tables and
+models are passed as ``_``-prefixed arguments, which are not part of the key
+(as in Streamlit's caches): they are determined by it.
 
-Fits and the per-fit tables (profiles, projection, one iteration's
-inspection) are the large entries: the app's fit keeps every iteration's
-labels for Teach (up to ``services.TEACH_ROWS`` rows), so 64 cached fits of
-a large table held gigabytes.
-They are kept in :data:`STORE`, an LRU of pickled results bounded by bytes
-(a share of the machine's memory) as well as by entries, with the same
-copy-per-caller semantics as ``st.cache_data``; ``benchmarks/bench_cache.py``
-shows a server's memory level off over many fits.
+Every cache of the app is bounded by bytes as well as by entries, so that a
+server's memory levels off however many different tables its sessions fit
+(Streamlit's own caches are bounded only by entries: 64 data heatmaps of
+large tables, a few reports and uploads held hundreds of megabytes).
+Results are kept in :data:`STORE`, an LRU of pickled results bounded by bytes
+(a share of the machine's memory), with the copy-per-caller semantics of
+``st.cache_data``: fits and per-fit tables (the app's fits keep every
+iteration's labels for Teach, up to ``services.TEACH_ROWS`` rows), tables read, Compare, What-if, stability and the
+report. Figures are kept in :data:`FIGURES` (a quarter of that share), one
+object shared by every session and never mutated (``st.plotly_chart`` only
+reads it), because an unpickled copy of a Plotly figure re-validates every
+property (70 ms for the mask heatmap, most of a view-only rerun); their bytes
+are estimated from the arrays and text they hold (:func:`object_bytes`).
+``benchmarks/bench_cache.py`` shows a server's memory level off over many
+fits; ``tests/test_cache.py`` checks it in-process.
 
 CRAFT fits run in background threads (:mod:`explorer.jobs`), one per fit
 digest for the whole server: a page that needs the fit waits for it with a
 progress bar and a Cancel button, a page that does not is drawn at once, and
 a changed parameter cancels the fit that nobody waits for any more. The
 other long computations (Compare, What-if, stability) run in the script
-thread; their progress bar is created inside the cached function, so a cache
-hit replays it (a bar that is immediately emptied) instead of referring to an
-element that no longer exists. Every bar appears only after a short delay.
+thread, with a progress bar created inside the cached function (a cache hit
+draws none). Every bar appears only after a short delay.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import inspect
 import os
 import pickle
+import sys
 import threading
 import time
 import uuid
 from collections import OrderedDict
 from typing import Any, Hashable, cast
 
+import numpy as np
+import pandas as pd
 import streamlit as st
+from plotly.basedatatypes import BaseFigure
 from streamlit import runtime
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
@@ -75,40 +80,48 @@ def _budget_bytes() -> int:
 
 
 class SizedStore:
-    """An LRU of pickled results bounded by their total bytes and their number.
+    """An LRU of results bounded by their total bytes and their number.
 
-    Each hit unpickles a fresh copy (as ``st.cache_data`` does), so callers
-    never share a mutable object; a result larger than the whole budget is
-    returned but not kept.
+    By default results are kept pickled and each hit unpickles a fresh copy
+    (as ``st.cache_data`` does), so callers never share a mutable object;
+    the bytes counted are the pickle's. With ``shared=True`` the objects
+    themselves are kept and handed to every caller (as ``st.cache_resource``
+    does: figures, never mutated), counted by :func:`object_bytes`. A result
+    larger than the whole budget is returned but not kept.
     """
 
-    def __init__(self, max_bytes: int, max_entries: int):
+    def __init__(self, max_bytes: int, max_entries: int, *, shared: bool = False):
         self.max_bytes = max_bytes
         self.max_entries = max_entries
-        self._entries: OrderedDict[str, bytes] = OrderedDict()
+        self.shared = shared
+        self._entries: OrderedDict[str, tuple[object, int]] = OrderedDict()
         self._lock = threading.Lock()
         self.n_bytes = 0
 
     def get(self, key: str):
         with self._lock:
-            blob = self._entries.get(key)
-            if blob is None:
+            entry = self._entries.get(key)
+            if entry is None:
                 return None
             self._entries.move_to_end(key)
-        return pickle.loads(blob)
+        return entry[0] if self.shared else pickle.loads(entry[0])  # type: ignore[arg-type]
 
     def put(self, key: str, value) -> None:
-        blob = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+        if self.shared:
+            item, size = value, object_bytes(value)
+        else:
+            item = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+            size = len(item)
         with self._lock:
             if key in self._entries:
-                self.n_bytes -= len(self._entries.pop(key))
-            if len(blob) > self.max_bytes:
+                self.n_bytes -= self._entries.pop(key)[1]
+            if size > self.max_bytes:
                 return
-            self._entries[key] = blob
-            self.n_bytes += len(blob)
+            self._entries[key] = (item, size)
+            self.n_bytes += size
             while self.n_bytes > self.max_bytes or len(self._entries) > self.max_entries:
-                _, oldest = self._entries.popitem(last=False)
-                self.n_bytes -= len(oldest)
+                _, (_, oldest) = self._entries.popitem(last=False)
+                self.n_bytes -= oldest
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -119,27 +132,77 @@ class SizedStore:
             self.n_bytes = 0
 
 
-#: The fits and per-fit tables of every session of this server.
+def object_bytes(value, depth: int = 0) -> int:
+    """Bytes an object holds, estimated from its arrays, strings and containers (figures included).
+
+    A Plotly figure is counted by its traces' and layout's property values (the arrays it draws and their
+    hover text), read without serializing it; pandas objects by their deep memory usage. A long sequence
+    of Python objects (a heatmap's hover text) is counted from a sample of its items, so that the estimate
+    costs little beside building the figure.
+    """
+    if depth > 12:
+        return sys.getsizeof(value)
+    if isinstance(value, BaseFigure):
+        # The stored properties themselves: to_plotly_json() deep-copies them (seconds for a wide heatmap).
+        parts = [getattr(part, "_props", None) or part.to_plotly_json() for part in (*value.data, value.layout)]
+        return object_bytes(parts, depth + 1)
+    if isinstance(value, np.ndarray):
+        return int(value.nbytes) + (_items_bytes(value.ravel(), depth) if value.dtype == object else 0)
+    if isinstance(value, (pd.DataFrame, pd.Series)):
+        return int(np.sum(value.memory_usage(deep=True)))
+    if isinstance(value, (str, bytes, bytearray)):
+        return sys.getsizeof(value)
+    if isinstance(value, dict):
+        return sys.getsizeof(value) + _items_bytes(list(value.values()), depth)
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return sys.getsizeof(value) + _items_bytes(list(value) if isinstance(value, (set, frozenset)) else value, depth)
+    return sys.getsizeof(value)
+
+
+def _items_bytes(items, depth: int, sample: int = 64) -> int:
+    """Bytes of a sequence's items: all of them when few, else a spread sample scaled to their number."""
+    n = len(items)
+    if n <= sample:
+        return sum(object_bytes(item, depth + 1) for item in items)
+    picked = np.linspace(0, n - 1, sample).astype(np.intp)
+    return int(sum(object_bytes(items[i], depth + 1) for i in picked) * n / sample)
+
+
+#: The fits, per-fit tables, tables read and pages' computations of every session of this server.
 STORE = SizedStore(_budget_bytes(), max_entries=_FIT_ENTRIES + 3 * _DERIVED_ENTRIES)
+#: The figures, shared by every session (never mutated): a quarter of :data:`STORE`'s bytes.
+FIGURES = SizedStore(_budget_bytes() // 4, max_entries=4 * _DERIVED_ENTRIES, shared=True)
 
 
-def _stored(function):
-    """Memoize ``function`` in :data:`STORE` by its arguments not prefixed with ``_`` (as Streamlit's caches)."""
-    signature = inspect.signature(function)
+def _kept_in(store: SizedStore, *, spinner: str | None = None):
+    """Memoize a function in ``store`` by its arguments not prefixed with ``_`` (as Streamlit's caches).
 
-    @functools.wraps(function)
-    def wrapper(*args, **kwargs):
-        bound = signature.bind(*args, **kwargs)
-        named = tuple((name, value) for name, value in bound.arguments.items() if not name.startswith("_"))
-        key = hashlib.sha256(repr((function.__qualname__, named)).encode()).hexdigest()
-        found = STORE.get(key)
-        if found is not None:
-            return found
-        value = function(*args, **kwargs)
-        STORE.put(key, value)
-        return value
+    ``spinner``: the text shown while a result not kept yet is computed (``st.cache_data``'s
+    ``show_spinner``).
+    """
+    def decorate(function):
+        signature = inspect.signature(function)
 
-    return wrapper
+        @functools.wraps(function)
+        def wrapper(*args, **kwargs):
+            bound = signature.bind(*args, **kwargs)
+            named = tuple((name, value) for name, value in bound.arguments.items() if not name.startswith("_"))
+            key = hashlib.sha256(repr((function.__qualname__, named)).encode()).hexdigest()
+            found = store.get(key)
+            if found is not None:
+                return found
+            with st.spinner(spinner) if spinner else contextlib.nullcontext():
+                value = function(*args, **kwargs)
+            store.put(key, value)
+            return value
+
+        return wrapper
+
+    return decorate
+
+
+_stored = _kept_in(STORE)
+_shared = _kept_in(FIGURES)
 
 
 class _Progress:
@@ -201,20 +264,20 @@ def _fit_digest(data_key: str, numeric: tuple, categorical: tuple, params: FitPa
     return hashlib.sha256(text.encode()).hexdigest()[:20]
 
 
-@st.cache_data(max_entries=16, show_spinner="Loading the example…")
+@_kept_in(STORE, spinner="Loading the example…")
 def load_example(name: str, n_samples: int, seed: int) -> services.LoadedData:
     """A bundled example (see :func:`explorer.services.load_example`)."""
     return services.load_example(name, n_samples=n_samples, seed=seed)
 
 
-@st.cache_data(max_entries=4, show_spinner="Reading the file…")
+@_kept_in(STORE, spinner="Reading the file…")
 def load_upload(sha: str, file_name: str, _data: bytes, tokens_in_text: bool = False,
                 sheet: str | None = None) -> services.LoadedData:
     """An uploaded table, keyed by the SHA-256 of its bytes and the reading options."""
     return services.load_upload(_data, file_name, tokens_in_text=tokens_in_text, sheet=sheet)
 
 
-@st.cache_data(max_entries=4, show_spinner="Reading the original cells…")
+@_kept_in(STORE, spinner="Reading the original cells…")
 def original_cells(key: str, _data: services.LoadedData, _content: bytes | None):
     """The cells of an upload as the file holds them (for the labels CSV), keyed by the data key."""
     return services.original_cells(_data, _content)
@@ -354,7 +417,7 @@ def cluster_profiles(key: str, _model):
     return profiles.cluster_profiles(_model)
 
 
-@st.cache_resource(max_entries=_DERIVED_ENTRIES, show_spinner=False)
+@_shared
 def profile_figures(key: str, cluster: int, feature: str | None, _model, _X, _profiles):
     """Sizes, profile overview and one feature's detail for the fit named ``key``."""
     sizes = plots.fig_cluster_sizes(_model)
@@ -369,7 +432,7 @@ def projection(key: str, max_points: int, _model, _X):
     return plots.projection_frame(_model, _X, max_points=max_points)
 
 
-@st.cache_resource(max_entries=_DERIVED_ENTRIES, show_spinner=False)
+@_shared
 def masks_figure(key: str, order: str, with_truth: bool, _model, _data):
     """The mask heatmap of the fit named ``key`` (beside the planted mask when asked)."""
     if with_truth and _data.true_mask is not None:
@@ -379,7 +442,7 @@ def masks_figure(key: str, order: str, with_truth: bool, _model, _data):
     return plots.fig_feature_masks(_model, order=order)
 
 
-@st.cache_resource(max_entries=_DERIVED_ENTRIES, show_spinner=False)
+@_shared
 def data_heatmap(key: str, order: str, max_rows: int, with_truth: bool, _model, _X, _data):
     """The data heatmap of the fit named ``key``."""
     if with_truth and _data.true_mask is not None:
@@ -388,7 +451,7 @@ def data_heatmap(key: str, order: str, max_rows: int, with_truth: bool, _model, 
     return plots.fig_data_heatmap(_model, _X, max_rows=max_rows, order=order)
 
 
-@st.cache_data(max_entries=8, show_spinner=False)
+@_stored
 def compare(key: str, label, methods: tuple, k: int, seed: int, params: FitParams, _table, _schema, _y):
     """The Compare page's table for data/roles ``key`` scored against ``label``."""
     progress = _Progress("Comparing methods", delay=0.0)
@@ -399,7 +462,7 @@ def compare(key: str, label, methods: tuple, k: int, seed: int, params: FitParam
         progress.close()
 
 
-@st.cache_data(max_entries=8, show_spinner=False)
+@_stored
 def sweep(key: str, label, param: str, values: tuple, seeds: tuple, params: FitParams, _table, _schema, _y):
     """The What-if sweep for data/roles ``key`` scored against ``label``."""
     progress = _Progress("Sweeping", delay=0.0)
@@ -410,7 +473,7 @@ def sweep(key: str, label, param: str, values: tuple, seeds: tuple, params: FitP
         progress.close()
 
 
-@st.cache_data(max_entries=8, show_spinner=False)
+@_stored
 def stability(key: str, seeds: tuple, params: FitParams, _table, _schema):
     """Mask stability over seeds for data/roles ``key``."""
     progress = _Progress("Fitting over seeds", delay=0.0)
@@ -420,7 +483,7 @@ def stability(key: str, seeds: tuple, params: FitParams, _table, _schema):
         progress.close()
 
 
-@st.cache_data(max_entries=4, show_spinner="Building the report…")
+@_kept_in(STORE, spinner="Building the report…")
 def html_report(key: str, label, dataset_name: str, _model, _X, _params: dict, _y, _data, _notes: tuple) -> str:
     """The self-contained HTML report of the fit named ``key``, scored against ``label``."""
     return report.craft_report(
@@ -429,7 +492,7 @@ def html_report(key: str, label, dataset_name: str, _model, _X, _params: dict, _
     )
 
 
-@st.cache_resource(max_entries=_DERIVED_ENTRIES, show_spinner=False)
+@_shared
 def figure(key: str, name: str, _build):
     """The figure ``_build()`` makes, kept under the fit named ``key`` and ``name``.
 

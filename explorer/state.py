@@ -15,6 +15,7 @@ import math
 from typing import Any
 
 import streamlit as st
+from streamlit.runtime.state.session_state_proxy import get_session_state
 
 from .services import EXAMPLE_ROWS, PRESETS, FitParams
 
@@ -106,6 +107,7 @@ def init_session() -> None:
         # What the link asked for, to say after the sidebar what was not applied (ignored_url_values).
         st.session_state["_url_given"] = {key: params.get(key) for key in params.keys()}
         st.session_state["_url_ignored"] = []
+        _drop_non_finite_numbers(params)
         dataset = params.get("dataset")
         if dataset == UPLOAD and st.session_state.get("upload") is None:
             # Uploaded tables never travel in a link: say so instead of showing another dataset.
@@ -123,7 +125,7 @@ def init_session() -> None:
         if "roles" in params:
             try:
                 roles = json.loads(params["roles"])
-            except ValueError:
+            except (TypeError, ValueError, RecursionError):  # RecursionError: thousands of nested brackets
                 roles = None
             if isinstance(roles, dict):
                 st.session_state["role_overrides"] = {
@@ -137,6 +139,29 @@ def init_session() -> None:
             else:
                 st.session_state["_url_ignored"].append(
                     ("roles", params.get("roles"), 'not a JSON object such as {"column": "numeric"}'))
+
+
+def _drop_non_finite_numbers(params) -> None:
+    """Remove from the URL the numbers a number widget cannot take (``k=inf``, ``seed=1e400``, ``m=abc``).
+
+    A bound integer widget converts its URL value with ``int(float(text))``, which raises OverflowError
+    for an infinite one (Streamlit catches only ValueError there) and breaks the page. The widgets are
+    seeded from the query string the page was opened with, kept apart from ``st.query_params``, so the
+    value is removed from both before any widget runs; the widget keeps its value and
+    :func:`ignored_url_values` names the link's text (kept in ``_url_given``).
+    """
+    bad = [key for key in params.keys() if _is_number_widget(key) and not _finite_number(params.get(key))]
+    if not bad:
+        return
+    with get_session_state().query_params() as opened_with:
+        for key in bad:
+            getattr(opened_with, "_initial_query_params", {}).pop(key, None)
+            opened_with.remove_param(key)
+
+
+def _is_number_widget(key: str) -> bool:
+    default = WIDGET_DEFAULTS.get(key)
+    return isinstance(default, (int, float)) and not isinstance(default, bool)
 
 
 #: URL keys read by hand (above) or by a page, not by a sidebar widget.
@@ -166,8 +191,7 @@ def ignored_url_values() -> list[str]:
         if key not in WIDGET_DEFAULTS:
             ignored.append((key, text, "not a parameter of this app"))
             continue
-        default = WIDGET_DEFAULTS[key]
-        if isinstance(default, (int, float)) and not isinstance(default, bool) and not _finite_number(text):
+        if _is_number_widget(key) and not _finite_number(text):
             ignored.append((key, text, "not a finite number"))
         elif key in st.session_state and not _same(st.session_state[key], text):
             ignored.append((key, text, f"not an allowed value; {st.session_state[key]!r} is used"))

@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
-import numpy as np
+import gc
+import hashlib
+import weakref
 
+import numpy as np
+import pandas as pd
+
+from explorer import cache, services
 from explorer.cache import SizedStore
 
 
@@ -31,3 +37,54 @@ def test_store_bounds_entries_skips_oversized_results_and_copies():
     assert store.get("c") == ["c"]  # every caller gets its own copy
     store.clear()
     assert len(store) == 0 and store.n_bytes == 0
+
+
+def _upload(seed: int, rows: int = 300) -> bytes:
+    """A different table for every seed: two groups, numbers and levels."""
+    rng = np.random.default_rng(seed)
+    group = rng.integers(2, size=rows)
+    table = pd.DataFrame({"x": rng.normal(4.0 * group), "y": rng.normal(size=rows),
+                          "c": np.where(group, "a", "b"), "d": rng.choice(list("pqrs"), rows)})
+    return table.to_csv(index=False).encode()
+
+
+def test_memory_levels_off_over_many_fits_of_different_uploads(monkeypatch):
+    """Twenty-four different uploads, each read, fitted and drawn as the Tune & see page does.
+
+    The server grew about 10 MB per fit of a 50,000-row upload: Streamlit's own caches, bounded only by
+    entries, kept 64 figures of each kind, and the tables read and reports. With every cache bounded by
+    bytes (scaled down here) the bytes held level off at the bounds, and no figure outlives its place in
+    the cache (each is followed with a weak reference).
+    """
+    monkeypatch.setattr(cache.STORE, "max_bytes", 400_000)
+    monkeypatch.setattr(cache.FIGURES, "max_bytes", 1_200_000)
+    cache.STORE.clear()
+    cache.FIGURES.clear()
+    params = services.FitParams().replace(k=2, n_init=1)
+    held, figures = [], []
+    try:
+        for seed in range(24):
+            content = _upload(seed)
+            data = cache.load_upload(hashlib.sha256(content).hexdigest(), f"t{seed}.csv", content)
+            schema, _ = services.fit_schema(data, {}, None)
+            key = cache.fit_key(data.key, schema, params)
+            outcome = services.fit_craft(data.table, schema, params)
+            cache.STORE.put(key, outcome)  # as a finished background fit does
+            model, X = outcome.model, services.fitted_X(outcome.model, data.table)
+            table = cache.cluster_profiles(key, model)
+            drawn = [*cache.profile_figures(key, 0, "x", model, X, table)[:2],
+                     cache.masks_figure(key, "subspace", False, model, data),
+                     cache.data_heatmap(key, "subspace", 400, False, model, X, data)]
+            figures.extend(weakref.ref(figure) for figure in drawn)
+            cache.projection(key, 4000, model, X)
+            held.append(cache.STORE.n_bytes + cache.FIGURES.n_bytes)
+        del drawn, model, X, table, outcome, data
+        gc.collect()
+        alive = [ref() for ref in figures if ref() is not None]
+        assert len(figures) == 96 and 0 < len(alive) < 12, len(alive)  # only what the bound holds
+        assert sum(cache.object_bytes(figure) for figure in alive) <= 1_200_000
+    finally:
+        cache.STORE.clear()
+        cache.FIGURES.clear()
+    assert max(held) <= 1_600_000 and held[-1] > 1_000_000  # filled up to the bounds, never beyond
+    assert max(held[8:]) - min(held[8:]) < 400_000, held  # level from the ninth fit on

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -252,15 +253,6 @@ def test_parquet_folder_with_a_truncated_file_exits_2_naming_it(tmp_path, capsys
     assert "Traceback" not in err
 
 
-def test_label_column_with_missing_values_is_named(tmp_path, capsys):
-    path = tmp_path / "t.csv"
-    rows = [f"{i % 2 * 5 + i / 100},{'a' if i % 2 else 'b'},{'' if i % 4 == 0 else i % 2}" for i in range(40)]
-    path.write_text("x,c,species\n" + "\n".join(rows) + "\n")
-    code, _, err = run(["fit", path, "--lam", 5, "--label", "species", "--no-progress"], capsys)
-    assert code == 2
-    assert "y_true (the label column 'species') has 10 missing values out of 40" in err
-
-
 def test_unwritable_output_exits_2_naming_the_file(tmp_path, capsys):
     out = tmp_path / "out"
     out.mkdir()
@@ -333,3 +325,116 @@ def test_dask_refuses_a_later_part_that_disagrees_with_the_first(tmp_path, capsy
                        capsys)
     assert code == 2 and "Traceback" not in err
     assert "column 'x' holds numbers in the first part of the data but 'oops' in a later one" in err
+
+
+# ----------------------------------------------------------------------
+# Hostile inputs of the command line: special files, roles that collide, unlabelled rows
+
+
+def test_fifo_and_device_are_refused_naming_the_file(tmp_path, capsys):
+    """A FIFO hung the read and /dev/zero was read for 2.5 GB: neither is a regular file."""
+    fifo = tmp_path / "pipe.csv"
+    os.mkfifo(fifo)
+    for source in (fifo, Path("/dev/zero")):
+        code, out, err = run(["fit", source, "--lam", 1, "--no-progress"], capsys)
+        assert code == 2 and out == ""
+        assert f"craft: error: cannot read {str(source)!r}: it is not a regular file" in err
+        assert "copy the data into a file" in err
+
+
+def test_file_beyond_the_size_limit_is_refused_before_reading(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("CRAFT_MAX_FILE_MB", "0.01")
+    path = tmp_path / "big.csv"
+    path.write_text("x,y\n" + "1,2\n" * 5000)  # 20 kB
+    code, _, err = run(["fit", path, "--lam", 1, "--no-progress"], capsys)
+    assert code == 2
+    assert f"cannot read {str(path)!r}: it is 20,004 bytes; this machine reads at most 10,485 bytes" in err
+    assert "--local-workers" in err
+
+
+def _labelled_csv(path: Path, missing_every: int = 0) -> Path:
+    rows = [f"{i % 2 * 5 + i / 100},{'ab'[i % 2]},{'' if missing_every and i % missing_every == 0 else 'PQ'[i % 2]}"
+            for i in range(40)]
+    path.write_text("x,c,cls\n" + "\n".join(rows) + "\n")
+    return path
+
+
+@pytest.mark.parametrize("option", ["--ignore", "--categorical"])
+def test_label_also_given_as_another_role_is_named(tmp_path, capsys, option):
+    """--ignore cls was 'unexpected error: KeyError' (exit 1); --categorical cls said cls does not exist."""
+    path = _labelled_csv(tmp_path / "t.csv")
+    code, _, err = run(["fit", path, "--lam", 5, "--label", "cls", option, "x,cls", "--no-progress"], capsys)
+    assert code == 2 and "unexpected" not in err
+    assert f"{option} names 'cls', the --label column (left out of the fit and used to score it)" in err
+    assert f"remove it from {option}" in err
+
+
+@pytest.mark.parametrize("backend", [[], ["--local-workers", 1]])
+def test_label_column_with_missing_values_scores_the_labelled_rows(tmp_path, capsys, backend):
+    """Rows without a label are left out of the scores, as on the app's Evaluate page, and counted."""
+    if backend:
+        pytest.importorskip("dask.dataframe")
+    path = _labelled_csv(tmp_path / "t.csv", missing_every=4)
+    out_dir = tmp_path / "out"
+    code, _, err = run(["fit", path, "--lam", 5, "--n-init", 1, "--label", "cls", "--no-progress", "--out", out_dir,
+                        *backend], capsys)
+    assert code == 0, err
+    labels, _, summary = read_outputs(out_dir)
+    assert len(labels) == 40
+    keep = np.arange(40) % 4 != 0
+    classes = np.array(list("PQ"))[np.arange(40) % 2]
+    assert summary["metrics"] == pytest.approx(metrics.evaluate(classes[keep], labels["cluster"].to_numpy()[keep]))
+    assert summary["dataset"]["labelled_rows"] == 30
+    assert "10 of 40 rows have no value in the label column 'cls' and are left out of the scores" in err
+
+
+def test_dask_csv_glob_with_columns_in_another_order_names_the_file(tmp_path, capsys):
+    """A later file with the same columns in another order was exit 1 with a worker traceback."""
+    pytest.importorskip("dask.dataframe")
+    same, other = tmp_path / "same", tmp_path / "other"
+    for folder in (same, other):
+        folder.mkdir()
+        (folder / "a.csv").write_text("x,c\n" + "".join(f"{i % 5}.5,{'ab'[i % 2]}\n" for i in range(50)))
+    (same / "b.csv").write_text("c,x\n" + "".join(f"{'ab'[i % 2]},{i % 5}.5\n" for i in range(50)))
+    (other / "c.csv").write_text("x,d\n1,2\n")
+    code, out, err = run(["fit", str(same / "*.csv"), "--lam", 5, "--local-workers", 1, "--no-progress"], capsys)
+    assert code == 2 and out == "" and "Traceback" not in err
+    assert (f"{str(same / 'b.csv')!r} has the columns of {str(same / 'a.csv')!r} in another order ('c', 'x' "
+            f"instead of 'x', 'c')") in err
+    code, _, err = run(["fit", str(other / "*.csv"), "--lam", 5, "--local-workers", 1, "--no-progress"], capsys)
+    assert code == 2
+    assert f"{str(other / 'c.csv')!r} has other columns than {str(other / 'a.csv')!r}: 'd' instead of 'c'" in err
+
+
+def test_dask_corrupted_parquet_page_is_named(tmp_path, capsys):
+    """A damaged page header (the footer reads fine) was 'unexpected error: OSError: Couldn't deserialize thrift'."""
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    pytest.importorskip("dask.dataframe")
+    folder = tmp_path / "parts"
+    folder.mkdir()
+    rng = np.random.default_rng(0)
+    for i in range(3):
+        part = pd.DataFrame({"x": rng.normal(5.0 * (np.arange(100) % 2)), "c": ["a", "b"] * 50})
+        pq.write_table(pa.Table.from_pandas(part, preserve_index=False), folder / f"part-{i}.parquet")
+    damaged = folder / "part-1.parquet"
+    content = bytearray(damaged.read_bytes())
+    content[4:40] = b"\xff" * 36  # the first page header, right after the magic bytes
+    damaged.write_bytes(bytes(content))
+    code, out, err = run(["fit", folder, "--lam", 5, "--local-workers", 1, "--no-progress"], capsys)
+    assert code == 2 and out == "" and "unexpected" not in err
+    assert f"cannot read {str(damaged)!r}: it is not a readable Parquet file (damaged" in err
+    assert "replace or remove it" in err
+
+
+def test_dask_memory_limit_below_one_partition_is_refused_with_the_numbers(tmp_path, capsys):
+    """--memory-limit 10MB restarted the workers forever."""
+    pytest.importorskip("distributed")
+    path = tmp_path / "t.csv"
+    path.write_text("x,c\n" + "".join(f"{i % 5}.5,{'ab'[i % 2]}\n" for i in range(2000)))
+    code, out, err = run(["fit", path, "--lam", 5, "--local-workers", 1, "--memory-limit", "10MB", "--no-progress"],
+                         capsys)
+    assert code == 2 and out == ""
+    assert "--memory-limit 10MB (10,000,000 bytes) is less than one worker needs" in err
+    need = int(err.split("needs: about ")[1].split(" bytes")[0].replace(",", ""))
+    assert need > 10_000_000 and f"Give at least {-(-need // 10**6):,}MB" in err

@@ -30,6 +30,7 @@ from streamlit.testing.v1 import AppTest
 
 from craft import CRAFT, CraftInputError, infer_schema
 from craft.io import read_table
+from explorer.cache import FIGURES, STORE
 from test_app import settle
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -116,11 +117,11 @@ def test_corpus_through_the_library(file_name):
 @pytest.fixture(autouse=True)
 def _fresh_caches():
     """AppTest instances share the process's caches: start every test empty."""
-    st.cache_data.clear()
-    st.cache_resource.clear()
+    for clear in (st.cache_data.clear, st.cache_resource.clear, STORE.clear, FIGURES.clear):
+        clear()
     yield
-    st.cache_data.clear()
-    st.cache_resource.clear()
+    for clear in (st.cache_data.clear, st.cache_resource.clear, STORE.clear, FIGURES.clear):
+        clear()
 
 
 @pytest.fixture
@@ -647,3 +648,17 @@ def test_valid_link_says_nothing():
     at.run()
     no_exception(at)
     assert not [m for m in messages(at, "warning") if m.startswith("Ignored in the link")]
+
+
+@pytest.mark.parametrize("key, value", [("k", "inf"), ("k", "1e400"), ("seed", "1e400"), ("syn_n", "1e400"),
+                                        ("max_iter", "1e400"), ("seed", "1e30"), ("k", "-inf"), ("n_init", "nan"),
+                                        ("roles", "[" * 3000), ("roles", '{"a":' * 3000)])
+def test_link_value_that_overflowed_the_page_is_ignored_with_the_note(key, value):
+    """Infinite, overflowing or deeply nested link values: the page draws and the note names the value."""
+    at = AppTest.from_file(APP, default_timeout=90)
+    at.query_params[key] = value
+    at.run()
+    no_exception(at)
+    shown = [m for m in messages(at, "warning") if m.startswith("Ignored in the link: ")]
+    assert len(shown) == 1 and f"{key}={value[:20]}" in shown[0].replace("'", ""), shown
+    assert at.session_state["seed"] == 0 and at.session_state["dataset"] == "fig1_binary"
