@@ -29,7 +29,7 @@ __all__ = ["fig_card_numeric", "fig_card_levels", "OVERALL_COLOR", "MAX_LEVELS"]
 #: The bars of all the rows beside a cluster's (as in :func:`craft.plots.fig_feature_detail`).
 OVERALL_COLOR = "#b0b0b0"
 #: Levels drawn at most in :func:`fig_card_levels` (the table on the card has them all).
-MAX_LEVELS = 16
+MAX_LEVELS = 12
 
 
 def _height(n_bars: int) -> int:

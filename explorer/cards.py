@@ -78,10 +78,11 @@ def level_table(card: ClusterCard) -> pd.DataFrame:
         "selected": frame["selected"],
         "level": frame["level"],
         "count here": frame["count"],
-        "share here": frame["cluster_share"],
-        "share overall": frame["overall_share"],
+        "% here": 100 * frame["cluster_share"],
+        "% overall": 100 * frame["overall_share"],
         "v-test": frame["v_test"],
         "p adjusted": frame["p_adjusted"].map(p_text),
-        "in the cluster": frame["direction"].map({"over": "over-represented", "under": "under-represented",
-                                                  "as overall": "as overall"}),
+        # The sign of v only: whether the difference matters is the adjusted p's to say.
+        "in the cluster": frame["direction"].map({"over": "more often", "under": "less often",
+                                                  "as overall": "as often"}),
     })

@@ -10,28 +10,27 @@ ctx = context.current()
 st.title("Cluster cards")
 model = context.require_model(ctx)
 
-cluster = st.selectbox("Cluster", list(range(model.n_clusters_)), key="card_cluster",
-                       format_func=lambda k: cards.cluster_label(model, k))
+picker, summary = st.columns([1, 2], vertical_alignment="bottom")
+cluster = picker.selectbox("Cluster", list(range(model.n_clusters_)), key="card_cluster",
+                           format_func=lambda k: cards.cluster_label(model, k))
 card = cards.card(ctx.key, cluster, model, ctx.X)
 numeric_figure, level_figure = cards.figures(ctx.key, cluster, card)
-st.markdown(esc(card.words.summary))
+summary.markdown(esc(card.words.summary))
 
 st.subheader("A rule for it")
 rule = card.rule
 if rule is not None and rule.paths:
     st.markdown(f"**{esc(rule.text)}**")
-    precision, recall, accuracy = st.columns(3)
-    precision.metric("Precision", f"{rule.precision:.0%}", help="Of the rows the rule picks, the share CRAFT put in "
-                     "this cluster.")
-    recall.metric("Recall", f"{rule.recall:.0%}", help="Of the cluster's rows, the share the rule picks.")
-    accuracy.metric("Accuracy", f"{rule.accuracy:.0%}", help="Rows on which the rule and CRAFT agree (in the "
-                    "cluster or not).")
+    st.markdown(f"Precision **{rule.precision:.0%}** · recall **{rule.recall:.0%}** · accuracy "
+                f"**{rule.accuracy:.0%}**",
+                help="Precision: of the rows the rule picks, the share CRAFT put in this cluster. Recall: of the "
+                     "cluster's rows, the share the rule picks. Accuracy: rows on which the rule and CRAFT agree.")
 st.caption(esc(card.words.rule))
 
 st.subheader("Evidence: this cluster against all rows")
-st.caption(esc(card.words.tests))
 if numeric_figure is not None:
     chart(numeric_figure, key="card_numeric", name=f"craft_card_{cluster}_numeric")
+st.caption(esc(card.words.tests))
 if len(card.numeric):
     st.markdown(esc(card.words.numeric))
     st.dataframe(cards.numeric_table(card), hide_index=True, key="card_numeric_table",
@@ -42,8 +41,8 @@ if level_figure is not None:
 if len(card.levels):
     st.markdown(esc(card.words.levels))
     st.dataframe(cards.level_table(card), hide_index=True, key="card_level_table",
-                 column_config={"share here": st.column_config.NumberColumn(format="percent"),
-                                "share overall": st.column_config.NumberColumn(format="percent"),
+                 column_config={"% here": st.column_config.NumberColumn(format="%.1f"),
+                                "% overall": st.column_config.NumberColumn(format="%.1f"),
                                 "v-test": st.column_config.NumberColumn(format="%.3g")})
 
 st.subheader("Paragons: its most typical rows")

@@ -19,7 +19,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 from streamlit.testing.v1 import AppTest
-from test_app import APP, charts, clear_caches, pytestmark, settle, text
+from test_app import APP, charts, clear_caches, pytestmark, settle, start, text, upload, visit
 
 from craft import CRAFT, CraftInputError, cluster_card, datasets
 from craft.card_plots import fig_card_levels, fig_card_numeric
@@ -460,8 +460,8 @@ def test_the_cards_page_shows_the_librarys_card_for_the_chosen_cluster():
         shown = [text(m) for m in at.markdown]
         assert card.words.summary in shown
         assert f"**{card.rule.text}**" in shown
-        assert [m.value for m in at.metric] == [f"{card.rule.precision:.0%}", f"{card.rule.recall:.0%}",
-                                                f"{card.rule.accuracy:.0%}"]
+        assert (f"Precision **{card.rule.precision:.0%}** · recall **{card.rule.recall:.0%}** · accuracy "
+                f"**{card.rule.accuracy:.0%}**") in shown
         numeric, levels, paragons, border = (frame.value for frame in at.dataframe)
         np.testing.assert_allclose(numeric["v-test"], card.numeric["v_test"])
         assert list(levels["level"]) == list(card.levels["level"])
@@ -472,3 +472,20 @@ def test_the_cards_page_shows_the_librarys_card_for_the_chosen_cluster():
         titles = [spec["layout"]["title"]["text"] for spec in charts(at)]
         assert titles[0] == f"Cluster {cluster}: numeric features against all rows"
         assert titles[1].startswith(f"Cluster {cluster}: selected categorical features")
+
+
+def test_user_strings_on_the_cards_page_are_shown_as_typed():
+    evil = "[click](javascript:alert(1)) <b>$x$</b>"
+    table = pd.DataFrame({evil: np.r_[np.zeros(10), np.ones(10) * 5] + np.linspace(0, 0.5, 20),
+                          "c": [evil] * 10 + ["ok"] * 10})
+    at = upload(start(), "evil.csv", table.to_csv(index=False).encode())
+    visit(at, "data")  # as test_app's page loops do: the first page switch after an upload is the Data page
+    at.switch_page("pages/cards.py").run()
+    assert not at.exception, at.exception
+    assert at.session_state["ctx"].data.name == "evil.csv"
+    shown = list(at.markdown) + list(at.caption)
+    assert any(evil in text(element) for element in shown)  # the summary names the selected column
+    for element in shown:
+        assert "[click](javascript" not in element.value and "<b>" not in element.value
+    labels = [label for spec in charts(at) for trace in spec["data"] for label in trace.get("y", [])]
+    assert any("&lt;b&gt;" in str(label) for label in labels) and not any("<b>" in str(label) for label in labels)
