@@ -41,7 +41,12 @@ Choices the literature leaves open (also in ``docs/numerics.md``):
 * The tree: ``max_depth=3``, ``class_weight="balanced"`` (a small cluster
   against the rest would otherwise be described by "never"),
   ``random_state=0``; numbers in table units with missing cells left missing
-  (scikit-learn routes them, and the rule says where), levels one-hot.
+  (scikit-learn routes them, and the rule says where), levels one-hot (at
+  most ``RULE_LEVELS`` per feature, those with the largest |v|, so a feature
+  of thousands of levels stays small); it learns from every row, or from a
+  uniform sample of ``RULE_ROWS`` rows of a larger table, and its agreement
+  is counted on every row. A threshold is written with the fewest digits
+  that pick the same rows.
 
 These tests describe how far the cluster differs from the rest of the data.
 The cluster was found from the same data, on its selected features above
@@ -66,10 +71,14 @@ from .exceptions import CraftInputError
 from .profiles import level_shares, numeric_moments
 
 __all__ = ["ClusterCard", "ClusterRule", "CardWords", "cluster_card", "numeric_evidence", "level_evidence",
-           "paragons", "border_rows", "cluster_rule", "RULE_DEPTH", "MULTIPLICITY"]
+           "paragons", "border_rows", "cluster_rule", "RULE_DEPTH", "RULE_ROWS", "RULE_LEVELS", "MULTIPLICITY"]
 
 #: Depth of the rule's tree: at most three conditions per path, readable in one breath.
 RULE_DEPTH = 3
+#: Rows the rule's tree learns from at most (a uniform sample of a larger table), and predicts at a time.
+RULE_ROWS = 50_000
+#: Levels of a categorical feature the tree is given at most (one-hot): those with the largest |v|.
+RULE_LEVELS = 30
 #: How the card's p-values are adjusted for the number of tests on it.
 MULTIPLICITY = "Benjamini–Hochberg"
 
@@ -93,6 +102,8 @@ class ClusterRule:
         One conjunction per leaf that names the cluster.
     features : tuple of str
         The features the tree was given (the cluster's selected features).
+    n_learnt : int
+        Rows the tree learnt from (every row, or a sample of :data:`RULE_ROWS`).
     n_predicted : int
         Rows the rule picks.
     precision, recall, accuracy : float
@@ -105,6 +116,7 @@ class ClusterRule:
     text: str
     paths: tuple[str, ...]
     features: tuple[str, ...]
+    n_learnt: int
     n_predicted: int
     precision: float
     recall: float
@@ -393,46 +405,62 @@ def border_rows(model, X: pd.DataFrame, cluster: int, costs: np.ndarray, *, n: i
 
 @dataclass(frozen=True)
 class _Design:
-    """The rule tree's inputs and what it takes to read its splits back as words.
+    """What the rule tree is given, and what it takes to read its splits back as words.
 
-    ``matrix``: the selected numbers in table units (missing cells NaN) beside the selected levels one-hot;
-    ``columns``: per column, ``(feature, level)`` (level None for a number); ``levels``: each categorical
-    feature's levels; ``incomplete``: the features with a missing cell (a number NaN, or no level).
+    ``numeric``: engine columns of the selected numbers; ``levels``: per selected categorical feature (engine
+    column), the level codes one-hot encoded; ``columns``: per input column, ``(feature, level)`` (level None
+    for a number); ``values``: each selected number in table units over all rows (missing NaN), for the
+    thresholds' digits; ``incomplete``: the features with a row that no condition on its listed values
+    names (a missing cell, or a level not one-hot encoded).
     """
 
-    matrix: np.ndarray
+    numeric: list[int]
+    levels: dict[int, np.ndarray]
     columns: list[tuple[str, str | None]]
-    levels: dict[str, list[str]]
+    values: dict[str, np.ndarray]
     incomplete: set[str]
+    level_names: dict[str, list[str]]
+
+    def matrix(self, model, data: EncodedData) -> np.ndarray:
+        """The tree's inputs for the rows of ``data``: numbers in table units (missing NaN), levels one-hot."""
+        n_numeric = len(model.schema_.numeric)
+        blocks = [np.empty((data.n_samples, 0))]
+        if self.numeric:
+            block = data.numeric[:, self.numeric] * model.encoder_.scale_[self.numeric] + model.encoder_.center_[self.numeric]
+            if data.observed is not None:
+                block = np.where(data.observed[:, self.numeric], block, np.nan)
+            blocks.append(block)
+        # A code not listed (a missing cell, marginalised; a level left out) is a zero in every column.
+        blocks += [(data.codes[:, [j - n_numeric]] == codes[None, :]).astype(np.float64) for j, codes in self.levels.items()]
+        return np.hstack(blocks)
 
 
-def _rule_design(model, data: EncodedData, cluster: int) -> _Design:
-    """The tree's inputs for one cluster (see :class:`_Design`)."""
+def _rule_design(model, data: EncodedData, cluster: int, levels: pd.DataFrame) -> _Design:
+    """The rule's inputs for one cluster: its selected features, at most :data:`RULE_LEVELS` levels of each
+    categorical one (those with the largest |v| on the card, ``levels``)."""
     n_numeric = len(model.schema_.numeric)
     selected = np.flatnonzero(model.selection_.selected[cluster])
-    blocks: list[np.ndarray] = []
-    columns: list[tuple[str, str | None]] = []
-    levels: dict[str, list[str]] = {}
-    incomplete: set[str] = set()
-    numeric = [j for j in selected if j < n_numeric]
-    if numeric:
-        values = model.encoder_.to_original_units(data.numeric)[:, numeric]
-        if data.observed is not None:
-            values = np.where(data.observed[:, numeric], values, np.nan)
-        blocks.append(values)
-        columns += [(model.engine_features_[j], None) for j in numeric]
-        incomplete.update(model.engine_features_[j] for j, has in zip(numeric, np.isnan(values).any(axis=0),
-                                                                       strict=True) if has)
+    numeric = [int(j) for j in selected if j < n_numeric]
+    columns: list[tuple[str, str | None]] = [(model.engine_features_[j], None) for j in numeric]
+    values = {}
+    for j in numeric:
+        column = data.numeric[:, j] * model.encoder_.scale_[j] + model.encoder_.center_[j]
+        values[model.engine_features_[j]] = (column if data.observed is None
+                                             else np.where(data.observed[:, j], column, np.nan))
+    incomplete = {feature for feature, column in values.items() if np.isnan(column).any()}
     names = model.encoder_.level_names()
-    for j in (j for j in selected if j >= n_numeric):
+    listed, level_names = {}, {}
+    for j in (int(j) for j in selected if j >= n_numeric):
         feature, q = model.engine_features_[j], j - n_numeric
-        # Code -1 (a missing cell, marginalised) is no level: a zero in every column.
-        blocks.append((data.codes[:, [q]] == np.arange(len(names[q]))[None, :]).astype(np.float64))
-        columns += [(feature, level) for level in names[q]]
-        levels[feature] = names[q]
-        if (data.codes[:, q] < 0).any():
+        strength = levels.loc[levels["feature"] == feature, ["level", "v_test"]]
+        strongest = strength.loc[strength["v_test"].abs().sort_values(ascending=False, kind="stable").index]
+        chosen = sorted(names[q].index(level) for level in strongest["level"].head(RULE_LEVELS))
+        listed[j] = np.asarray(chosen, dtype=np.int64)
+        columns += [(feature, names[q][code]) for code in chosen]
+        level_names[feature] = names[q]
+        if len(chosen) < len(names[q]) or (data.codes[:, q] < 0).any():
             incomplete.add(feature)
-    return _Design(np.hstack(blocks), columns, levels, incomplete)
+    return _Design(numeric, listed, columns, values, incomplete, level_names)
 
 
 def _parents(tree) -> dict[int, tuple[int, bool]]:
@@ -491,8 +519,8 @@ def _conditions(tree, parents: dict, node: int, design: _Design) -> list[str]:
 
 
 def _number_condition(feature: str, entry: list, design: _Design) -> str:
-    lower, upper, with_missing, column = entry
-    values = design.matrix[:, column]
+    lower, upper, with_missing, _ = entry
+    values = design.values[feature]
     if np.isfinite(lower) and np.isfinite(upper):
         text = f"{_readable(lower, values)} < {feature} ≤ {_readable(upper, values)}"
     elif np.isfinite(upper):
@@ -507,7 +535,7 @@ def _level_condition(feature: str, entry: list, design: _Design) -> str:
     equal, other = entry
     if equal is not None:
         return f"{feature} = {equal}"
-    kept = [level for level in design.levels[feature] if level not in other]
+    kept = [level for level in design.level_names[feature] if level not in other]
     if feature not in design.incomplete and len(kept) <= len(other):
         return f"{feature} = {kept[0]}" if len(kept) == 1 else f"{feature} in {{{', '.join(kept)}}}"
     return f"{feature} ≠ {other[0]}" if len(other) == 1 else f"{feature} not in {{{', '.join(other)}}}"
@@ -538,8 +566,12 @@ def _naming_nodes(tree, in_cluster: int) -> list[int]:
     return found
 
 
-def cluster_rule(model, data: EncodedData, cluster: int) -> ClusterRule | None:
+def cluster_rule(model, data: EncodedData, cluster: int, *, levels: pd.DataFrame | None = None) -> ClusterRule | None:
     """A depth-:data:`RULE_DEPTH` tree on the cluster's selected features, one cluster against the rest, as text.
+
+    The tree learns from every row, or from a uniform sample of :data:`RULE_ROWS` rows of a larger table
+    (seed 0); its agreement with CRAFT is counted on every row. A categorical feature enters with its
+    :data:`RULE_LEVELS` levels of largest |v| at most.
 
     Parameters
     ----------
@@ -547,6 +579,8 @@ def cluster_rule(model, data: EncodedData, cluster: int) -> ClusterRule | None:
     data : EncodedData
         ``model.encoder_.transform`` of the fitted table.
     cluster : int
+    levels : DataFrame or None
+        :func:`level_evidence` of the cluster (computed when None).
 
     Returns
     -------
@@ -555,10 +589,16 @@ def cluster_rule(model, data: EncodedData, cluster: int) -> ClusterRule | None:
     """
     if not model.selection_.selected[cluster].any():
         return None
-    design = _rule_design(model, data, cluster)
+    design = _rule_design(model, data, cluster, level_evidence(model, cluster) if levels is None else levels)
     inside = np.asarray(model.labels_) == cluster
+    n_rows = inside.size
+    learn = (np.sort(np.random.default_rng(0).choice(n_rows, RULE_ROWS, replace=False)) if n_rows > RULE_ROWS
+             else np.arange(n_rows))
     tree = DecisionTreeClassifier(max_depth=RULE_DEPTH, class_weight="balanced", random_state=0)
-    picked = tree.fit(design.matrix, inside).predict(design.matrix).astype(bool)
+    tree.fit(design.matrix(model, data.take(learn)), inside[learn])
+    # Predicted a block of rows at a time: the one-hot inputs of every row at once could be large.
+    picked = np.concatenate([tree.predict(design.matrix(model, data.take(np.arange(start, min(start + RULE_ROWS, n_rows)))))
+                             for start in range(0, n_rows, RULE_ROWS)]).astype(bool)
     structure = tree.tree_
     # classes_ is [False, True], or [True] when the cluster holds every row.
     in_cluster = int(np.flatnonzero(tree.classes_)[0])
@@ -571,6 +611,7 @@ def cluster_rule(model, data: EncodedData, cluster: int) -> ClusterRule | None:
         text=text,
         paths=paths,
         features=tuple(dict.fromkeys(feature for feature, _ in design.columns)),
+        n_learnt=int(learn.size),
         n_predicted=int(picked.sum()),
         precision=hits / int(picked.sum()) if picked.any() else 0.0,
         recall=hits / max(int(inside.sum()), 1),
@@ -629,7 +670,7 @@ def cluster_card(model, X: pd.DataFrame, cluster: int, *, n_rows: int = 5, costs
     levels["p_adjusted"] = adjusted[len(numeric):]
     card_paragons = paragons(model, X, cluster, costs, n=n_rows)
     border = border_rows(model, X, cluster, costs, n=n_rows)
-    rule = cluster_rule(model, data, cluster)
+    rule = cluster_rule(model, data, cluster, levels=levels)
     size = int((labels == cluster).sum())
     words = _words(model, cluster, size, len(labels), numeric, levels, card_paragons, border, rule)
     return ClusterCard(cluster, size, len(labels), numeric, levels, card_paragons, border, rule, adjusted.size, words)
@@ -698,7 +739,8 @@ def _rule_words(rule: ClusterRule | None, cluster: int, size: int, n_rows: int) 
         return (f"No depth-{RULE_DEPTH} decision tree on the selected features picks cluster {cluster} out of the "
                 f"rest: a simple rule does not describe it (the tree agrees with CRAFT on {rule.accuracy:.0%} of the "
                 "rows by naming no row).")
-    return (f"A depth-{RULE_DEPTH} decision tree on the selected features describes cluster {cluster} as "
+    learnt = f" (learnt on a uniform sample of {rule.n_learnt:,} rows)" if rule.n_learnt < n_rows else ""
+    return (f"A depth-{RULE_DEPTH} decision tree on the selected features{learnt} describes cluster {cluster} as "
             f"“{rule.text}”. Of the {rule.n_predicted:,} rows it picks, {rule.precision:.0%} are in the cluster "
             f"(precision); it finds {rule.recall:.0%} of the cluster's {size:,} rows (recall), and agrees with "
             f"CRAFT on {rule.accuracy:.0%} of all {n_rows:,} rows (accuracy).")

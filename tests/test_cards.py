@@ -489,3 +489,28 @@ def test_user_strings_on_the_cards_page_are_shown_as_typed():
         assert "[click](javascript" not in element.value and "<b>" not in element.value
     labels = [label for spec in charts(at) for trace in spec["data"] for label in trace.get("y", [])]
     assert any("&lt;b&gt;" in str(label) for label in labels) and not any("<b>" in str(label) for label in labels)
+
+
+def test_a_large_table_and_a_feature_of_many_levels_keep_the_rule_small_and_its_agreement_exact(credit, monkeypatch):
+    from craft import cards
+
+    X, model = credit
+    monkeypatch.setattr(cards, "RULE_ROWS", 300)
+    monkeypatch.setattr(cards, "RULE_LEVELS", 2)
+    for cluster in range(model.n_clusters_):
+        card = cluster_card(model, X, cluster)
+        rule = card.rule
+        assert rule.n_learnt == 300 and "a uniform sample of 300 rows" in card.words.rule
+        levels = {level for path in rule.paths for c in path.split(" and ") for level in
+                  re.findall(r"(?:=|≠) (.+)", c)}
+        chosen = card.levels[card.levels["selected"]]
+        allowed = {row.level for _, part in chosen.groupby("feature")
+                   for row in part.loc[part["v_test"].abs().sort_values(ascending=False, kind="stable").index[:2]]
+                   .itertuples()}
+        assert levels <= allowed
+        inside = model.labels_ == cluster
+        picked = np.zeros(len(X), dtype=bool)
+        for path in rule.paths:
+            picked |= rows_picked(path, X)
+        assert rule.n_predicted == picked.sum()
+        assert rule.accuracy == pytest.approx((picked == inside).mean())
