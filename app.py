@@ -13,6 +13,7 @@ from explorer import frame
 PAGES = [
     st.Page("pages/data.py", title="Data", icon=":material/table_view:", default=True, url_path="data"),
     st.Page("pages/clusters.py", title="Tune & see", icon=":material/grid_view:", url_path="clusters"),
+    st.Page("pages/cards.py", title="Cluster cards", icon=":material/badge:", url_path="cards"),
     st.Page("pages/evaluate.py", title="Evaluate", icon=":material/target:", url_path="evaluate"),
     st.Page("pages/teach.py", title="Teach", icon=":material/school:", url_path="teach"),
     st.Page("pages/compare.py", title="Compare", icon=":material/balance:", url_path="compare"),

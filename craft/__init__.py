@@ -10,6 +10,7 @@ numeric and categorical data in which every cluster selects its own features.
 from . import datasets, metrics, stability, synthetic
 from ._engine import CostTerms, Inspection, IterationRecord, ObjectiveTerms, Selection
 from ._kernels import warm_up
+from .cards import ClusterCard, cluster_card
 from .estimator import CRAFT
 from .exceptions import CraftInputError
 from .io import read_table
@@ -18,6 +19,7 @@ from .schema import Schema, infer_schema
 
 __all__ = [
     "CRAFT",
+    "ClusterCard",
     "CostTerms",
     "CraftInputError",
     "Inspection",
@@ -25,6 +27,7 @@ __all__ = [
     "ObjectiveTerms",
     "Schema",
     "Selection",
+    "cluster_card",
     "datasets",
     "default_rho",
     "infer_schema",

@@ -1,0 +1,57 @@
+"""Cluster cards: what defines one cluster — a rule, the evidence per feature, its paragons and border rows."""
+
+import streamlit as st
+
+from explorer import cards, context
+from explorer.figure_export import chart
+from explorer.ui import esc
+
+ctx = context.current()
+st.title("Cluster cards")
+model = context.require_model(ctx)
+
+picker, summary = st.columns([1, 2], vertical_alignment="bottom")
+cluster = picker.selectbox("Cluster", list(range(model.n_clusters_)), key="card_cluster",
+                           format_func=lambda k: cards.cluster_label(model, k))
+card = cards.card(ctx.key, cluster, model, ctx.X)
+numeric_figure, level_figure = cards.figures(ctx.key, cluster, card)
+summary.markdown(esc(card.words.summary))
+
+st.subheader("A rule for it")
+rule = card.rule
+if rule is not None and rule.paths:
+    st.markdown(f"**{esc(rule.text)}**")
+    st.markdown(f"Precision **{rule.precision:.0%}** · recall **{rule.recall:.0%}** · accuracy "
+                f"**{rule.accuracy:.0%}**",
+                help="Precision: of the rows the rule picks, the share CRAFT put in this cluster. Recall: of the "
+                     "cluster's rows, the share the rule picks. Accuracy: rows on which the rule and CRAFT agree.")
+st.caption(esc(card.words.rule))
+
+st.subheader("Evidence: this cluster against all rows")
+if numeric_figure is not None:
+    chart(numeric_figure, key="card_numeric", name=f"craft_card_{cluster}_numeric")
+st.caption(esc(card.words.tests))
+if len(card.numeric):
+    st.markdown(esc(card.words.numeric))
+    st.dataframe(cards.numeric_table(card), hide_index=True, key="card_numeric_table",
+                 column_config={name: st.column_config.NumberColumn(format="%.4g") for name in
+                                ("mean here", "mean overall", "sd here", "sd overall", "std. difference", "v-test")})
+if level_figure is not None:
+    chart(level_figure, key="card_levels", name=f"craft_card_{cluster}_levels")
+if len(card.levels):
+    st.markdown(esc(card.words.levels))
+    st.dataframe(cards.level_table(card), hide_index=True, key="card_level_table",
+                 column_config={"% here": st.column_config.NumberColumn(format="%.1f"),
+                                "% overall": st.column_config.NumberColumn(format="%.1f"),
+                                "v-test": st.column_config.NumberColumn(format="%.3g")})
+
+st.subheader("Paragons: its most typical rows")
+st.caption(esc(card.words.paragons))
+st.dataframe(card.paragons, key="card_paragons", column_config={"cost": st.column_config.NumberColumn(format="%.4g")})
+
+st.subheader("Border rows: members nearest to another cluster")
+st.caption(esc(card.words.border))
+if len(card.border):
+    st.dataframe(card.border, key="card_border",
+                 column_config={name: st.column_config.NumberColumn(format="%.4g")
+                                for name in ("cost", "next_cost", "margin")})

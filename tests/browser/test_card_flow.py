@@ -1,0 +1,64 @@
+"""A cluster card in a real browser: upload a table, open its cards, switch cluster.
+
+``CRAFT_SCREENSHOTS=1`` writes ``docs/screenshots/card.png`` at 1280 × 720 (the README's card).
+"""
+
+from __future__ import annotations
+
+import pytest
+from test_flows import assert_clean, captions, go_to, mixed_csv, open_app, screenshot, selected, upload, wait_idle
+
+pytestmark = [pytest.mark.browser, pytest.mark.timeout(240)]
+
+RULE = "[data-testid='stMarkdownContainer'] strong"
+#: The drawn title of every figure on the page.
+FIGURE_TITLES = "() => Array.from(document.querySelectorAll('.js-plotly-plot .gtitle')).map((t) => t.textContent)"
+
+
+def choose(page, key: str, option: str) -> None:
+    """Pick ``option`` in the selectbox ``key`` as a user does."""
+    page.locator(f".st-key-{key} button[aria-label='Open']").click()
+    page.locator("[role='option']", has_text=option).first.click()
+    wait_idle(page)
+
+
+def card_state(page) -> dict:
+    """What the card shows: its summary line, its rule, its figure titles and how many tables."""
+    main = page.locator("[data-testid='stMain']")
+    return {
+        "summary": next(t for t in main.locator("[data-testid='stMarkdownContainer'] p").all_inner_texts()
+                        if t.startswith("Cluster ") and " holds " in t),
+        "rule": main.locator(RULE).first.inner_text(),
+        "figures": page.evaluate(FIGURE_TITLES),
+        "tables": main.locator("[data-testid='stDataFrame']").count(),
+    }
+
+
+def test_upload_a_table_and_open_its_cluster_cards(page):
+    open_app(page)
+    upload(page, "people.csv", mixed_csv())
+    go_to(page, "Cluster cards")
+    page.wait_for_selector(".st-key-card_numeric .js-plotly-plot")
+    assert_clean(page)
+    first = card_state(page)
+    assert selected(page, "card_cluster").startswith("cluster 0 (")
+    assert first["summary"].startswith("Cluster 0 holds ") and "of 60 rows" in first["summary"]
+    assert first["rule"]  # the rule, in bold
+    assert first["figures"][0] == "Cluster 0: numeric features against all rows"
+    assert first["tables"] == 4  # numeric evidence, levels, paragons, border rows
+    assert any("Benjamini–Hochberg" in c for c in captions(page)), captions(page)
+    assert any("lowest CRAFT cost" in c for c in captions(page))
+
+    choose(page, "card_cluster", "cluster 1")
+    page.wait_for_function(f"() => ({FIGURE_TITLES})().some((title) => title.startsWith('Cluster 1:'))")
+    second = card_state(page)
+    assert second["summary"].startswith("Cluster 1 holds ")
+    assert second["figures"][0] == "Cluster 1: numeric features against all rows"
+    assert_clean(page)
+
+    page.set_viewport_size({"width": 1280, "height": 720})
+    # The picker under the app's header bar (60 px), the card below it.
+    page.locator(".st-key-card_cluster").evaluate(
+        "(el) => { el.scrollIntoView({block: 'start'}); document.querySelector(\"[data-testid='stMain']\")"
+        ".scrollBy(0, -70); }")
+    screenshot(page, "card")
