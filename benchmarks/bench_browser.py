@@ -36,6 +36,7 @@ import contextlib
 import io
 import json
 import os
+import re
 import shutil
 import socket
 import statistics
@@ -766,6 +767,42 @@ LONG_FITS = (
 )
 
 
+def _section(path: Path) -> str | None:
+    """The body of this benchmark's section in the results file, or None."""
+    text = path.read_text(encoding="utf-8") if path.exists() else ""
+    found = re.search(rf"(?ms)^## {re.escape(TITLE)}\n(.*?)(?=^## |\Z)", text)
+    return found.group(1).strip() if found else None
+
+
+def merged_section(old: str | None, results: list[Result], info: dict, args) -> str:
+    """The section with the rows of a run of some actions put in: each replaces its action's row, a new one
+    comes after the table; the other rows, and the line that says which run made them, stay."""
+    fresh = markdown(results, args.repeats)
+    if old is None or "\n| action |" not in old:
+        return provenance(info) + "\n\n" + fresh
+    rows = [line for line in fresh.splitlines() if line.startswith("| ") and not line.startswith("| action |")]
+    lines = old.splitlines()
+    table = [i for i, line in enumerate(lines) if line.startswith("|")]
+    for row in rows:
+        cell = row.split(" | ")[0]
+        same = [i for i in table if lines[i].split(" | ")[0] == cell]
+        if same:
+            lines[same[0]] = row
+        else:
+            lines.insert(table[-1] + 1, row)
+            table.append(table[-1] + 1)
+    command = f"python -m benchmarks.bench_browser --actions {' '.join(args.actions)} --repeats {args.repeats} --write-results"
+    said = (f"*The row(s) of {', '.join(r.key for r in results)}: produced by `{command}` on "
+            f"{time.strftime('%Y-%m-%d %H:%M')}, commit {info['commit']}, load average {info['load_average']} "
+            "at the start; the other rows come from the run named above.*")
+    misses = fresh.split("**Targets missed in this run, measured split:**")
+    if len(misses) > 1:
+        said += "\n\n**Targets missed in that run:**" + misses[1].split("\n\n**Long fits.**")[0].rstrip()
+    end = table[-1] + 1
+    lines = [line for line in lines if not line.startswith(said.split(":")[0] + ":")]  # an earlier run of these
+    return "\n".join([*lines[:end], "", said, *lines[end:]]).strip()
+
+
 def run(keys, repeats: int, serve_command: list[str] | None) -> list[Result]:
     browser = Browser()
     server = Server(serve_command).start()
@@ -821,7 +858,10 @@ def main(argv=None) -> int:
     text = provenance(info) + "\n\n" + markdown(results, args.repeats)
     print(text)
     if args.write_results:
-        write_sections({TITLE: text}, args.results or RESULTS)
+        path = args.results or RESULTS
+        if set(args.actions) != set(ACTIONS):
+            text = merged_section(_section(path), results, info, args)
+        write_sections({TITLE: text}, path)
     return 0 if not any(r.note.startswith("error") for r in results) else 1
 
 
