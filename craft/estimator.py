@@ -573,7 +573,7 @@ class CRAFT(ClusterMixin, BaseEstimator):
         )
 
     def _schema(self, table: pd.DataFrame) -> Schema:
-        columns = [str(c) for c in table.columns]
+        columns = {str(c) for c in table.columns}  # a set: one lookup per schema column, however wide
         if isinstance(self.categorical, Schema):
             schema = self.categorical
             unknown = [c for c in schema.used if c not in columns]

@@ -129,6 +129,12 @@ class ReadInfo:
     encoding: str | None = None
     delimiter: str | None = None
 
+    def __deepcopy__(self, memo) -> ReadInfo:
+        # pandas deep-copies a frame's attrs into every frame derived from it (each column taken,
+        # each slice): on a 10,000-column table those copies were most of the time spent reading
+        # its columns. The record is frozen and never changed after reading: derived frames share it.
+        return self
+
     def notes(self) -> list[str]:
         """Table-level sentences for the user: blank rows dropped, the sheet read.
 

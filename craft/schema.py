@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numbers
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -117,6 +117,7 @@ class Schema:
     categorical: tuple[str, ...]
     ignored: tuple[str, ...]
     reasons: Mapping[str, str]
+    _role_of: Mapping[str, str] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         roles: dict[str, str] = {}
@@ -134,6 +135,9 @@ class Schema:
                 f"reasons must be a mapping from column to reason, "
                 f"got {type(self.reasons).__name__}"
             )
+        # Each column's role by name, so that role() is a lookup: on a table of 10,000
+        # columns a scan of the role tuples per column made every per-column loop quadratic.
+        object.__setattr__(self, "_role_of", roles)
         reasons = _FrozenMapping({k: str(v) for k, v in self.reasons.items()})
         missing = [c for c in roles if c not in reasons]
         extra = [c for c in reasons if c not in roles]
@@ -172,10 +176,10 @@ class Schema:
         >>> infer_schema(pd.DataFrame({"x": [1.5, 2.5]})).role("x")
         'numeric'
         """
-        for role in ROLES:
-            if column in getattr(self, role):
-                return role
-        raise CraftInputError(_unknown_message([column], self.columns))
+        role = self._role_of.get(column)
+        if role is None:
+            raise CraftInputError(_unknown_message([column], self.columns))
+        return role
 
     def override(
         self,

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import shutil
+from collections.abc import Callable
 
 import plotly.graph_objects as go
 import plotly.io as pio
@@ -56,8 +57,12 @@ def static_image(spec: str, fmt: str) -> bytes:
     return figure.to_image(format=fmt, width=width, height=height, scale=PNG_SCALE if fmt == "png" else 1)
 
 
-def download_buttons(figure: go.Figure, name: str, key: str, container=None) -> None:
-    """SVG and PNG buttons for ``figure`` (files ``name``.svg / .png), made on click."""
+def download_buttons(figure: go.Figure | Callable[[], go.Figure], name: str, key: str, container=None) -> None:
+    """SVG and PNG buttons for ``figure`` (files ``name``.svg / .png), made on click.
+
+    ``figure`` may be a function that makes it: then the figure too is made
+    only on a click (the Export page lists every figure without drawing one).
+    """
     container = container if container is not None else st
     if not server_export_available():
         container.caption("Save this figure with the camera icon of its toolbar (SVG).")
@@ -65,13 +70,14 @@ def download_buttons(figure: go.Figure, name: str, key: str, container=None) -> 
     # The figure's JSON only when a button is clicked: serialising it on every
     # run cost as much as drawing it (0.07 s for the data heatmap).
     # A row sized to the buttons (fixed column shares cut their labels to "S.." in a half-width column).
+    made = figure if callable(figure) else (lambda: figure)
     row = container.container(horizontal=True)
     row.download_button(
-        "SVG", lambda: static_image(figure.to_json(), "svg"), file_name=f"{name}.svg", mime="image/svg+xml",
+        "SVG", lambda: static_image(made().to_json(), "svg"), file_name=f"{name}.svg", mime="image/svg+xml",
         key=f"{key}_svg", icon=":material/download:", help="The figure as a vector image (slides, papers).",
     )
     row.download_button(
-        "PNG", lambda: static_image(figure.to_json(), "png"), file_name=f"{name}.png", mime="image/png",
+        "PNG", lambda: static_image(made().to_json(), "png"), file_name=f"{name}.png", mime="image/png",
         key=f"{key}_png", icon=":material/download:", help=f"The figure as a {PNG_SCALE}× PNG image.",
     )
 

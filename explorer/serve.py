@@ -23,9 +23,11 @@ def warm() -> None:
     import craft
     from craft import plots
 
-    from . import services
+    from . import figure_export, services
 
     craft.warm_up()
+    # Whether figures can be exported on the server: the first answer imports kaleido (0.2 s of a first run).
+    figure_export.server_export_available()
     data = services.load_example("fig1_binary", n_samples=60, seed=0)
     schema, _ = services.fit_schema(data, {}, data.label)
     with warnings.catch_warnings():

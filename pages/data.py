@@ -11,6 +11,8 @@ from explorer.ui import error, esc, note
 
 UPLOAD_TYPES = ["csv", "tsv", "tab", "txt", "parquet", "pq", "xlsx", "xlsm", "xls"]
 PREVIEW_ROWS = 500
+#: Columns the preview draws: a table's every column is a row of the roles table below it.
+PREVIEW_COLUMNS = 200
 
 
 def _on_upload() -> None:
@@ -124,8 +126,12 @@ data = ctx.data
 table = data.table
 st.subheader("Preview")
 shown = min(PREVIEW_ROWS, len(table))
-st.caption(f"{len(table):,} rows × {table.shape[1]} columns" + (f"; the first {shown} rows are shown." if shown < len(table) else "."))
-st.dataframe(table.head(PREVIEW_ROWS), height=280)
+shown_columns = min(PREVIEW_COLUMNS, table.shape[1])
+parts = ([f"the first {shown:,} rows"] if shown < len(table) else []) + (
+    [f"the first {shown_columns} columns (every column is listed under *Columns* below)"]
+    if shown_columns < table.shape[1] else [])
+st.caption(f"{len(table):,} rows × {table.shape[1]} columns" + ("; " + " and ".join(parts) + " are shown." if parts else "."))
+st.dataframe(table.iloc[:PREVIEW_ROWS, :PREVIEW_COLUMNS], height=280)
 
 if data.kind == "upload":
     info = read_info(table)

@@ -60,20 +60,22 @@ else:
     st.markdown("Static export needs kaleido and a Chromium on the server; every figure's toolbar camera saves "
                 "it as SVG in the browser.")
 has_truth = data.true_mask is not None
+order = "natural" if has_truth else "subspace"
+# Each figure is made when one of its buttons is clicked: drawing them all for this list cost as much as the
+# pages that show them (seconds on a wide table).
 figures = {
     "Feature masks" + (" beside the planted subspaces" if has_truth else ""):
-        ("craft_feature_masks", cache.masks_figure(ctx.key, "natural" if has_truth else "subspace", has_truth, model, data)),
+        ("craft_feature_masks", lambda: cache.masks_figure(ctx.key, order, has_truth, model, data)),
     "Data heatmap (Dataset | CRAFT)" if has_truth else "Data heatmap":
-        ("craft_data_heatmap", cache.data_heatmap(ctx.key, "natural" if has_truth else "subspace", 400, has_truth, model,
-                                                  ctx.X, data)),
-    "Cluster sizes": ("craft_cluster_sizes", plots.fig_cluster_sizes(model)),
-    "Objective and K per iteration": ("craft_iterations", plots.fig_history(model)),
-    "PCA projection": ("craft_projection", plots.fig_projection(cache.projection(ctx.key, 4000, model, ctx.X))),
+        ("craft_data_heatmap", lambda: cache.data_heatmap(ctx.key, order, 400, has_truth, model, ctx.X, data)),
+    "Cluster sizes": ("craft_cluster_sizes", lambda: plots.fig_cluster_sizes(model)),
+    "Objective and K per iteration": ("craft_iterations", lambda: plots.fig_history(model)),
+    "PCA projection": ("craft_projection", lambda: plots.fig_projection(cache.projection(ctx.key, 4000, model, ctx.X))),
 }
-for title, (name, figure) in figures.items():
+for title, (name, make) in figures.items():
     row = st.columns([3, 2])
     row[0].markdown(f"**{title}**")
-    download_buttons(figure, f"{stem}_{name}", key=f"export_{name}", container=row[1])
+    download_buttons(make, f"{stem}_{name}", key=f"export_{name}", container=row[1])
 
 st.subheader("Share this view")
 pages = {"clusters": "Tune & see", "": "Data", "evaluate": "Evaluate", "teach": "Teach", "compare": "Compare",

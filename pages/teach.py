@@ -145,6 +145,8 @@ elif terms.f_delta < 0:
 RHO_DEMO_SHARES = (0.001, 0.1, 0.5, 0.99)
 #: Rows the demonstration refits at most (8 fits): a larger table is stepped through on a sample of this many.
 RHO_DEMO_ROWS = 2_000
+#: The masks at a few ρ are refitted and drawn for tables of at most this many fitted features.
+RHO_DEMO_MAX_FEATURES = 500
 
 
 @st.fragment
@@ -195,6 +197,12 @@ def rho_masks_view() -> None:
                + "; each fit's clusters are matched to this fit's, columns are the features in table order, blue = "
                "selected. Under the paper's rule the masks stay cluster-specific at every ρ; under shrink they "
                "merge into one common set as ρ → 0.")
+    n_features = len(model.feature_names_in_)
+    if n_features > RHO_DEMO_MAX_FEATURES:
+        note(f"Not drawn for this table: its {n_features:,} fitted features would need {2 * len(RHO_DEMO_SHARES)} "
+             f"refits of every column, and panels that wide cannot be read. They are drawn for tables of at most "
+             f"{RHO_DEMO_MAX_FEATURES} features; the ν̂ chart above shows what ρ does.")
+        return
     for mode in ("paper", "shrink"):
         masks, titles, differing = [], [], []
         for share in RHO_DEMO_SHARES:

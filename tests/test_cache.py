@@ -61,7 +61,8 @@ def test_memory_levels_off_over_many_fits_of_different_uploads(monkeypatch):
     cache.STORE.clear()
     cache.FIGURES.clear()
     params = services.FitParams().replace(k=2, n_init=1)
-    held, figures = [], []
+    held: list = []
+    figures: list[weakref.ref] = []
     try:
         for seed in range(24):
             content = _upload(seed)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 import re
 import warnings
+from collections.abc import Callable
 
 import numpy as np
 import pandas as pd
@@ -60,7 +61,7 @@ def benjamini_hochberg(p: np.ndarray) -> np.ndarray:
     return adjusted
 
 
-_CONDITION = [
+_CONDITION: list[tuple[re.Pattern, Callable[..., pd.Series]]] = [
     (re.compile(r"(.+) < (\w+) ≤ (.+)"), lambda X, a, f, b: (num(X, f) > float(a)) & (num(X, f) <= float(b))),
     (re.compile(r"(\w+) ≤ (.+)"), lambda X, f, t: num(X, f) <= float(t)),
     (re.compile(r"(\w+) > (.+)"), lambda X, f, t: num(X, f) > float(t)),

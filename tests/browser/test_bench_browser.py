@@ -63,3 +63,32 @@ def test_a_link_to_a_page_on_a_fresh_make_run_server_lists_the_pages_by_title(br
         context.close()
     finally:
         server.stop()
+
+
+def test_first_view_is_timed_against_a_bare_page_and_merged_into_the_section(tmp_path, browser):
+    """The first-view action times the app and a bare page in one run; a run of some actions keeps the others' rows."""
+    results = tmp_path / "RESULTS.md"
+    kept_row = "| a view-only control inside a fragment (kept) | 1 ms | 1 ms | ≤ 150 ms | met | 0.1 → 0.1 |  |"
+    results.write_text("# Benchmark results\n\n## App responsiveness in the browser\n\n*Produced by the full run.*\n\n"
+                       "| action | browser, median (min–max) | server, median (min–max) | target | | load before → after "
+                       "| note |\n|---|---|---|---|---|---|---|\n" + kept_row + "\n\n**Long fits.** kept\n\n"
+                       "## Paper tables\n\nkept\n", encoding="utf-8")
+    raw = tmp_path / "bench_browser.json"
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    done = subprocess.run(
+        [sys.executable, "-m", "benchmarks.bench_browser", "--actions", "first_view", "--repeats", "1",
+         "--write-results", "--results", str(results), "--json", str(raw)],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=280, check=False,
+    )
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    (result,) = json.loads(raw.read_text())["results"]
+    # Both pages drew their first chart, in the same run; the target follows the bare page.
+    assert len(result["first_chart_s"]) == 1 and len(result["baseline_s"]) == 1
+    assert 0 < result["baseline_s"][0] and 0 < result["first_chart_s"][0] <= result["browser_s"][0]
+    assert result["target_s"] == pytest.approx(1.25 * result["baseline_s"][0])
+    text = results.read_text(encoding="utf-8")
+    assert kept_row in text and "*Produced by the full run.*" in text and "## Paper tables\n\nkept" in text
+    row = next(line for line in text.splitlines() if line.startswith("| a new session's first chart"))
+    assert re.search(r"\| ≤ 1\.25 × the bare page \([\d,]+ ms\) \| (met|missed) \|", row), row
+    assert re.search(r"ratio of the medians \d+\.\d\d", row), row
+    assert "*The row(s) of first_view: produced by `python -m benchmarks.bench_browser --actions first_view" in text
