@@ -38,7 +38,7 @@ from . import __version__, datasets, export, metrics
 from ._optional import missing, require
 from .estimator import CRAFT
 from .exceptions import CraftInputError
-from .io import read_table, typed_part
+from .io import PATH_COLUMN, read_table, typed_part
 from .limits import check_table_shape
 
 _DEFAULTS = {name: p.default for name, p in inspect.signature(CRAFT.__init__).parameters.items() if name != "self"}
@@ -424,7 +424,7 @@ def _read_dask(args):
             options = {"sep": sep} if sep else {"sep": None, "engine": "python"}
             # Every cell as written, only empty ones missing; then typed as read_table types a table.
             text = dd.read_csv(source, blocksize=args.partition_size, dtype=object, keep_default_na=False,
-                               na_values=[""], **options)
+                               na_values=[""], include_path_column=PATH_COLUMN, **options)
             meta = typed_part(text.partitions[0].compute())
             table = text.map_partitions(typed_part, meta.dtypes.to_dict(), meta=meta.iloc[:0])
     except CraftInputError:

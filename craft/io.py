@@ -16,6 +16,7 @@ left as text, blank rows dropped, the sheet read, and per-column notes that
 from __future__ import annotations
 
 import csv
+import dataclasses
 import hashlib
 import io
 import json
@@ -35,7 +36,13 @@ from ._optional import MissingExtraError, missing, require
 from .exceptions import CraftInputError
 from .limits import check_table_shape, table_limits
 
-__all__ = ["DEFAULT_MISSING_TOKENS", "ReadInfo", "read_info", "read_table", "table_fingerprint", "typed_part"]
+__all__ = ["DEFAULT_MISSING_TOKENS", "PATH_COLUMN", "ReadInfo", "read_info", "read_table", "table_fingerprint",
+           "typed_part"]
+
+#: The column of file names that a reader of several files adds for
+#: :func:`typed_part` (``dd.read_csv(..., include_path_column=PATH_COLUMN)``):
+#: its messages then name the file, and the column is dropped.
+PATH_COLUMN = "__craft_source_file__"
 
 _TEXT_EXTENSIONS = frozenset({".csv", ".tsv", ".tab", ".txt"})
 _PARQUET_EXTENSIONS = frozenset({".parquet", ".pq"})
@@ -78,6 +85,13 @@ DEFAULT_MISSING_TOKENS = tuple(
 _NUMERIC_PLACEHOLDERS = frozenset({"-", "--", "---", ".", "\u2013", "\u2014"})
 _INT_RE = re.compile(r"[+-]?\d+", re.ASCII)
 _THOUSANDS_RE = re.compile(r"[+-]?\d{1,3}(?:,\d{3})+(?:\.\d*)?", re.ASCII)
+# Excel's delimiter hint, a first line "sep=;" (any one character but a quote).
+_SEP_HINT_RE = re.compile(r"[ \t]*sep=([^\"\r\n])[ \t]*\r?\n")
+# Thousands grouped by dots and a decimal comma ("1.234,56"), as written where
+# the comma is the decimal mark. Without the comma ("1.234") it is read as a
+# decimal point: a thousand and 1.234 cannot be told apart.
+_DOT_THOUSANDS_RE = re.compile(r"[+-]?\d{1,3}(?:\.\d{3})+,\d*", re.ASCII)
+_DOT_GROUPS_RE = re.compile(r"[+-]?\d{1,3}(?:\.\d{3})+", re.ASCII)
 _FIELDS_RE = re.compile(r"Expected (\d+) fields in line (\d+), saw (\d+)")
 _UNNAMED_RE = re.compile(r"Unnamed: \d+(_level_\d+)?")
 
@@ -113,6 +127,14 @@ class ReadInfo:
         All sheets of the workbook.
     encoding, delimiter : str or None
         Of a text file.
+    delimiter_line : str or None
+        Excel's first line naming the delimiter (``sep=;``), read as such.
+    skipped_sheets : dict of str to str
+        Sheets before the one read that were passed over, and why (hidden,
+        a chart, empty), when no sheet was named.
+    uncached_formulas : dict of str to int
+        Per column of the sheet read, formula cells the file holds without
+        a saved value (read as missing).
     """
 
     source: str
@@ -128,6 +150,9 @@ class ReadInfo:
     sheets: tuple = ()
     encoding: str | None = None
     delimiter: str | None = None
+    delimiter_line: str | None = None
+    skipped_sheets: dict = field(default_factory=dict)
+    uncached_formulas: dict = field(default_factory=dict)
 
     def notes(self) -> list[str]:
         """Table-level sentences for the user: blank rows dropped, the sheet read.
@@ -138,11 +163,21 @@ class ReadInfo:
         ["2 blank row(s) of 't.xlsx' dropped (no cell had a value).", "Read sheet 'B' of 2 ('A', 'B')."]
         """
         notes = []
+        if self.delimiter_line:
+            notes.append(f"The first line of {self.source}, {self.delimiter_line!r}, names the delimiter "
+                         f"(Excel's hint): read as such, not as data.")
         if self.blank_rows:
             notes.append(f"{self.blank_rows:,} blank row(s) of {self.source} dropped (no cell had a value).")
         if self.sheet is not None and len(self.sheets) > 1:
             names = ", ".join(repr(s) for s in self.sheets[:10]) + (" …" if len(self.sheets) > 10 else "")
-            notes.append(f"Read sheet {self.sheet!r} of {len(self.sheets)} ({names}).")
+            skipped = "; ".join(f"{name!r} {why}" for name, why in self.skipped_sheets.items())
+            notes.append(f"Read sheet {self.sheet!r} of {len(self.sheets)} ({names})"
+                         + (f", passing over {skipped}" if skipped else "") + ".")
+        if self.uncached_formulas:
+            columns = _quote_names(list(self.uncached_formulas))
+            notes.append(f"Sheet {self.sheet!r} of {self.source} has {sum(self.uncached_formulas.values()):,} "
+                         f"formula cell(s) without a saved value, in column(s) {columns}: they are read as "
+                         f"missing. Open the workbook in Excel and save it to store the values.")
         return notes
 
 
@@ -193,6 +228,11 @@ def typed_part(part: pd.DataFrame, dtypes: Mapping[str, Any] | None = None, *,
         numbers there have a missing cell here.
     """
     placeholders = frozenset(t.strip() for t in missing_tokens) | _NUMERIC_PLACEHOLDERS
+    where = "a later one"
+    if PATH_COLUMN in part.columns:
+        paths = part[PATH_COLUMN].dropna()
+        where = f"{str(paths.iloc[0])!r}" if len(paths) else where
+        part = part.drop(columns=PATH_COLUMN)
     out = part.copy()
     for name in part.columns:
         wanted = None
@@ -209,8 +249,8 @@ def typed_part(part: pd.DataFrame, dtypes: Mapping[str, Any] | None = None, *,
                 example = next(v for v in present if _parse_number(v, decimal_comma=False,
                                                                    placeholders=placeholders) is None)
                 raise CraftInputError(
-                    f"column {name!r} holds numbers in the first part of the data but {example!r} in a later "
-                    f"one; clean the column or name it categorical (--categorical)."
+                    f"column {name!r} holds numbers in the first part of the data but {example!r} in {where}; "
+                    f"clean the column or name it categorical (--categorical)."
                 )
             else:
                 continue
@@ -222,8 +262,23 @@ def typed_part(part: pd.DataFrame, dtypes: Mapping[str, Any] | None = None, *,
                     f"column {name!r} holds whole numbers in the first part of the data but a missing cell in a "
                     f"later one; mark the column as categorical (--categorical) or fill the gap."
                 )
+            if wanted.kind in "iu" and not _whole(out[name]):
+                example = float(out[name][out[name] != np.floor(out[name])].iloc[0])
+                raise CraftInputError(
+                    f"column {name!r} holds whole numbers in the first part of the data but {example!r} in "
+                    f"{where}, whose decimals would be lost; write the first file's numbers with a decimal "
+                    f"point (1.0), or fit the table in memory (without --local-workers or --scheduler)."
+                )
             out[name] = out[name].astype(wanted)
     return out
+
+
+def _whole(numbers: pd.Series) -> bool:
+    """Whether every value of a numeric column is a whole number (integers always are)."""
+    if not pd.api.types.is_float_dtype(numbers.dtype):
+        return True
+    values = numbers.to_numpy(dtype=np.float64)
+    return bool(np.all(values == np.floor(values)))
 
 
 def table_fingerprint(data: bytes) -> str:
@@ -568,11 +623,18 @@ def _read_text(data: bytes, label: str, options: _Options, *, prefer_tab: bool) 
             f"cannot read {label}: the file is empty (only whitespace)"
         )
     text = _strip_leading_blank_lines(text)
+    hint = _SEP_HINT_RE.match(text)
+    if hint:  # Excel's "sep=;" first line names the delimiter; it is not the header
+        text = _strip_leading_blank_lines(text[hint.end():])
     sample = text[:_SAMPLE_CHARS]
     truncated = len(text) > _SAMPLE_CHARS
     if truncated and "\n" in sample:
         sample = sample[: sample.rindex("\n") + 1]
-    delimiter, records = _sniff_delimiter(sample, truncated=truncated, prefer_tab=prefer_tab)
+    if hint:
+        delimiter = hint.group(1)
+        records = _parse_records(sample, delimiter, truncated=truncated)
+    else:
+        delimiter, records = _sniff_delimiter(sample, truncated=truncated, prefer_tab=prefer_tab)
     # Bound the work before parsing: the header's fields (an upper bound when
     # a name holds a quoted delimiter) times the lines (one when a quoted
     # cell spans lines).
@@ -606,7 +668,8 @@ def _read_text(data: bytes, label: str, options: _Options, *, prefer_tab: bool) 
         # only for the columns where they can differ: those with a missing cell.
         typed, raw = _parse_csv(text, label, header, records,
                                 {**base, "na_values": sorted(options.tokens | {""})})
-        need = np.flatnonzero(typed.isna().any().to_numpy(dtype=bool)).tolist()
+        codes = _code_candidates(typed, text, delimiter)
+        need = sorted(set(np.flatnonzero(typed.isna().any().to_numpy(dtype=bool)).tolist()) | codes)
         cells = typed.copy(deep=False)
         if need:
             written, _ = _parse_csv(text, label, header, records, {**written_options, "usecols": need})
@@ -631,11 +694,12 @@ def _read_text(data: bytes, label: str, options: _Options, *, prefer_tab: bool) 
     check_table_shape(cells.shape[0], cells.shape[1], label)
     names = _clean_names(raw)
     cells.columns = names
-    info = ReadInfo(label, "text", encoding=encoding, delimiter=delimiter, blank_rows=blank_rows)
+    info = ReadInfo(label, "text", encoding=encoding, delimiter=delimiter, blank_rows=blank_rows,
+                    delimiter_line=hint.group(0).strip() if hint else None)
     if typed is None:
         return _finish_as_text(cells, info)
     typed.columns = names
-    return _finish_columns(cells, info, options, decimal_comma=delimiter != ",", typed=typed)
+    return _finish_columns(cells, info, options, decimal_comma=delimiter != ",", typed=typed, recheck=codes)
 
 
 def _parse_csv(text: str, label: str, header, records, read_options: dict) -> tuple[pd.DataFrame, list]:
@@ -742,7 +806,7 @@ def _csv_sniffer(sample: str) -> str | None:
         return None
 
 
-_COMMA_DECIMAL_RE = re.compile(r"\s*[-+]?\d+,\d+(?:[eE][-+]?\d+)?\s*")
+_COMMA_DECIMAL_RE = re.compile(r"\s*[-+]?(?:\d{1,3}(?:\.\d{3})+|\d+),\d+(?:[eE][-+]?\d+)?\s*")
 _DOT_DECIMAL_RE = re.compile(r"\s*[-+]?(?:\d+\.\d*|\.\d+)(?:[eE][-+]?\d+)?\s*")
 
 
@@ -795,14 +859,22 @@ def _finish_as_text(df: pd.DataFrame, info: ReadInfo) -> pd.DataFrame:
 
 
 def _finish_columns(df: pd.DataFrame, info: ReadInfo, options: _Options, *, decimal_comma: bool,
-                    notes: dict | None = None, typed: pd.DataFrame | None = None) -> pd.DataFrame:
+                    notes: dict | None = None, typed: pd.DataFrame | None = None,
+                    recheck: Iterable[int] = ()) -> pd.DataFrame:
     """Numbers for the columns that pandas left as text only because of
     missing markers, dash placeholders, decimal commas, thousands separators
     or integers too large for 64 bits; markers counted in the ReadInfo.
 
     ``typed`` is the same table as parsed by pandas with the markers
     missing: where it found numbers or booleans its column is taken, and the
-    markers it turned missing are counted from ``df``'s cells."""
+    markers it turned missing are counted from ``df``'s cells; the columns
+    at ``recheck`` (numbers that may be codes, see :func:`_code_candidates`)
+    hold their cells as written and are looked at even without a missing
+    cell.
+
+    Integers that a number would change (written with leading zeros, or
+    beyond 2**53, where float64 rounds neighbours into one value) stay text
+    as written, and the column's note says why."""
     read_as_missing: dict[str, dict[str, int]] = {}
     kept_as_text: dict[str, dict[str, int]] = {}
     column_notes: dict[str, str] = dict(notes or {})
@@ -814,11 +886,20 @@ def _finish_columns(df: pd.DataFrame, info: ReadInfo, options: _Options, *, deci
         numeric = np.array([pd.api.types.is_numeric_dtype(d) or pd.api.types.is_bool_dtype(d)
                             for d in typed.dtypes], dtype=bool)
         settled = numeric & ~typed.isna().any().to_numpy(dtype=bool)
+        settled[list(recheck)] = False
         positions = np.flatnonzero(~settled).tolist()
     for position in positions:
         name = df.columns[position]
         column = df.iloc[:, position]
         parsed = typed.iloc[:, position] if typed is not None else None
+        codes = _digit_codes(column, placeholders)
+        if codes is not None:
+            text, markers, note = codes
+            df.isetitem(position, text)
+            if markers:
+                read_as_missing[name] = markers
+            column_notes[name] = _join(column_notes.get(name), note)
+            continue
         # A column of only markers is text that says so ("None", "NA"), not an empty number column.
         if parsed is not None and (pd.api.types.is_numeric_dtype(parsed.dtype)
                                    or pd.api.types.is_bool_dtype(parsed.dtype)) and (
@@ -862,13 +943,73 @@ def _finish_columns(df: pd.DataFrame, info: ReadInfo, options: _Options, *, deci
         column_notes[name] = _join(column_notes.get(name), f"read as missing: {_count_text(markers)}")
     for name, markers in kept_as_text.items():
         column_notes[name] = _join(column_notes.get(name), f"kept as text, not missing: {_count_text(markers)}")
-    df.attrs["craft_read"] = ReadInfo(
-        info.source, info.format, missing_tokens=tuple(sorted(options.tokens)),
-        tokens_in_text=options.tokens_in_text, read_as_missing=read_as_missing, kept_as_text=kept_as_text,
-        column_notes=column_notes, nested=info.nested, blank_rows=info.blank_rows, sheet=info.sheet,
-        sheets=info.sheets, encoding=info.encoding, delimiter=info.delimiter,
+    df.attrs["craft_read"] = dataclasses.replace(
+        info, missing_tokens=tuple(sorted(options.tokens)), tokens_in_text=options.tokens_in_text,
+        read_as_missing=read_as_missing, kept_as_text=kept_as_text, column_notes=column_notes,
     )
     return df
+
+
+# Integers above this in magnitude are not all float64 values: neighbours round into one.
+_FLOAT_EXACT = 2**53
+_LEADING_ZERO_RE = re.compile(r"[+-]?0\d+", re.ASCII)
+
+
+def _code_candidates(typed: pd.DataFrame, text: str, delimiter: str) -> set[int]:
+    """Columns that pandas typed as numbers but that may hold codes
+    (:func:`_digit_codes`): integers beyond 2**53 (or 64 bits), and, when a field of the
+    text starts with a leading zero, every column of whole numbers."""
+    leading = re.search(rf'(?:^|{re.escape(delimiter)})[ \t]*"?[+-]?0\d', text, re.MULTILINE) is not None
+    found = set()
+    for position in range(typed.shape[1]):
+        column = typed.iloc[:, position]
+        if column.dtype == object and pd.api.types.infer_dtype(column, skipna=True) == "integer":
+            found.add(position)  # integers beyond 64 bits, held as Python ints
+            continue
+        if pd.api.types.is_bool_dtype(column.dtype) or not pd.api.types.is_numeric_dtype(column.dtype):
+            continue
+        values = column.to_numpy(dtype=np.float64, na_value=np.nan)
+        values = values[np.isfinite(values)]
+        if values.size == 0 or not np.all(values == np.floor(values)):
+            continue
+        if leading or np.abs(values).max() > _FLOAT_EXACT:
+            found.add(position)
+    return found
+
+
+def _digit_codes(column: pd.Series, placeholders: frozenset) -> tuple[pd.Series, dict[str, int], str] | None:
+    """A column of integers that numbers would change, kept as written.
+
+    When every cell is an integer written in digits (or a missing marker)
+    and some are written with leading zeros ("00123", a code: 123 would
+    lose the zeros) or lie beyond 2**53 (float64 rounds neighbours such as
+    99999999999999999999 and ...98 into one value): the cells as written
+    with the markers missing, the markers' counts, and the note for the
+    column's reason. None otherwise.
+    """
+    if not (column.dtype == object or isinstance(column.dtype, pd.StringDtype)):
+        return None
+    present = column.dropna()
+    if present.empty or not all(isinstance(v, str) and (v.strip() in placeholders or _INT_RE.fullmatch(v.strip()))
+                                for v in pd.unique(present.iloc[:256])):
+        return None
+    stripped = present.astype(str).str.strip()
+    is_marker = stripped.isin(placeholders) | stripped.eq("")
+    digits = stripped[~is_marker]
+    if digits.empty or not digits.str.fullmatch(_INT_RE.pattern).all():
+        return None
+    leading = digits[digits.str.fullmatch(_LEADING_ZERO_RE.pattern)]
+    long_ = digits[digits.str.lstrip("+-").str.len() > 15]
+    beyond = [v for v in pd.unique(long_) if abs(int(v)) > _FLOAT_EXACT]
+    if leading.empty and not beyond:
+        return None
+    why = (f"written with leading zeros (e.g. {leading.iloc[0]!r})" if not leading.empty else
+           f"integers beyond 2**53 (e.g. {beyond[0]!r}), which numbers would round into each other")
+    markers = {str(k): int(v) for k, v in stripped[is_marker & stripped.ne("")].value_counts().items()}
+    text = column.astype(object).where(column.notna())
+    if markers:
+        text[is_marker[is_marker].index] = np.nan
+    return text, markers, f"codes {why}: kept as text, as written"
 
 
 def _join(first: str | None, second: str) -> str:
@@ -921,14 +1062,18 @@ def _as_numbers(column: pd.Series, *, decimal_comma: bool,
     numbers_found = {v: n for v, n in mapping.items() if n is not _PLACEHOLDER}
     if failed.all() and not numbers_found:
         return None
-    thousands = None if decimal_comma else next(
-        (str(v).strip() for v in numbers_found if _THOUSANDS_RE.fullmatch(str(v).strip())), None)
+    thousands = next((str(v).strip() for v in numbers_found if _grouped(str(v).strip(), decimal_comma)), None)
+    if thousands and decimal_comma:
+        # Beside "1.234,56", "1.000" is a thousand, not one.
+        grouped = present.astype(str).str.strip().str.fullmatch(_DOT_GROUPS_RE.pattern).to_numpy(dtype=bool)
+        if grouped.any():
+            parsed = parsed.astype(np.float64)
+            parsed[grouped] = [float(str(v).strip().replace(".", "")) for v in present[grouped]]
     markers_found = [v for v, n in mapping.items() if n is _PLACEHOLDER]
     markers: dict[str, int] = {}
     if markers_found:
-        counts = present[failed].map(lambda v: str(v).strip()).value_counts()
-        markers = {str(k): int(v) for k, v in counts.items()
-                   if str(k) and mapping.get(k, _PLACEHOLDER) is _PLACEHOLDER and k in placeholders}
+        counts = present[present.isin(markers_found)].map(lambda v: str(v).strip()).value_counts()
+        markers = {str(k): int(v) for k, v in counts.items() if str(k)}
     if not markers_found and len(present) == len(column):
         ok = pd.to_numeric(present[~failed]) if (~failed).any() else pd.Series([], dtype="int64")
         if pd.api.types.is_integer_dtype(ok.dtype) and all(
@@ -961,8 +1106,7 @@ def _as_numbers_by_value(column: pd.Series, present: pd.Series, *, decimal_comma
         if number is not _PLACEHOLDER:
             n_numbers += 1
             all_int = all_int and isinstance(number, int)
-            if thousands is None and isinstance(value, str) and _THOUSANDS_RE.fullmatch(value.strip()) \
-                    and not decimal_comma:
+            if thousands is None and isinstance(value, str) and _grouped(value.strip(), decimal_comma):
                 thousands = value.strip()
         mapping[value] = number
     if n_numbers == 0:
@@ -985,6 +1129,11 @@ def _as_numbers_by_value(column: pd.Series, present: pd.Series, *, decimal_comma
 
 
 _PLACEHOLDER = object()
+
+
+def _grouped(text: str, decimal_comma: bool) -> bool:
+    """Whether a number is written with thousands separators ("12,345"; "1.234,56" with decimal commas)."""
+    return bool((_DOT_THOUSANDS_RE if decimal_comma else _THOUSANDS_RE).fullmatch(text))
 
 
 def _to_float(number: float) -> float:
@@ -1015,14 +1164,20 @@ def _parse_number(value: object, *, decimal_comma: bool, placeholders: frozenset
     if decimal_comma:
         if text.count(",") == 1 and "." not in text:
             text = text.replace(",", ".")
+        elif _DOT_THOUSANDS_RE.fullmatch(text):  # "1.234,56": dots group thousands where commas are decimal
+            text = text.replace(".", "").replace(",", ".")
+            if _INT_RE.fullmatch(text):
+                return int(text)
     elif _THOUSANDS_RE.fullmatch(text):
         text = text.replace(",", "")
         if _INT_RE.fullmatch(text):
             return int(text)
     try:
-        return float(text)
+        number = float(text)
     except ValueError:
         return None
+    # "NAN", "nAn", "+nan": missing as surely as pandas' "NaN", and counted with the markers.
+    return _PLACEHOLDER if number != number else number
 
 
 def _clean_names(raw: Sequence[object]) -> list[str]:
@@ -1175,6 +1330,7 @@ def _xlsx_cells(data: bytes, label: str, sheet) -> tuple[list[tuple[int, dict[in
         unzipped = sum(info.file_size for info in archive.infolist())
     except (zipfile.BadZipFile, OSError, ValueError) as exc:
         raise CraftInputError(f"{label} is not a readable Excel file: a damaged ZIP archive ({exc})") from None
+    _check_workbook_archive(archive, label)
     if unzipped > limits.max_unzipped_bytes:
         raise CraftInputError(
             f"{label} expands to {unzipped / 2**20:,.0f} MB when unzipped ({len(data) / 2**20:,.1f} MB as "
@@ -1279,6 +1435,19 @@ def _xlsx_cells(data: bytes, label: str, sheet) -> tuple[list[tuple[int, dict[in
     finally:
         reader.archive.close()
     return rows, name, sheets
+
+
+def _check_workbook_archive(archive: zipfile.ZipFile, label: str) -> None:
+    """Refuse a ZIP archive that is not an Excel workbook (a zipped CSV, a
+    Word document), saying what it holds."""
+    names = archive.namelist()
+    if "[Content_Types].xml" in names and any(n.lower().endswith("workbook.xml") for n in names):
+        return
+    inside = _quote_names([n for n in names if not n.endswith("/")], limit=5) or "nothing"
+    raise CraftInputError(
+        f"{label} is a ZIP archive, not a table or an Excel workbook (it holds {inside}): unzip it and read "
+        f"the table inside (CSV, Parquet or .xlsx)"
+    )
 
 
 # Excel's own limit on the characters of a cell.

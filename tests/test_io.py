@@ -303,9 +303,9 @@ def test_infinities_and_huge_numbers_are_read_as_they_are():
     df = read_table(corpus("inf_huge.csv"))
     assert df["x"].tolist() == [math.inf, -math.inf, math.inf]
     assert df["y"].tolist() == [1e308, -1e308, math.inf]
-    # Beyond 64-bit integers: a float, not an object column.
-    assert df["z"].dtype == np.float64
-    assert df["z"].tolist() == [1e23, 1.0, 2.0]
+    # An integer beyond 2**53 (here beyond 64 bits): the column stays as written, said so.
+    assert df["z"].tolist() == ["99999999999999999999999", "1", "2"]
+    assert "integers beyond 2**53" in read_info(df).column_notes["z"]
 
 
 def test_missing_markers_and_stray_text():
