@@ -610,7 +610,6 @@ def _read_text(data: bytes, label: str, options: _Options, *, prefer_tab: bool) 
             f"{_CONVERT_HINT}"
         )
     sample = text[:_SAMPLE_CHARS]
-    truncated = len(text) > _SAMPLE_CHARS
     n_control = len(_CONTROL_RE.findall(sample))
     if n_control > _MAX_CONTROL_SHARE * len(sample):
         raise CraftInputError(
@@ -622,26 +621,15 @@ def _read_text(data: bytes, label: str, options: _Options, *, prefer_tab: bool) 
         raise CraftInputError(
             f"cannot read {label}: the file is empty (only whitespace)"
         )
-    text = _strip_leading_blank_lines(text)
-    hint = _SEP_HINT_RE.match(text)
-    if hint:  # Excel's "sep=;" first line names the delimiter; it is not the header
-        text = _strip_leading_blank_lines(text[hint.end():])
-    sample = text[:_SAMPLE_CHARS]
-    truncated = len(text) > _SAMPLE_CHARS
-    if truncated and "\n" in sample:
-        sample = sample[: sample.rindex("\n") + 1]
-    if hint:
-        delimiter = hint.group(1)
-        records = _parse_records(sample, delimiter, truncated=truncated)
-    else:
-        delimiter, records = _sniff_delimiter(sample, truncated=truncated, prefer_tab=prefer_tab)
+    text, delimiter, records, hint = _delimiter(_strip_leading_blank_lines(text), prefer_tab=prefer_tab)
     # Bound the work before parsing: the header's fields (an upper bound when
     # a name holds a quoted delimiter) times the lines (one when a quoted
     # cell spans lines).
     end = text.find("\n")
     header_line = text if end < 0 else text[:end]
-    n_lines = text.count("\n") + (not text.endswith("\n"))
-    check_table_shape(max(1, n_lines - 1), header_line.count(delimiter) + 1, label, estimated=True)
+    blank_lines, widest = _line_shape(text, delimiter)
+    n_lines = text.count("\n") + (not text.endswith("\n")) - blank_lines
+    check_table_shape(max(1, n_lines - 1), max(header_line.count(delimiter) + 1, widest), label, estimated=True)
     decimal_comma = delimiter != "," and _uses_decimal_comma(records[1:])
 
     base: dict[str, object] = {
@@ -651,8 +639,11 @@ def _read_text(data: bytes, label: str, options: _Options, *, prefer_tab: bool) 
         "low_memory": False,
         "engine": "c",
         "quotechar": '"',
-        # Blank lines become all-missing rows, dropped and counted below.
-        "skip_blank_lines": False,
+        # Blank lines are skipped by the parser (they were counted above): as
+        # rows they would cost memory by the line, whatever the file's size.
+        # Lines of only delimiters become all-missing rows, dropped and
+        # counted below.
+        "skip_blank_lines": True,
     }
     header = records[0] if records else None
     # The cells as written (empty ones missing): what exports write, and
@@ -676,30 +667,96 @@ def _read_text(data: bytes, label: str, options: _Options, *, prefer_tab: bool) 
             for i, position in enumerate(need):
                 cells.isetitem(position, written.iloc[:, i])
     blank = _blank_rows(cells, hint=typed)
-    blank_rows = int(blank.sum())
-    if blank_rows == len(blank):
+    blank_rows = int(blank.sum()) + blank_lines
+    if blank.all():
         raise CraftInputError(f"cannot read {label}: it has a header but no data rows")
-    if blank_rows:
+    if blank.any():
         cells = cells.loc[~blank].reset_index(drop=True)
         if typed is not None:
             typed = typed.loc[~blank].reset_index(drop=True)
             # The blank rows made integer columns float: integers again when
             # nothing else is missing, as if the rows had never been there.
-            for position in need:
+            for position in sorted(set(need) - codes):  # codes keep their cells as written
                 column = typed.iloc[:, position]
                 if pd.api.types.is_float_dtype(column.dtype) and not column.isna().any():
                     exact = pd.to_numeric(cells.iloc[:, position], errors="coerce")
                     if pd.api.types.is_integer_dtype(exact.dtype):
                         typed.isetitem(position, exact)
+                        cells.isetitem(position, exact)  # settled: the cells hold the numbers
     check_table_shape(cells.shape[0], cells.shape[1], label)
     names = _clean_names(raw)
     cells.columns = names
     info = ReadInfo(label, "text", encoding=encoding, delimiter=delimiter, blank_rows=blank_rows,
-                    delimiter_line=hint.group(0).strip() if hint else None)
+                    delimiter_line=hint)
     if typed is None:
         return _finish_as_text(cells, info)
     typed.columns = names
     return _finish_columns(cells, info, options, decimal_comma=delimiter != ",", typed=typed, recheck=codes)
+
+
+# Characters of text looked at at once by _line_shape (bounds its own
+# memory: about 30 bytes a character).
+_LINE_SHAPE_CHUNK = 2**20
+
+
+def _delimiter(text: str, *, prefer_tab: bool) -> tuple[str, str, list[list[str]], str | None]:
+    """The text without Excel's ``sep=;`` first line (which names the
+    delimiter, and is not the header), the delimiter, the sample's records,
+    and that first line (None without it)."""
+    hint = _SEP_HINT_RE.match(text)
+    if hint:
+        text = _strip_leading_blank_lines(text[hint.end():])
+    sample = text[:_SAMPLE_CHARS]
+    truncated = len(text) > _SAMPLE_CHARS
+    if truncated and "\n" in sample:
+        sample = sample[: sample.rindex("\n") + 1]
+    if hint:
+        delimiter = hint.group(1)
+        return text, delimiter, _parse_records(sample, delimiter, truncated=truncated), hint.group(0).strip()
+    delimiter, records = _sniff_delimiter(sample, truncated=truncated, prefer_tab=prefer_tab)
+    return text, delimiter, records, None
+
+
+def _line_shape(text: str, delimiter: str) -> tuple[int, int]:
+    """Blank lines (only spaces, tabs or a carriage return) and the most
+    fields on a line, outside quoted fields.
+
+    The parser skips blank lines; they are counted here, with NumPy over
+    bounded chunks of the text, so that a file of millions of newlines costs
+    neither a row each nor a Python loop; the widest line bounds the columns
+    before the parser meets it. A character is inside a quoted field when an
+    odd number of quote characters precede it (a doubled quote inside a
+    field adds two).
+    """
+    blank = 0
+    widest = 0
+    odd_quotes = 0
+    line_has_content = True  # the header line, never blank (leading blank lines are stripped)
+    line_delimiters = 0
+    code = ord(delimiter)
+    for start in range(0, len(text), _LINE_SHAPE_CHUNK):
+        chars = np.frombuffer(text[start:start + _LINE_SHAPE_CHUNK].encode("utf-32-le", "surrogatepass"),
+                              dtype=np.uint32)
+        newline = chars == 10
+        content = ~(newline | (chars == 32) | (chars == 9) | (chars == 13))
+        outside = ((np.cumsum(chars == 34, dtype=np.uint8) + np.uint8(odd_quotes)) & 1) == 0
+        delimiters = np.cumsum((chars == code) & outside, dtype=np.int64)
+        ends = np.flatnonzero(newline)
+        if ends.size:
+            seen = np.cumsum(content, dtype=np.int64)[ends]
+            since = np.diff(seen, prepend=0)
+            since[0] += line_has_content
+            blank += int(np.count_nonzero((since == 0) & outside[ends]))
+            per_line = np.diff(delimiters[ends], prepend=0)
+            per_line[0] += line_delimiters
+            widest = max(widest, int(per_line.max()))
+            line_has_content = bool(content[ends[-1] + 1:].any())
+            line_delimiters = int(delimiters[-1] - delimiters[ends[-1]])
+        else:
+            line_has_content = line_has_content or bool(content.any())
+            line_delimiters += int(delimiters[-1])
+        odd_quotes = int(not outside[-1])
+    return blank, max(widest, line_delimiters) + 1
 
 
 def _parse_csv(text: str, label: str, header, records, read_options: dict) -> tuple[pd.DataFrame, list]:
@@ -892,13 +949,7 @@ def _finish_columns(df: pd.DataFrame, info: ReadInfo, options: _Options, *, deci
         name = df.columns[position]
         column = df.iloc[:, position]
         parsed = typed.iloc[:, position] if typed is not None else None
-        codes = _digit_codes(column, placeholders)
-        if codes is not None:
-            text, markers, note = codes
-            df.isetitem(position, text)
-            if markers:
-                read_as_missing[name] = markers
-            column_notes[name] = _join(column_notes.get(name), note)
+        if _keep_codes(df, position, placeholders, read_as_missing, column_notes):
             continue
         # A column of only markers is text that says so ("None", "NA"), not an empty number column.
         if parsed is not None and (pd.api.types.is_numeric_dtype(parsed.dtype)
@@ -918,10 +969,8 @@ def _finish_columns(df: pd.DataFrame, info: ReadInfo, options: _Options, *, deci
             df.isetitem(position, numbers)
             if markers:
                 read_as_missing[name] = markers
-            if thousands:
-                column_notes[name] = _join(column_notes.get(name),
-                                           f"numbers written with thousands separators (e.g. {thousands!r}) "
-                                           f"read as numbers")
+            _add_note(column_notes, name, thousands and f"numbers written with thousands separators "
+                                                     f"(e.g. {thousands!r}) read as numbers")
             continue
         if typed is not None and column.dtype == object:
             # Text as pandas types it (its string dtype), as a plain read_csv would.
@@ -960,21 +1009,40 @@ def _code_candidates(typed: pd.DataFrame, text: str, delimiter: str) -> set[int]
     (:func:`_digit_codes`): integers beyond 2**53 (or 64 bits), and, when a field of the
     text starts with a leading zero, every column of whole numbers."""
     leading = re.search(rf'(?:^|{re.escape(delimiter)})[ \t]*"?[+-]?0\d', text, re.MULTILINE) is not None
-    found = set()
-    for position in range(typed.shape[1]):
-        column = typed.iloc[:, position]
-        if column.dtype == object and pd.api.types.infer_dtype(column, skipna=True) == "integer":
-            found.add(position)  # integers beyond 64 bits, held as Python ints
-            continue
-        if pd.api.types.is_bool_dtype(column.dtype) or not pd.api.types.is_numeric_dtype(column.dtype):
-            continue
-        values = column.to_numpy(dtype=np.float64, na_value=np.nan)
-        values = values[np.isfinite(values)]
-        if values.size == 0 or not np.all(values == np.floor(values)):
-            continue
-        if leading or np.abs(values).max() > _FLOAT_EXACT:
-            found.add(position)
+    if not leading and re.search(r"\d{16}", text) is None:
+        return set()  # no leading zero and no integer beyond 2**53 (16 digits or more) in the whole text
+    kinds = typed.dtypes.map(lambda d: "object" if pd.api.types.is_object_dtype(d) else "number"
+                             if pd.api.types.is_numeric_dtype(d) and not pd.api.types.is_bool_dtype(d)
+                             else "other").to_numpy()
+    # Integers beyond 64 bits, held as Python ints.
+    found = {int(p) for p in np.flatnonzero(kinds == "object")
+             if pd.api.types.infer_dtype(typed.iloc[:, p], skipna=True) == "integer"}
+    numbers = np.flatnonzero(kinds == "number")
+    if numbers.size:
+        # One block for all number columns: a wide table has many.
+        values = typed.iloc[:, numbers].to_numpy(dtype=np.float64, na_value=np.nan)
+        finite = np.isfinite(values)
+        values = np.where(finite, values, 0.0)
+        whole = finite.any(axis=0) & np.all(values == np.floor(values), axis=0)
+        codes = whole & (leading | (np.abs(values).max(axis=0) > _FLOAT_EXACT))
+        found.update(int(p) for p in numbers[codes])
     return found
+
+
+def _keep_codes(df: pd.DataFrame, position: int, placeholders: frozenset,
+                read_as_missing: dict, column_notes: dict) -> bool:
+    """Keep the column at ``position`` as written if it holds codes
+    (:func:`_digit_codes`), recording its markers and note; whether it did."""
+    codes = _digit_codes(df.iloc[:, position], placeholders)
+    if codes is None:
+        return False
+    text, markers, note = codes
+    name = df.columns[position]
+    df.isetitem(position, text)
+    if markers:
+        read_as_missing[name] = markers
+    column_notes[name] = _join(column_notes.get(name), note)
+    return True
 
 
 def _digit_codes(column: pd.Series, placeholders: frozenset) -> tuple[pd.Series, dict[str, int], str] | None:
@@ -1003,13 +1071,19 @@ def _digit_codes(column: pd.Series, placeholders: frozenset) -> tuple[pd.Series,
     beyond = [v for v in pd.unique(long_) if abs(int(v)) > _FLOAT_EXACT]
     if leading.empty and not beyond:
         return None
-    why = (f"written with leading zeros (e.g. {leading.iloc[0]!r})" if not leading.empty else
-           f"integers beyond 2**53 (e.g. {beyond[0]!r}), which numbers would round into each other")
+    why = (f"written with leading zeros (e.g. {leading.iloc[0]!r}), which numbers would drop" if not leading.empty
+           else f"integers beyond 2**53 (e.g. {beyond[0]!r}), which numbers would round into each other")
     markers = {str(k): int(v) for k, v in stripped[is_marker & stripped.ne("")].value_counts().items()}
     text = column.astype(object).where(column.notna())
     if markers:
         text[is_marker[is_marker].index] = np.nan
-    return text, markers, f"codes {why}: kept as text, as written"
+    return text, markers, f"kept as text, as written: {why}"
+
+
+def _add_note(notes: dict[str, str], name: str, note: str | None) -> None:
+    """Append ``note`` (when there is one) to the column's notes."""
+    if note:
+        notes[name] = _join(notes.get(name), note)
 
 
 def _join(first: str | None, second: str) -> str:
@@ -1305,22 +1379,45 @@ def _cell_text(value: object) -> str:
 
 
 def _read_xlsx(data: bytes, label: str, options: _Options) -> pd.DataFrame:
-    rows, sheet, sheets = _xlsx_cells(data, label, options.sheet)
-    return _sheet_frame(rows, label, options, sheet=sheet, sheets=sheets)
+    sheet = _xlsx_sheet(data, label, options.sheet)
+    return _sheet_frame(sheet.rows, label, options, sheet=sheet.name, sheets=sheet.sheets,
+                        skipped=sheet.skipped, uncached=sheet.uncached)
 
 
-def _xlsx_cells(data: bytes, label: str, sheet) -> tuple[list[tuple[int, dict[int, object]]], str, tuple]:  # noqa: C901 - each bound checked where the stream reaches it
-    """The non-empty cells of one sheet, row by row: ``[(row, {column: value})]``.
+@dataclass(frozen=True)
+class _SheetPart:
+    name: str
+    target: str
+    is_chart: bool
+    state: str
+
+
+@dataclass(frozen=True)
+class _SheetCells:
+    """The non-empty cells of the sheet read, row by row (``[(row, {column: value})]``),
+    with what the reader passed over on the way."""
+
+    name: str
+    rows: list
+    sheets: tuple
+    skipped: dict
+    uncached: dict
+
+
+def _xlsx_sheet(data: bytes, label: str, sheet) -> _SheetCells:  # noqa: C901 - each bound checked where the stream reaches it
+    """The cells of the sheet named, or of the first visible worksheet with
+    a header and data (charts, hidden and empty sheets before it passed
+    over and named).
 
     Bounded by what the file holds: the archive's uncompressed size is
-    checked before anything is parsed, the sheet's XML is streamed (its
+    checked before anything is parsed, a sheet's XML is streamed (its
     declared dimension, which can claim 16,384 columns, is not used), and
     the cells are counted as they come.
     """
     try:
         from openpyxl.reader.excel import ExcelReader
         from openpyxl.styles.stylesheet import apply_stylesheet
-        from openpyxl.worksheet._reader import WorkSheetParser
+        from openpyxl.worksheet._reader import FORMULA_TAG, WorkSheetParser
     except ImportError as error:  # an installation problem, not a bad file
         raise missing("openpyxl", extra="readers", needed_for="reading Excel (.xlsx) files") from error
 
@@ -1359,82 +1456,121 @@ def _xlsx_cells(data: bytes, label: str, sheet) -> tuple[list[tuple[int, dict[in
             reader.read_strings()
             reader.read_workbook()
             apply_stylesheet(reader.archive, reader.wb)
-            parts = [(sheet.name, rel.target, "chartsheet" in rel.Type) for sheet, rel in reader.parser.find_sheets()
-                     if rel.target in reader.valid_files]
+            parts = [_SheetPart(sheet.name, rel.target, "chartsheet" in rel.Type, sheet.state or "visible")
+                     for sheet, rel in reader.parser.find_sheets() if rel.target in reader.valid_files]
     except Exception as exc:  # noqa: BLE001 - openpyxl/zipfile raise many types
         reader.archive.close()
         raise CraftInputError(
             f"{label} is not a readable Excel file: {type(exc).__name__}: {_short_error(exc)}"
         ) from None
     workbook = reader.wb
+
+    class Parser(WorkSheetParser):
+        """openpyxl's parser, counting formula cells that the file holds without a saved value."""
+
+        uncached: dict[int, int]
+
+        def parse_cell(self, element):
+            cell = super().parse_cell(element)
+            if cell["value"] is None and element.find(FORMULA_TAG) is not None:
+                self.uncached[cell["column"]] = self.uncached.get(cell["column"], 0) + 1
+            return cell
+
+    def cells(part: _SheetPart) -> tuple[list[tuple[int, dict[int, object]]], dict[int, int]]:
+        with reader.archive.open(part.target) as source:
+            parser = Parser(source, reader.shared_strings, data_only=True, epoch=workbook.epoch,
+                            date_formats=workbook._date_formats, timedelta_formats=workbook._timedelta_formats)
+            parser.uncached = {}
+            return _stream_cells(parser, part.name, label, limits, len(reader.shared_strings)), parser.uncached
+
     try:
-        sheets = tuple(name for name, _, _ in parts)
+        sheets = tuple(part.name for part in parts)
         if not sheets:
             raise CraftInputError(f"cannot read {label}: the workbook has no sheets")
-        if sheet is None:
-            name = sheets[0]
-        elif isinstance(sheet, int):
-            if not -len(sheets) <= sheet < len(sheets):
+        if sheet is not None:
+            part = parts[sheets.index(_named_sheet(sheet, sheets, label))]
+            if part.is_chart:
                 raise CraftInputError(
-                    f"{label} has {len(sheets)} sheet(s) ({_quote_names(sheets)}); there is no sheet at "
-                    f"position {sheet} (0-based)"
-                )
-            name = sheets[sheet]
-        elif sheet in sheets:
-            name = sheet
-        else:
-            raise CraftInputError(
-                f"{label} has no sheet named {sheet!r}; its sheets are {_quote_names(sheets)}"
-            )
-        _, target, is_chart = parts[sheets.index(name)]
-        if is_chart:
-            raise CraftInputError(f"cannot read {label}: sheet {name!r} is a chart, not a table")
-        shared_strings = reader.shared_strings
-        rows: list[tuple[int, dict[int, object]]] = []
-        n_cells = 0
-        with reader.archive.open(target) as source:
-            parser = WorkSheetParser(source, shared_strings, data_only=True, epoch=workbook.epoch,
-                                     date_formats=workbook._date_formats,
-                                     timedelta_formats=workbook._timedelta_formats)
-            try:
-                for row_number, cells in parser.parse():
-                    values = {}
-                    for cell in cells:
-                        value = cell["value"]
-                        if value is None or (isinstance(value, str) and not value.strip()):
-                            continue
-                        if isinstance(value, str) and len(value) > _EXCEL_MAX_CELL_CHARS:
-                            raise CraftInputError(
-                                f"{label} is not a readable Excel file: the cell at row {row_number}, column "
-                                f"{cell['column']} of sheet {name!r} holds {len(value):,} characters, and Excel "
-                                f"cells hold at most {_EXCEL_MAX_CELL_CHARS:,}: the file was not written by a "
-                                f"spreadsheet, or it is damaged"
-                            )
-                        values[cell["column"]] = value
-                    if not values:
-                        continue
-                    rows.append((row_number, values))
-                    n_cells += len(values)
-                    # The real cells so far: refuse as soon as they pass a cap.
-                    if n_cells > limits.max_excel_cells:
-                        raise CraftInputError(
-                            f"{label} (sheet {name!r}) has more than {limits.max_excel_cells:,} non-empty cells "
-                            f"({len(rows):,} rows read so far); this machine reads at most "
-                            f"{limits.max_excel_cells:,} cells of an Excel sheet ({limits.describe()}). Save the "
-                            f"sheet as CSV or Parquet, which are read much faster."
-                        )
-                    if len(values) > limits.max_columns:
-                        check_table_shape(len(rows), len(values), f"{label} (sheet {name!r})", estimated=True)
-            except IndexError:
-                raise CraftInputError(
-                    f"{label} is not a readable Excel file: a cell of sheet {name!r} refers to a shared string "
-                    f"that the workbook's string table does not hold ({len(shared_strings):,} "
-                    f"strings read); the file is damaged, or a string is too long to read. Save the sheet as "
-                    f"CSV instead"
-                ) from None
+                    f"cannot read {label}: sheet {part.name!r} is a chart, not a table; its sheets are "
+                    f"{_quote_names(sheets)}: name another")
+            rows, uncached = cells(part)
+            return _SheetCells(part.name, rows, sheets, {}, uncached)
+        skipped: dict[str, str] = {}
+        for part in parts:
+            if part.is_chart:
+                skipped[part.name] = "(a chart)"
+                continue
+            if part.state != "visible":
+                skipped[part.name] = f"({part.state})"
+                continue
+            rows, uncached = cells(part)
+            if len(rows) >= 2 or len(parts) == 1:  # one sheet: its own message says what it lacks
+                return _SheetCells(part.name, rows, sheets, skipped, uncached)
+            skipped[part.name] = "(empty)" if not rows else "(a header, no data rows)"
+        passed = ", ".join(f"{name!r} {why}" for name, why in skipped.items())
+        raise CraftInputError(
+            f"cannot read {label}: no visible worksheet holds a table (a header row and data rows); its sheets: "
+            f"{passed}. Name the sheet to read (read_table(..., sheet=...), --sheet on the command line)"
+        )
     finally:
         reader.archive.close()
-    return rows, name, sheets
+
+
+def _named_sheet(sheet: str | int, sheets: tuple, label: str) -> str:
+    """The name of the sheet asked for by name or 0-based position."""
+    if isinstance(sheet, int):
+        if not -len(sheets) <= sheet < len(sheets):
+            raise CraftInputError(
+                f"{label} has {len(sheets)} sheet(s) ({_quote_names(sheets)}); there is no sheet at "
+                f"position {sheet} (0-based)"
+            )
+        return sheets[sheet]
+    if sheet not in sheets:
+        raise CraftInputError(f"{label} has no sheet named {sheet!r}; its sheets are {_quote_names(sheets)}")
+    return sheet
+
+
+def _stream_cells(parser, name: str, label: str, limits, n_strings: int) -> list[tuple[int, dict[int, object]]]:
+    """The non-empty cells of one sheet's XML stream, refused as soon as they pass a cap."""
+    rows: list[tuple[int, dict[int, object]]] = []
+    n_cells = 0
+    try:
+        for row_number, cells in parser.parse():
+            values = {}
+            for cell in cells:
+                value = cell["value"]
+                if value is None or (isinstance(value, str) and not value.strip()):
+                    continue
+                if isinstance(value, str) and len(value) > _EXCEL_MAX_CELL_CHARS:
+                    raise CraftInputError(
+                        f"{label} is not a readable Excel file: the cell at row {row_number}, column "
+                        f"{cell['column']} of sheet {name!r} holds {len(value):,} characters, and Excel "
+                        f"cells hold at most {_EXCEL_MAX_CELL_CHARS:,}: the file was not written by a "
+                        f"spreadsheet, or it is damaged"
+                    )
+                values[cell["column"]] = value
+            if not values:
+                continue
+            rows.append((row_number, values))
+            n_cells += len(values)
+            # The real cells so far: refuse as soon as they pass a cap.
+            if n_cells > limits.max_excel_cells:
+                raise CraftInputError(
+                    f"{label} (sheet {name!r}) has more than {limits.max_excel_cells:,} non-empty cells "
+                    f"({len(rows):,} rows read so far); this machine reads at most "
+                    f"{limits.max_excel_cells:,} cells of an Excel sheet ({limits.describe()}). Save the "
+                    f"sheet as CSV or Parquet, which are read much faster."
+                )
+            if len(values) > limits.max_columns:
+                check_table_shape(len(rows), len(values), f"{label} (sheet {name!r})", estimated=True)
+    except IndexError:
+        raise CraftInputError(
+            f"{label} is not a readable Excel file: a cell of sheet {name!r} refers to a shared string "
+            f"that the workbook's string table does not hold ({n_strings:,} "
+            f"strings read); the file is damaged, or a string is too long to read. Save the sheet as "
+            f"CSV instead"
+        ) from None
+    return rows
 
 
 def _check_workbook_archive(archive: zipfile.ZipFile, label: str) -> None:
@@ -1461,18 +1597,22 @@ def _quote_names(names: Sequence[str], limit: int = 10) -> str:
 
 
 def _sheet_frame(rows: list[tuple[int, dict[int, object]]], label: str, options: _Options, *,
-                 sheet: str, sheets: tuple) -> pd.DataFrame:
+                 sheet: str, sheets: tuple, skipped: dict | None = None,
+                 uncached: dict | None = None) -> pd.DataFrame:
     """The table of a sheet's non-empty rows: first one the header; blank
     rows between them dropped and counted; columns blank down to the header
-    left out."""
+    left out. ``skipped``: sheets passed over before it, and why;
+    ``uncached``: per column number, formula cells without a saved value."""
     where = f"sheet {sheet!r} of {label}" if len(sheets) > 1 else label
+    others = [s for s in sheets if s != sheet]
+    another = f"; its other sheets: {_quote_names(others)}" if others else ""
     if not rows:
-        raise CraftInputError(f"cannot read {label}: sheet {sheet!r} is empty")
+        raise CraftInputError(f"cannot read {label}: sheet {sheet!r} is empty{another}")
     used = sorted({column for _, values in rows for column in values})
     header_row, header = rows[0]
     body = rows[1:]
     if not body:
-        raise CraftInputError(f"cannot read {label}: it has a header but no data rows (sheet {sheet!r})")
+        raise CraftInputError(f"cannot read {label}: it has a header but no data rows (sheet {sheet!r}){another}")
     check_table_shape(len(body), len(used), where)
     blank_rows = body[-1][0] - header_row - len(body)
     position = {column: i for i, column in enumerate(used)}
@@ -1483,10 +1623,14 @@ def _sheet_frame(rows: list[tuple[int, dict[int, object]]], label: str, options:
     names = _clean_names([header.get(column) for column in used])
     df = pd.DataFrame(cells, columns=range(len(used)))
     df.columns = names
-    info = ReadInfo(label, "excel", blank_rows=blank_rows, sheet=sheet, sheets=sheets)
+    formulas = {names[position[column]]: count for column, count in (uncached or {}).items() if column in position}
+    info = ReadInfo(label, "excel", blank_rows=blank_rows, sheet=sheet, sheets=sheets,
+                    skipped_sheets=dict(skipped or {}), uncached_formulas=formulas)
     if options.as_text:
         return _finish_as_text(df.map(_cell_text), info)
-    notes: dict[str, str] = {}
+    notes: dict[str, str] = {
+        name: (f"{count:,} formula cell(s) without a saved value, read as missing (open the workbook in Excel "
+               f"and save it to store the values)") for name, count in formulas.items()}
     for position_, name in enumerate(names):
         column = df.iloc[:, position_].infer_objects()
         inferred = pd.api.types.infer_dtype(column, skipna=True)
