@@ -38,7 +38,7 @@ from . import __version__, datasets, export, metrics
 from ._optional import missing, require
 from .estimator import CRAFT
 from .exceptions import CraftInputError
-from .io import PATH_COLUMN, read_table, typed_part
+from .io import PATH_COLUMN, read_info, read_table, typed_part
 from .limits import check_table_shape
 
 _DEFAULTS = {name: p.default for name, p in inspect.signature(CRAFT.__init__).parameters.items() if name != "self"}
@@ -158,6 +158,9 @@ def _parser() -> argparse.ArgumentParser:
         "(craft.infer_schema; with Dask, from the first partition), or a bundled dataset's recommended roles",
     )
     columns.add_argument("--ignore", default=None, help="comma-separated columns to leave out")
+    columns.add_argument("--sheet", metavar="NAME", default=None,
+                         help="the sheet of an Excel workbook to read (default: the first visible worksheet with data; "
+                         "the sheet read is printed)")
     columns.add_argument(
         "--label",
         default=None,
@@ -205,6 +208,9 @@ def _run_fit(args) -> int:
     categorical = _names(args.categorical, "--categorical")
     ignore = _names(args.ignore, "--ignore") or []
     distributed = args.scheduler is not None or args.local_workers is not None
+    if args.sheet is not None and distributed:
+        raise CraftInputError("--sheet reads an Excel workbook, which the Dask backend does not read: leave out "
+                              "--local-workers/--scheduler, or save the sheet as CSV or Parquet.")
     if args.local_workers is not None and args.local_workers < 1:
         raise CraftInputError(f"--local-workers={args.local_workers} must be at least 1.")
     if args.out is not None and args.out.exists() and not args.out.is_dir():
@@ -334,7 +340,12 @@ def _load_memory(args):
                 f"{args.data!r} is neither a file nor a bundled dataset (bundled: "
                 f"{', '.join(datasets.list_datasets()['name'])})."
             )
-        table = read_table(path)
+        table = read_table(path, sheet=args.sheet)
+        info = read_info(table)
+        if args.sheet is not None and info.format != "excel":
+            raise CraftInputError(f"--sheet {args.sheet!r}: {str(path)!r} is not an Excel workbook; leave --sheet out.")
+        for note in info.notes() if not args.quiet else ():
+            print(f"note: {note}", file=sys.stderr)
         label = args.label
         default_schema = None
     return table, label, default_schema

@@ -627,9 +627,11 @@ def _read_text(data: bytes, label: str, options: _Options, *, prefer_tab: bool) 
     # cell spans lines).
     end = text.find("\n")
     header_line = text if end < 0 else text[:end]
-    blank_lines, widest = _line_shape(text, delimiter)
+    shape = _line_shape(text, delimiter)
+    blank_lines = shape.blank_lines
     n_lines = text.count("\n") + (not text.endswith("\n")) - blank_lines
-    check_table_shape(max(1, n_lines - 1), max(header_line.count(delimiter) + 1, widest), label, estimated=True)
+    check_table_shape(max(1, n_lines - 1), max(header_line.count(delimiter) + 1, shape.widest), label,
+                      estimated=True)
     decimal_comma = delimiter != "," and _uses_decimal_comma(records[1:])
 
     base: dict[str, object] = {
@@ -659,7 +661,7 @@ def _read_text(data: bytes, label: str, options: _Options, *, prefer_tab: bool) 
         # only for the columns where they can differ: those with a missing cell.
         typed, raw = _parse_csv(text, label, header, records,
                                 {**base, "na_values": sorted(options.tokens | {""})})
-        codes = _code_candidates(typed, text, delimiter)
+        codes = _code_candidates(typed, shape)
         need = sorted(set(np.flatnonzero(typed.isna().any().to_numpy(dtype=bool)).tolist()) | codes)
         cells = typed.copy(deep=False)
         if need:
@@ -696,7 +698,7 @@ def _read_text(data: bytes, label: str, options: _Options, *, prefer_tab: bool) 
 
 # Characters of text looked at at once by _line_shape (bounds its own
 # memory: about 30 bytes a character).
-_LINE_SHAPE_CHUNK = 2**20
+_LINE_SHAPE_CHUNK = 2**18
 
 
 def _delimiter(text: str, *, prefer_tab: bool) -> tuple[str, str, list[list[str]], str | None]:
@@ -717,9 +719,20 @@ def _delimiter(text: str, *, prefer_tab: bool) -> tuple[str, str, list[list[str]
     return text, delimiter, records, None
 
 
-def _line_shape(text: str, delimiter: str) -> tuple[int, int]:
+@dataclass(frozen=True)
+class _LineShape:
+    """What :func:`_line_shape` found in a text table."""
+
+    blank_lines: int
+    widest: int  # the most fields on a line
+    leading_zero: bool  # a field starts with 0 and another digit ("007")
+    long_digits: bool  # 16 digits in a row somewhere (an integer beyond 2**53 may be there)
+
+
+def _line_shape(text: str, delimiter: str) -> _LineShape:
     """Blank lines (only spaces, tabs or a carriage return) and the most
-    fields on a line, outside quoted fields.
+    fields on a line, outside quoted fields; whether a field has a leading
+    zero or 16 digits in a row (codes, see :func:`_code_candidates`).
 
     The parser skips blank lines; they are counted here, with NumPy over
     bounded chunks of the text, so that a file of millions of newlines costs
@@ -728,11 +741,13 @@ def _line_shape(text: str, delimiter: str) -> tuple[int, int]:
     odd number of quote characters precede it (a doubled quote inside a
     field adds two).
     """
-    blank = 0
-    widest = 0
+    blank = widest = 0
     odd_quotes = 0
     line_has_content = True  # the header line, never blank (leading blank lines are stripped)
     line_delimiters = 0
+    digit_run = 0
+    leading_zero = long_digits = zero_pending = False
+    previous = 10  # the character before the chunk: a newline before the first
     code = ord(delimiter)
     for start in range(0, len(text), _LINE_SHAPE_CHUNK):
         chars = np.frombuffer(text[start:start + _LINE_SHAPE_CHUNK].encode("utf-32-le", "surrogatepass"),
@@ -741,6 +756,18 @@ def _line_shape(text: str, delimiter: str) -> tuple[int, int]:
         content = ~(newline | (chars == 32) | (chars == 9) | (chars == 13))
         outside = ((np.cumsum(chars == 34, dtype=np.uint8) + np.uint8(odd_quotes)) & 1) == 0
         delimiters = np.cumsum((chars == code) & outside, dtype=np.int64)
+        digit = (chars >= 48) & (chars <= 57)
+        before = np.concatenate(([previous], chars[:-1]))
+        starts_field = (before == code) | (before == 10) | (before == 34)
+        zero_opens = (chars == 48) & starts_field
+        leading_zero = (leading_zero or bool(np.any(zero_opens[:-1] & digit[1:]))
+                        or (zero_pending and bool(digit[0])))
+        zero_pending = bool(zero_opens[-1])
+        not_digit = np.flatnonzero(~digit)
+        runs = np.diff(not_digit, prepend=-1 - digit_run) - 1 if not_digit.size else np.array([digit_run + digit.size])
+        long_digits = long_digits or bool(runs.max(initial=0) >= 16)
+        digit_run = int(digit.size - 1 - not_digit[-1]) if not_digit.size else digit_run + digit.size
+        long_digits = long_digits or digit_run >= 16
         ends = np.flatnonzero(newline)
         if ends.size:
             seen = np.cumsum(content, dtype=np.int64)[ends]
@@ -756,7 +783,8 @@ def _line_shape(text: str, delimiter: str) -> tuple[int, int]:
             line_has_content = line_has_content or bool(content.any())
             line_delimiters += int(delimiters[-1])
         odd_quotes = int(not outside[-1])
-    return blank, max(widest, line_delimiters) + 1
+        previous = int(chars[-1])
+    return _LineShape(blank, max(widest, line_delimiters) + 1, leading_zero, long_digits)
 
 
 def _parse_csv(text: str, label: str, header, records, read_options: dict) -> tuple[pd.DataFrame, list]:
@@ -1004,13 +1032,14 @@ _FLOAT_EXACT = 2**53
 _LEADING_ZERO_RE = re.compile(r"[+-]?0\d+", re.ASCII)
 
 
-def _code_candidates(typed: pd.DataFrame, text: str, delimiter: str) -> set[int]:
+def _code_candidates(typed: pd.DataFrame, shape: _LineShape) -> set[int]:
     """Columns that pandas typed as numbers but that may hold codes
-    (:func:`_digit_codes`): integers beyond 2**53 (or 64 bits), and, when a field of the
-    text starts with a leading zero, every column of whole numbers."""
-    leading = re.search(rf'(?:^|{re.escape(delimiter)})[ \t]*"?[+-]?0\d', text, re.MULTILINE) is not None
-    if not leading and re.search(r"\d{16}", text) is None:
+    (:func:`_digit_codes`): integers beyond 2**53 (or 64 bits), and, when a
+    field of the text starts with a leading zero, every column of whole
+    numbers."""
+    if not shape.leading_zero and not shape.long_digits:
         return set()  # no leading zero and no integer beyond 2**53 (16 digits or more) in the whole text
+    leading = shape.leading_zero
     kinds = typed.dtypes.map(lambda d: "object" if pd.api.types.is_object_dtype(d) else "number"
                              if pd.api.types.is_numeric_dtype(d) and not pd.api.types.is_bool_dtype(d)
                              else "other").to_numpy()
