@@ -13,7 +13,8 @@ Missing cells are handled in one of two ways (``missing``):
   for them to a row's cost or to its cluster's statistics. Scales, global
   variances and ``eta_0`` come from the observed cells only.
 * ``"impute"``: a missing number is the column mean, a missing categorical
-  value is a level of its own, ``(missing)``.
+  value is a level of its own, ``(missing)`` (named ``(missing cell)`` when
+  the column holds the text "(missing)" as an answer).
 """
 
 from __future__ import annotations

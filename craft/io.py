@@ -335,34 +335,49 @@ def read_table(
     Text tables: the encoding (UTF-8 with or without BOM, UTF-16 with or
     without BOM, UTF-32 with BOM, else Windows-1252 or Latin-1), the
     delimiter (``,`` tab ``;`` ``|``), quoted fields (with newlines) and
-    decimal commas are detected. A file with a NUL character anywhere is
-    refused as binary.
+    decimal commas are detected; a first line ``sep=;`` (Excel's hint)
+    names the delimiter and is not read as data. A file with a NUL
+    character anywhere is refused as binary.
 
     Missing values: an empty cell is missing. The ``missing_tokens``
     (pandas' markers ``NA``, ``n/a``, ``NULL``, ``None``, ``NaN``, ... and
-    ``?``) and dash placeholders (``-``, ``--``, ``.``) are missing in a
-    column whose other values are all numbers, which then becomes numeric.
+    ``?``), dash placeholders (``-``, ``--``, ``.``) and any other spelling
+    of NaN (``NAN``) are missing in a column whose other values are all
+    numbers, which then becomes numeric.
     In a text column they stay text ("None" can mean *no children*) unless
     ``tokens_in_text=True``. :func:`read_info` tells, per column, which
     markers were read as missing and which were kept, with their counts.
 
     Numbers: with a delimiter other than ``,``, numbers written with a
-    decimal comma (``2,5``) are numbers; with ``,``, numbers with thousands
-    separators (``"12,345"``) are numbers, and the column's note says so.
-    ``inf`` and huge numbers stay numbers; text such as ``=SUM(A1)`` or
-    ``<b>`` stays text.
+    decimal comma (``2,5``, and ``1.234,56`` with thousands grouped by dots;
+    beside such a number, ``1.000`` is a thousand) are numbers; with ``,``,
+    numbers with thousands separators (``"12,345"``) are numbers; the
+    column's note says so. ``inf`` and huge numbers stay numbers; text such
+    as ``=SUM(A1)`` or ``<b>`` stays text. Integers that a number would
+    change stay text as written, with a note: codes with leading zeros
+    (``00123``) and integers beyond 2**53 (float64 rounds neighbours into
+    one value); :func:`craft.infer_schema` makes them an identifier or
+    categorical.
 
     All-empty rows (blank lines, blank rows of a sheet, lines of only
-    delimiters) are dropped and counted in :func:`read_info`.
+    delimiters) are dropped and counted in :func:`read_info`; blank lines
+    cost no row while parsing.
 
-    Excel (.xlsx): the first sheet (or ``sheet``), first non-blank row as
-    header, read as a stream of the cells the file really holds. Parquet:
+    Excel (.xlsx): ``sheet``, or the first visible worksheet with a header
+    and data (chart sheets, hidden and empty sheets before it are passed
+    over and named in :func:`read_info`'s notes); first non-blank row as
+    header, read as a stream of the cells the file really holds. Formula
+    cells that the file holds without a saved value are missing, and the
+    notes name their columns. Parquet:
     the stored types; list/struct/map columns become their JSON text and are
     ignored by :func:`craft.infer_schema`.
 
     Sizes are bounded before the expensive work by
     :func:`craft.limits.table_limits` (columns, rows × columns, the
-    uncompressed size of a workbook), which follow this machine's memory.
+    uncompressed size of a workbook), which follow this machine's memory;
+    a text table's rows and columns are bounded by its non-blank lines and
+    its widest line, so the memory a file takes follows its size whatever
+    its shape.
 
     Column labels are strings with surrounding whitespace removed; an empty
     label becomes ``column_<i>`` (1-based position); duplicated labels get
@@ -387,8 +402,9 @@ def read_table(
     tokens_in_text : bool, default False
         Also read the markers as missing in text columns (pandas' way).
     sheet : str or int, optional
-        The Excel sheet to read, by name or 0-based position; the first by
-        default. The sheet read is in :func:`read_info`.
+        The Excel sheet to read, by name or 0-based position; by default
+        the first visible worksheet with data. The sheet read is in
+        :func:`read_info`.
     as_text : bool, default False
         Every cell as the text the file holds (no number parsing, no missing
         markers; an empty cell is ``""``): the user's original cells, for
@@ -1048,12 +1064,13 @@ def _code_candidates(typed: pd.DataFrame, shape: _LineShape) -> set[int]:
              if pd.api.types.infer_dtype(typed.iloc[:, p], skipna=True) == "integer"}
     numbers = np.flatnonzero(kinds == "number")
     if numbers.size:
-        # One block for all number columns: a wide table has many.
+        # One block for all number columns: a wide table has many. As floats,
+        # 2**53 + 1 is 2**53: candidates from 2**53 on, decided on the text.
         values = typed.iloc[:, numbers].to_numpy(dtype=np.float64, na_value=np.nan)
         finite = np.isfinite(values)
         values = np.where(finite, values, 0.0)
         whole = finite.any(axis=0) & np.all(values == np.floor(values), axis=0)
-        codes = whole & (leading | (np.abs(values).max(axis=0) > _FLOAT_EXACT))
+        codes = whole & (leading | (np.abs(values).max(axis=0) >= _FLOAT_EXACT))
         found.update(int(p) for p in numbers[codes])
     return found
 
