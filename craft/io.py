@@ -231,7 +231,7 @@ def typed_part(part: pd.DataFrame, dtypes: Mapping[str, Any] | None = None, *,
     where = "a later one"
     if PATH_COLUMN in part.columns:
         paths = part[PATH_COLUMN].dropna()
-        where = f"{str(paths.iloc[0])!r}" if len(paths) else where
+        where = f"a later one ({str(paths.iloc[0])!r})" if len(paths) else where
         part = part.drop(columns=PATH_COLUMN)
     out = part.copy()
     for name in part.columns:

@@ -514,8 +514,8 @@ def _code_role(what: str, n_levels: int, n_present: int, max_levels: int) -> tup
     if n_levels <= max_levels:
         return "categorical", f"{what} with {n_levels} distinct values (≤ {max_levels}) → categorical"
     return "ignored", (
-        f"{what}, {n_levels} distinct values: as numbers they would round into each other → ignored "
-        f"(name it categorical to use each value as a level)"
+        f"{what}, {n_levels} distinct values: identifier-like codes, which as numbers would round into each "
+        f"other → ignored (name it categorical to use each value as a level)"
     )
 
 

@@ -832,7 +832,8 @@ def test_typed_part_refuses_decimals_an_integer_first_part_would_truncate():
     first = typed_part(pd.DataFrame({"x": ["1", "2"], PATH_COLUMN: ["a.csv"] * 2}, dtype=object))
     assert PATH_COLUMN not in first.columns and first["x"].dtype == np.int64
     later = pd.DataFrame({"x": ["8.75", "2"], PATH_COLUMN: ["b.csv"] * 2}, dtype=object)
-    with pytest.raises(CraftInputError, match=r"column 'x' holds whole numbers .* but 8\.75 in 'b\.csv', whose "
+    with pytest.raises(CraftInputError, match=r"column 'x' holds whole numbers .* but 8\.75 in a later one \('b\.csv'\), "
+                                              r"whose "
                                               r"decimals would be lost; write the first file's numbers with a "
                                               r"decimal point"):
         typed_part(later, first.dtypes)
