@@ -203,7 +203,9 @@ def typed_part(part: pd.DataFrame, dtypes: Mapping[str, Any] | None = None, *,
     string and only empty cells missing). A column is numeric when all its
     cells are numbers or missing markers; the markers are then missing.
     Elsewhere the markers stay text ("None" can be an answer), as in
-    :func:`read_table`.
+    :func:`read_table`; so do codes (integers written with leading zeros or
+    beyond 2**53). A column of file names (:data:`PATH_COLUMN`) is dropped
+    and names the file in messages.
 
     Parameters
     ----------
@@ -224,8 +226,8 @@ def typed_part(part: pd.DataFrame, dtypes: Mapping[str, Any] | None = None, *,
     Raises
     ------
     CraftInputError
-        A numeric column of ``dtypes`` holds text in this part, or whole
-        numbers there have a missing cell here.
+        A numeric column of ``dtypes`` holds text or codes in this part, or
+        whole numbers there have a missing cell or decimals here.
     """
     placeholders = frozenset(t.strip() for t in missing_tokens) | _NUMERIC_PLACEHOLDERS
     where = "a later one"
@@ -240,6 +242,16 @@ def typed_part(part: pd.DataFrame, dtypes: Mapping[str, Any] | None = None, *,
             if not pd.api.types.is_numeric_dtype(dtypes[name]):
                 continue
             wanted = np.dtype(dtypes[name])
+        codes = _digit_codes(part[name], placeholders)
+        if codes is not None and wanted is not None:
+            raise CraftInputError(
+                f"column {name!r} holds numbers in the first part of the data but codes in {where}, "
+                f"{codes[2]}; write the first file's codes as they are written here, or name the column "
+                f"categorical (--categorical)."
+            )
+        if codes is not None:  # as read_table keeps them: text as written
+            out[name] = codes[0]
+            continue
         converted = _as_numbers(part[name], decimal_comma=False, placeholders=placeholders)
         if converted is None:
             present = part[name].dropna().astype(str).str.strip()
@@ -1046,6 +1058,7 @@ def _finish_columns(df: pd.DataFrame, info: ReadInfo, options: _Options, *, deci
 # Integers above this in magnitude are not all float64 values: neighbours round into one.
 _FLOAT_EXACT = 2**53
 _LEADING_ZERO_RE = re.compile(r"[+-]?0\d+", re.ASCII)
+_LEADING_ZERO_LINE_RE = re.compile(r"\n[ \t]*[+-]?0\d", re.ASCII)
 
 
 def _code_candidates(typed: pd.DataFrame, shape: _LineShape) -> set[int]:
@@ -1082,12 +1095,12 @@ def _keep_codes(df: pd.DataFrame, position: int, placeholders: frozenset,
     codes = _digit_codes(df.iloc[:, position], placeholders)
     if codes is None:
         return False
-    text, markers, note = codes
+    text, markers, why = codes
     name = df.columns[position]
     df.isetitem(position, text)
     if markers:
         read_as_missing[name] = markers
-    column_notes[name] = _join(column_notes.get(name), note)
+    column_notes[name] = _join(column_notes.get(name), f"kept as text, as written: {why}")
     return True
 
 
@@ -1098,14 +1111,23 @@ def _digit_codes(column: pd.Series, placeholders: frozenset) -> tuple[pd.Series,
     and some are written with leading zeros ("00123", a code: 123 would
     lose the zeros) or lie beyond 2**53 (float64 rounds neighbours such as
     99999999999999999999 and ...98 into one value): the cells as written
-    with the markers missing, the markers' counts, and the note for the
-    column's reason. None otherwise.
+    with the markers missing, the markers' counts, and why (for the
+    column's note). None otherwise.
     """
     if not (column.dtype == object or isinstance(column.dtype, pd.StringDtype)):
         return None
     present = column.dropna()
     if present.empty or not all(isinstance(v, str) and (v.strip() in placeholders or _INT_RE.fullmatch(v.strip()))
                                 for v in pd.unique(present.iloc[:256])):
+        return None
+    # Settled without a Python loop for most columns: no cell of 16
+    # characters or more, and none with a leading zero.
+    written = present.to_numpy(dtype=object)
+    try:
+        joined = "\n" + "\n".join(written)
+    except TypeError:  # not all text: not codes
+        return None
+    if max(map(len, written)) < 16 and _LEADING_ZERO_LINE_RE.search(joined) is None:
         return None
     stripped = present.astype(str).str.strip()
     is_marker = stripped.isin(placeholders) | stripped.eq("")
@@ -1123,7 +1145,7 @@ def _digit_codes(column: pd.Series, placeholders: frozenset) -> tuple[pd.Series,
     text = column.astype(object).where(column.notna())
     if markers:
         text[is_marker[is_marker].index] = np.nan
-    return text, markers, f"kept as text, as written: {why}"
+    return text, markers, why
 
 
 def _add_note(notes: dict[str, str], name: str, note: str | None) -> None:

@@ -832,13 +832,18 @@ def test_typed_part_refuses_decimals_an_integer_first_part_would_truncate():
     first = typed_part(pd.DataFrame({"x": ["1", "2"], PATH_COLUMN: ["a.csv"] * 2}, dtype=object))
     assert PATH_COLUMN not in first.columns and first["x"].dtype == np.int64
     later = pd.DataFrame({"x": ["8.75", "2"], PATH_COLUMN: ["b.csv"] * 2}, dtype=object)
-    with pytest.raises(CraftInputError, match=r"column 'x' holds whole numbers .* but 8\.75 in a later one \('b\.csv'\), "
-                                              r"whose "
-                                              r"decimals would be lost; write the first file's numbers with a "
-                                              r"decimal point"):
+    with pytest.raises(CraftInputError, match=r"column 'x' holds whole numbers .* but 8\.75 in a later one "
+                                              r"\('b\.csv'\), whose decimals would be lost; write the first "
+                                              r"file's numbers with a decimal point"):
         typed_part(later, first.dtypes)
     # Whole numbers written as 3.0 still fit the first part's integers.
     assert typed_part(pd.DataFrame({"x": ["3.0", "4"]}, dtype=object), first.dtypes)["x"].tolist() == [3, 4]
+    # Codes stay text as read_table keeps them; codes after numbers are refused.
+    codes = typed_part(pd.DataFrame({"x": ["007", "010"]}, dtype=object))
+    assert codes["x"].tolist() == ["007", "010"]
+    with pytest.raises(CraftInputError, match=r"column 'x' holds numbers in the first part of the data but codes "
+                                              r"in a later one \('b\.csv'\), written with leading zeros"):
+        typed_part(pd.DataFrame({"x": ["007", "2"], PATH_COLUMN: ["b.csv"] * 2}, dtype=object), first.dtypes)
 
 
 def test_integers_beyond_float_precision_stay_distinct_identifiers():
