@@ -773,44 +773,66 @@ def _line_shape(text: str, delimiter: str) -> _LineShape:
     odd_quotes = 0
     line_has_content = True  # the header line, never blank (leading blank lines are stripped)
     line_delimiters = 0
-    digit_run = 0
     leading_zero = long_digits = zero_pending = False
     previous = 10  # the character before the chunk: a newline before the first
     code = ord(delimiter)
+    # UTF-8 keeps every ASCII character one byte (the bytes of other
+    # characters are all >= 128); a delimiter beyond ASCII needs UTF-32.
+    encoding, dtype = ("utf-8", np.uint8) if code < 128 else ("utf-32-le", np.uint32)
     for start in range(0, len(text), _LINE_SHAPE_CHUNK):
-        chars = np.frombuffer(text[start:start + _LINE_SHAPE_CHUNK].encode("utf-32-le", "surrogatepass"),
-                              dtype=np.uint32)
-        newline = chars == 10
-        content = ~(newline | (chars == 32) | (chars == 9) | (chars == 13))
-        outside = ((np.cumsum(chars == 34, dtype=np.uint8) + np.uint8(odd_quotes)) & 1) == 0
-        delimiters = np.cumsum((chars == code) & outside, dtype=np.int64)
+        piece = text[start:start + _LINE_SHAPE_CHUNK]
+        chars = np.frombuffer(piece.encode(encoding, "surrogatepass"), dtype=dtype)
+        quotes = np.flatnonzero(chars == 34)
+
+        def outside(positions: np.ndarray, quotes=quotes, odd=odd_quotes) -> np.ndarray:
+            """Whether an even number of quotes (this chunk's and before) precede each position."""
+            if quotes.size == 0:
+                return np.full(positions.size, odd == 0)
+            return ((np.searchsorted(quotes, positions) + odd) & 1) == 0
+
+        ends = np.flatnonzero(chars == 10)
+        spaces = np.flatnonzero((chars == 32) | (chars == 9) | (chars == 13))
+        delimiters = np.flatnonzero(chars == code)
+        delimiters = delimiters[outside(delimiters)]
+        if ends.size:
+            # A line is blank when all its characters are spaces: count them per line.
+            # (Counts per line from where each line ends among the sorted
+            # positions: a search per line, not per space or delimiter.)
+            lengths = np.diff(ends, prepend=-1) - 1
+            spaces_before = np.searchsorted(spaces, ends)
+            empty = lengths == np.diff(spaces_before, prepend=0)
+            empty[0] &= not line_has_content
+            blank += int(np.count_nonzero(empty & outside(ends)))
+            delimiters_before = np.searchsorted(delimiters, ends)
+            per_line = np.diff(delimiters_before, prepend=0)
+            per_line[0] += line_delimiters
+            widest = max(widest, int(per_line.max()))
+            line_delimiters = int(delimiters.size - delimiters_before[-1])
+            line_has_content = chars.size - ends[-1] - 1 > spaces.size - spaces_before[-1]
+        else:
+            line_delimiters += delimiters.size
+            line_has_content = line_has_content or chars.size > spaces.size
         digit = (chars >= 48) & (chars <= 57)
-        before = np.concatenate(([previous], chars[:-1]))
-        starts_field = (before == code) | (before == 10) | (before == 34)
-        zero_opens = (chars == 48) & starts_field
+        # 16 digits in a row fill at least one aligned block of 8: find such
+        # blocks in native code, then look at the text around the few found.
+        padded = np.zeros(-(-digit.size // 8) * 8, dtype=np.uint8)
+        padded[:digit.size] = digit
+        blocks = np.flatnonzero(padded.view(np.uint64) == 0x0101010101010101)
+        if not long_digits and blocks.size:
+            raw = chars.tobytes()
+            offsets = (8 * blocks[:64]).tolist() if dtype is np.uint32 or piece.isascii() else [
+                len(raw[:8 * b].decode(encoding, "ignore")) for b in blocks[:64]]
+            long_digits = any(_LONG_DIGITS_RE.search(text, max(0, start + o - 16), start + o + 24)
+                              for o in offsets) or blocks.size > 64
+        # ... and across the boundary with the chunk before.
+        long_digits = long_digits or (start > 0 and _LONG_DIGITS_RE.search(text, start - 15, start + 15) is not None)
+        # A field opening with 0 and another digit ("007"): a zero after a delimiter, a newline or a quote.
+        opener = (chars == code) | (chars == 10) | (chars == 34)
+        zero_opens = (chars == 48) & np.concatenate(([previous in (code, 10, 34)], opener[:-1]))
         leading_zero = (leading_zero or bool(np.any(zero_opens[:-1] & digit[1:]))
                         or (zero_pending and bool(digit[0])))
         zero_pending = bool(zero_opens[-1])
-        not_digit = np.flatnonzero(~digit)
-        runs = np.diff(not_digit, prepend=-1 - digit_run) - 1 if not_digit.size else np.array([digit_run + digit.size])
-        long_digits = long_digits or bool(runs.max(initial=0) >= 16)
-        digit_run = int(digit.size - 1 - not_digit[-1]) if not_digit.size else digit_run + digit.size
-        long_digits = long_digits or digit_run >= 16
-        ends = np.flatnonzero(newline)
-        if ends.size:
-            seen = np.cumsum(content, dtype=np.int64)[ends]
-            since = np.diff(seen, prepend=0)
-            since[0] += line_has_content
-            blank += int(np.count_nonzero((since == 0) & outside[ends]))
-            per_line = np.diff(delimiters[ends], prepend=0)
-            per_line[0] += line_delimiters
-            widest = max(widest, int(per_line.max()))
-            line_has_content = bool(content[ends[-1] + 1:].any())
-            line_delimiters = int(delimiters[-1] - delimiters[ends[-1]])
-        else:
-            line_has_content = line_has_content or bool(content.any())
-            line_delimiters += int(delimiters[-1])
-        odd_quotes = int(not outside[-1])
+        odd_quotes = (odd_quotes + quotes.size) & 1
         previous = int(chars[-1])
     return _LineShape(blank, max(widest, line_delimiters) + 1, leading_zero, long_digits)
 
@@ -1058,6 +1080,7 @@ def _finish_columns(df: pd.DataFrame, info: ReadInfo, options: _Options, *, deci
 # Integers above this in magnitude are not all float64 values: neighbours round into one.
 _FLOAT_EXACT = 2**53
 _LEADING_ZERO_RE = re.compile(r"[+-]?0\d+", re.ASCII)
+_LONG_DIGITS_RE = re.compile(r"\d{16}", re.ASCII)
 _LEADING_ZERO_LINE_RE = re.compile(r"\n[ \t]*[+-]?0\d", re.ASCII)
 
 
@@ -1116,9 +1139,12 @@ def _digit_codes(column: pd.Series, placeholders: frozenset) -> tuple[pd.Series,
     """
     if not (column.dtype == object or isinstance(column.dtype, pd.StringDtype)):
         return None
+    # A column of words or decimals is settled by its first cells.
+    head = pd.unique(column.iloc[:1024].dropna())[:256]
+    if not all(isinstance(v, str) and (v.strip() in placeholders or _INT_RE.fullmatch(v.strip())) for v in head):
+        return None
     present = column.dropna()
-    if present.empty or not all(isinstance(v, str) and (v.strip() in placeholders or _INT_RE.fullmatch(v.strip()))
-                                for v in pd.unique(present.iloc[:256])):
+    if present.empty:
         return None
     # Settled without a Python loop for most columns: no cell of 16
     # characters or more, and none with a leading zero.
