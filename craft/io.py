@@ -85,8 +85,8 @@ DEFAULT_MISSING_TOKENS = tuple(
 _NUMERIC_PLACEHOLDERS = frozenset({"-", "--", "---", ".", "\u2013", "\u2014"})
 _INT_RE = re.compile(r"[+-]?\d+", re.ASCII)
 _THOUSANDS_RE = re.compile(r"[+-]?\d{1,3}(?:,\d{3})+(?:\.\d*)?", re.ASCII)
-# Excel's delimiter hint, a first line "sep=;" (any one character but a quote).
-_SEP_HINT_RE = re.compile(r"[ \t]*sep=([^\"\r\n])[ \t]*\r?\n")
+# Excel's delimiter hint, a first line "sep=;" (one ASCII character but a quote).
+_SEP_HINT_RE = re.compile(r"[ \t]*sep=([\t !#-~])[ \t]*\r?\n")
 # Thousands grouped by dots and a decimal comma ("1.234,56"), as written where
 # the comma is the decimal mark. Without the comma ("1.234") it is read as a
 # decimal point: a thousand and 1.234 cannot be told apart.
@@ -775,13 +775,11 @@ def _line_shape(text: str, delimiter: str) -> _LineShape:
     line_delimiters = 0
     leading_zero = long_digits = zero_pending = False
     previous = 10  # the character before the chunk: a newline before the first
-    code = ord(delimiter)
-    # UTF-8 keeps every ASCII character one byte (the bytes of other
-    # characters are all >= 128); a delimiter beyond ASCII needs UTF-32.
-    encoding, dtype = ("utf-8", np.uint8) if code < 128 else ("utf-32-le", np.uint32)
+    code = ord(delimiter)  # ASCII, as every delimiter read (the C parser takes no other)
     for start in range(0, len(text), _LINE_SHAPE_CHUNK):
         piece = text[start:start + _LINE_SHAPE_CHUNK]
-        chars = np.frombuffer(piece.encode(encoding, "surrogatepass"), dtype=dtype)
+        # UTF-8 keeps every ASCII character one byte; the bytes of other characters are all >= 128.
+        chars = np.frombuffer(piece.encode("utf-8", "surrogatepass"), dtype=np.uint8)
         quotes = np.flatnonzero(chars == 34)
 
         def outside(positions: np.ndarray, quotes=quotes, odd=odd_quotes) -> np.ndarray:
@@ -820,8 +818,8 @@ def _line_shape(text: str, delimiter: str) -> _LineShape:
         blocks = np.flatnonzero(padded.view(np.uint64) == 0x0101010101010101)
         if not long_digits and blocks.size:
             raw = chars.tobytes()
-            offsets = (8 * blocks[:64]).tolist() if dtype is np.uint32 or piece.isascii() else [
-                len(raw[:8 * b].decode(encoding, "ignore")) for b in blocks[:64]]
+            offsets = (8 * blocks[:64]).tolist() if piece.isascii() else [
+                len(raw[:8 * b].decode("utf-8", "ignore")) for b in blocks[:64]]
             long_digits = any(_LONG_DIGITS_RE.search(text, max(0, start + o - 16), start + o + 24)
                               for o in offsets) or blocks.size > 64
         # ... and across the boundary with the chunk before.
