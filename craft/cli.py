@@ -39,7 +39,7 @@ from . import __version__, datasets, export, metrics
 from ._optional import missing, require
 from .estimator import CRAFT
 from .exceptions import CraftInputError
-from .io import read_table, typed_part
+from .io import PATH_COLUMN, read_info, read_table, typed_part
 from .limits import _available_memory, _env_int, check_table_shape
 
 _DEFAULTS = {name: p.default for name, p in inspect.signature(CRAFT.__init__).parameters.items() if name != "self"}
@@ -159,6 +159,9 @@ def _parser() -> argparse.ArgumentParser:
         "(craft.infer_schema; with Dask, from the first partition), or a bundled dataset's recommended roles",
     )
     columns.add_argument("--ignore", default=None, help="comma-separated columns to leave out")
+    columns.add_argument("--sheet", metavar="NAME", default=None,
+                         help="the sheet of an Excel workbook to read (default: the first visible worksheet with data; "
+                         "the sheet read is printed)")
     columns.add_argument(
         "--label",
         default=None,
@@ -206,6 +209,9 @@ def _run_fit(args) -> int:
     categorical = _names(args.categorical, "--categorical")
     ignore = _names(args.ignore, "--ignore") or []
     distributed = args.scheduler is not None or args.local_workers is not None
+    if args.sheet is not None and distributed:
+        raise CraftInputError("--sheet reads an Excel workbook, which the Dask backend does not read: leave out "
+                              "--local-workers/--scheduler, or save the sheet as CSV or Parquet.")
     if args.local_workers is not None and args.local_workers < 1:
         raise CraftInputError(f"--local-workers={args.local_workers} must be at least 1.")
     if args.out is not None and args.out.exists() and not args.out.is_dir():
@@ -342,7 +348,13 @@ def _load_memory(args):
                 f"{', '.join(datasets.list_datasets()['name'])})."
             )
         _check_regular_file(path, in_memory=True)
-        table = read_table(path)
+        table = read_table(path, sheet=args.sheet)
+        info = read_info(table)
+        assert info is not None  # read_table records how it read every table
+        if args.sheet is not None and info.format != "excel":
+            raise CraftInputError(f"--sheet {args.sheet!r}: {str(path)!r} is not an Excel workbook; leave --sheet out.")
+        for note in info.notes() if not args.quiet else ():
+            print(f"note: {note}", file=sys.stderr)
         label = args.label
         default_schema = None
     return table, label, default_schema
@@ -541,7 +553,7 @@ def _read_dask(args):
             options = {"sep": sep} if sep else {"sep": None, "engine": "python"}
             # Every cell as written, only empty ones missing; then typed as read_table types a table.
             text = dd.read_csv(source, blocksize=args.partition_size, dtype=object, keep_default_na=False,
-                               na_values=[""], **options)
+                               na_values=[""], include_path_column=PATH_COLUMN, **options)
             meta = typed_part(text.partitions[0].compute())
             table = text.map_partitions(typed_part, meta.dtypes.to_dict(), meta=meta.iloc[:0])
     except CraftInputError:

@@ -13,7 +13,8 @@ Missing cells are handled in one of two ways (``missing``):
   for them to a row's cost or to its cluster's statistics. Scales, global
   variances and ``eta_0`` come from the observed cells only.
 * ``"impute"``: a missing number is the column mean, a missing categorical
-  value is a level of its own, ``(missing)``.
+  value is a level of its own, ``(missing)`` (named ``(missing cell)`` when
+  the column holds the text "(missing)" as an answer).
 """
 
 from __future__ import annotations
@@ -246,11 +247,18 @@ class Encoder:
         return self.transform(pd.DataFrame(empty))
 
     def level_names(self) -> list[list[str]]:
-        """Display names of every categorical feature's levels, in code order."""
-        return [
-            [str(level) for level in levels] + ([MISSING_LEVEL] if has_missing else [])
-            for levels, has_missing in zip(self.levels_, self.has_missing_level_, strict=True)
-        ]
+        """Display names of every categorical feature's levels, in code order.
+
+        Missing cells (under ``missing="impute"``) are the level
+        ``(missing)``, or ``(missing cell)`` (then ``(missing cell 2)``, ...)
+        when the column holds the text ``"(missing)"`` as an answer, so that
+        the two are never one name.
+        """
+        names = []
+        for levels, has_missing in zip(self.levels_, self.has_missing_level_, strict=True):
+            written = [str(level) for level in levels]
+            names.append(written + ([_missing_level_name(written)] if has_missing else []))
+        return names
 
     def to_original_units(self, values: np.ndarray) -> np.ndarray:
         """Map encoded numeric values (any leading shape) back to table units."""
@@ -397,6 +405,15 @@ def check_observed(names: list[str], n_observed: list[int]) -> None:
             f"Column(s) {empty[:5]} have no observed value; with missing='marginalise' they carry no information. "
             "Leave them out (categorical='auto' ignores all-missing columns)."
         )
+
+
+def _missing_level_name(levels: list[str]) -> str:
+    """The name of the missing cells' level: one that no written level has."""
+    taken = set(levels)
+    if MISSING_LEVEL not in taken:
+        return MISSING_LEVEL
+    candidates = ("(missing cell)", *(f"(missing cell {i})" for i in range(2, len(taken) + 3)))
+    return next(name for name in candidates if name not in taken)
 
 
 def _level_sort_key(level):

@@ -16,6 +16,7 @@ left as text, blank rows dropped, the sheet read, and per-column notes that
 from __future__ import annotations
 
 import csv
+import dataclasses
 import hashlib
 import io
 import json
@@ -35,7 +36,13 @@ from ._optional import MissingExtraError, missing, require
 from .exceptions import CraftInputError
 from .limits import check_table_shape, table_limits
 
-__all__ = ["DEFAULT_MISSING_TOKENS", "ReadInfo", "read_info", "read_table", "table_fingerprint", "typed_part"]
+__all__ = ["DEFAULT_MISSING_TOKENS", "PATH_COLUMN", "ReadInfo", "read_info", "read_table", "table_fingerprint",
+           "typed_part"]
+
+#: The column of file names that a reader of several files adds for
+#: :func:`typed_part` (``dd.read_csv(..., include_path_column=PATH_COLUMN)``):
+#: its messages then name the file, and the column is dropped.
+PATH_COLUMN = "__craft_source_file__"
 
 _TEXT_EXTENSIONS = frozenset({".csv", ".tsv", ".tab", ".txt"})
 _PARQUET_EXTENSIONS = frozenset({".parquet", ".pq"})
@@ -78,6 +85,13 @@ DEFAULT_MISSING_TOKENS = tuple(
 _NUMERIC_PLACEHOLDERS = frozenset({"-", "--", "---", ".", "\u2013", "\u2014"})
 _INT_RE = re.compile(r"[+-]?\d+", re.ASCII)
 _THOUSANDS_RE = re.compile(r"[+-]?\d{1,3}(?:,\d{3})+(?:\.\d*)?", re.ASCII)
+# Excel's delimiter hint, a first line "sep=;" (one ASCII character but a quote).
+_SEP_HINT_RE = re.compile(r"[ \t]*sep=([\t !#-~])[ \t]*\r?\n")
+# Thousands grouped by dots and a decimal comma ("1.234,56"), as written where
+# the comma is the decimal mark. Without the comma ("1.234") it is read as a
+# decimal point: a thousand and 1.234 cannot be told apart.
+_DOT_THOUSANDS_RE = re.compile(r"[+-]?\d{1,3}(?:\.\d{3})+,\d*", re.ASCII)
+_DOT_GROUPS_RE = re.compile(r"[+-]?\d{1,3}(?:\.\d{3})+", re.ASCII)
 _FIELDS_RE = re.compile(r"Expected (\d+) fields in line (\d+), saw (\d+)")
 _UNNAMED_RE = re.compile(r"Unnamed: \d+(_level_\d+)?")
 
@@ -113,6 +127,14 @@ class ReadInfo:
         All sheets of the workbook.
     encoding, delimiter : str or None
         Of a text file.
+    delimiter_line : str or None
+        Excel's first line naming the delimiter (``sep=;``), read as such.
+    skipped_sheets : dict of str to str
+        Sheets before the one read that were passed over, and why (hidden,
+        a chart, empty), when no sheet was named.
+    uncached_formulas : dict of str to int
+        Per column of the sheet read, formula cells the file holds without
+        a saved value (read as missing).
     """
 
     source: str
@@ -128,6 +150,9 @@ class ReadInfo:
     sheets: tuple = ()
     encoding: str | None = None
     delimiter: str | None = None
+    delimiter_line: str | None = None
+    skipped_sheets: dict = field(default_factory=dict)
+    uncached_formulas: dict = field(default_factory=dict)
 
     def __deepcopy__(self, memo) -> ReadInfo:
         # pandas deep-copies a frame's attrs into every frame derived from it (each column taken,
@@ -144,11 +169,21 @@ class ReadInfo:
         ["2 blank row(s) of 't.xlsx' dropped (no cell had a value).", "Read sheet 'B' of 2 ('A', 'B')."]
         """
         notes = []
+        if self.delimiter_line:
+            notes.append(f"The first line of {self.source}, {self.delimiter_line!r}, names the delimiter "
+                         f"(Excel's hint): read as such, not as data.")
         if self.blank_rows:
             notes.append(f"{self.blank_rows:,} blank row(s) of {self.source} dropped (no cell had a value).")
         if self.sheet is not None and len(self.sheets) > 1:
             names = ", ".join(repr(s) for s in self.sheets[:10]) + (" …" if len(self.sheets) > 10 else "")
-            notes.append(f"Read sheet {self.sheet!r} of {len(self.sheets)} ({names}).")
+            skipped = "; ".join(f"{name!r} {why}" for name, why in self.skipped_sheets.items())
+            notes.append(f"Read sheet {self.sheet!r} of {len(self.sheets)} ({names})"
+                         + (f", passing over {skipped}" if skipped else "") + ".")
+        if self.uncached_formulas:
+            columns = _quote_names(list(self.uncached_formulas))
+            notes.append(f"Sheet {self.sheet!r} of {self.source} has {sum(self.uncached_formulas.values()):,} "
+                         f"formula cell(s) without a saved value, in column(s) {columns}: they are read as "
+                         f"missing. Open the workbook in Excel and save it to store the values.")
         return notes
 
 
@@ -174,7 +209,9 @@ def typed_part(part: pd.DataFrame, dtypes: Mapping[str, Any] | None = None, *,
     string and only empty cells missing). A column is numeric when all its
     cells are numbers or missing markers; the markers are then missing.
     Elsewhere the markers stay text ("None" can be an answer), as in
-    :func:`read_table`.
+    :func:`read_table`; so do codes (integers written with leading zeros or
+    beyond 2**53). A column of file names (:data:`PATH_COLUMN`) is dropped
+    and names the file in messages.
 
     Parameters
     ----------
@@ -195,10 +232,15 @@ def typed_part(part: pd.DataFrame, dtypes: Mapping[str, Any] | None = None, *,
     Raises
     ------
     CraftInputError
-        A numeric column of ``dtypes`` holds text in this part, or whole
-        numbers there have a missing cell here.
+        A numeric column of ``dtypes`` holds text or codes in this part, or
+        whole numbers there have a missing cell or decimals here.
     """
     placeholders = frozenset(t.strip() for t in missing_tokens) | _NUMERIC_PLACEHOLDERS
+    where = "a later one"
+    if PATH_COLUMN in part.columns:
+        paths = part[PATH_COLUMN].dropna()
+        where = f"a later one ({str(paths.iloc[0])!r})" if len(paths) else where
+        part = part.drop(columns=PATH_COLUMN)
     out = part.copy()
     for name in part.columns:
         wanted = None
@@ -206,6 +248,16 @@ def typed_part(part: pd.DataFrame, dtypes: Mapping[str, Any] | None = None, *,
             if not pd.api.types.is_numeric_dtype(dtypes[name]):
                 continue
             wanted = np.dtype(dtypes[name])
+        codes = _digit_codes(part[name], placeholders)
+        if codes is not None and wanted is not None:
+            raise CraftInputError(
+                f"column {name!r} holds numbers in the first part of the data but codes in {where}, "
+                f"{codes[2]}; write the first file's codes as they are written here, or name the column "
+                f"categorical (--categorical)."
+            )
+        if codes is not None:  # as read_table keeps them: text as written
+            out[name] = codes[0]
+            continue
         converted = _as_numbers(part[name], decimal_comma=False, placeholders=placeholders)
         if converted is None:
             present = part[name].dropna().astype(str).str.strip()
@@ -215,8 +267,8 @@ def typed_part(part: pd.DataFrame, dtypes: Mapping[str, Any] | None = None, *,
                 example = next(v for v in present if _parse_number(v, decimal_comma=False,
                                                                    placeholders=placeholders) is None)
                 raise CraftInputError(
-                    f"column {name!r} holds numbers in the first part of the data but {example!r} in a later "
-                    f"one; clean the column or name it categorical (--categorical)."
+                    f"column {name!r} holds numbers in the first part of the data but {example!r} in {where}; "
+                    f"clean the column or name it categorical (--categorical)."
                 )
             else:
                 continue
@@ -228,8 +280,23 @@ def typed_part(part: pd.DataFrame, dtypes: Mapping[str, Any] | None = None, *,
                     f"column {name!r} holds whole numbers in the first part of the data but a missing cell in a "
                     f"later one; mark the column as categorical (--categorical) or fill the gap."
                 )
+            if wanted.kind in "iu" and not _whole(out[name]):
+                example = float(out[name][out[name] != np.floor(out[name])].iloc[0])
+                raise CraftInputError(
+                    f"column {name!r} holds whole numbers in the first part of the data but {example!r} in "
+                    f"{where}, whose decimals would be lost; write the first file's numbers with a decimal "
+                    f"point (1.0), or fit the table in memory (without --local-workers or --scheduler)."
+                )
             out[name] = out[name].astype(wanted)
     return out
+
+
+def _whole(numbers: pd.Series) -> bool:
+    """Whether every value of a numeric column is a whole number (integers always are)."""
+    if not pd.api.types.is_float_dtype(numbers.dtype):
+        return True
+    values = numbers.to_numpy(dtype=np.float64)
+    return bool(np.all(values == np.floor(values)))
 
 
 def table_fingerprint(data: bytes) -> str:
@@ -286,34 +353,49 @@ def read_table(
     Text tables: the encoding (UTF-8 with or without BOM, UTF-16 with or
     without BOM, UTF-32 with BOM, else Windows-1252 or Latin-1), the
     delimiter (``,`` tab ``;`` ``|``), quoted fields (with newlines) and
-    decimal commas are detected. A file with a NUL character anywhere is
-    refused as binary.
+    decimal commas are detected; a first line ``sep=;`` (Excel's hint)
+    names the delimiter and is not read as data. A file with a NUL
+    character anywhere is refused as binary.
 
     Missing values: an empty cell is missing. The ``missing_tokens``
     (pandas' markers ``NA``, ``n/a``, ``NULL``, ``None``, ``NaN``, ... and
-    ``?``) and dash placeholders (``-``, ``--``, ``.``) are missing in a
-    column whose other values are all numbers, which then becomes numeric.
+    ``?``), dash placeholders (``-``, ``--``, ``.``) and any other spelling
+    of NaN (``NAN``) are missing in a column whose other values are all
+    numbers, which then becomes numeric.
     In a text column they stay text ("None" can mean *no children*) unless
     ``tokens_in_text=True``. :func:`read_info` tells, per column, which
     markers were read as missing and which were kept, with their counts.
 
     Numbers: with a delimiter other than ``,``, numbers written with a
-    decimal comma (``2,5``) are numbers; with ``,``, numbers with thousands
-    separators (``"12,345"``) are numbers, and the column's note says so.
-    ``inf`` and huge numbers stay numbers; text such as ``=SUM(A1)`` or
-    ``<b>`` stays text.
+    decimal comma (``2,5``, and ``1.234,56`` with thousands grouped by dots;
+    beside such a number, ``1.000`` is a thousand) are numbers; with ``,``,
+    numbers with thousands separators (``"12,345"``) are numbers; the
+    column's note says so. ``inf`` and huge numbers stay numbers; text such
+    as ``=SUM(A1)`` or ``<b>`` stays text. Integers that a number would
+    change stay text as written, with a note: codes with leading zeros
+    (``00123``) and integers beyond 2**53 (float64 rounds neighbours into
+    one value); :func:`craft.infer_schema` makes them an identifier or
+    categorical.
 
     All-empty rows (blank lines, blank rows of a sheet, lines of only
-    delimiters) are dropped and counted in :func:`read_info`.
+    delimiters) are dropped and counted in :func:`read_info`; blank lines
+    cost no row while parsing.
 
-    Excel (.xlsx): the first sheet (or ``sheet``), first non-blank row as
-    header, read as a stream of the cells the file really holds. Parquet:
+    Excel (.xlsx): ``sheet``, or the first visible worksheet with a header
+    and data (chart sheets, hidden and empty sheets before it are passed
+    over and named in :func:`read_info`'s notes); first non-blank row as
+    header, read as a stream of the cells the file really holds. Formula
+    cells that the file holds without a saved value are missing, and the
+    notes name their columns. Parquet:
     the stored types; list/struct/map columns become their JSON text and are
     ignored by :func:`craft.infer_schema`.
 
     Sizes are bounded before the expensive work by
     :func:`craft.limits.table_limits` (columns, rows × columns, the
-    uncompressed size of a workbook), which follow this machine's memory.
+    uncompressed size of a workbook), which follow this machine's memory;
+    a text table's rows and columns are bounded by its non-blank lines and
+    its widest line, so the memory a file takes follows its size whatever
+    its shape.
 
     Column labels are strings with surrounding whitespace removed; an empty
     label becomes ``column_<i>`` (1-based position); duplicated labels get
@@ -338,8 +420,9 @@ def read_table(
     tokens_in_text : bool, default False
         Also read the markers as missing in text columns (pandas' way).
     sheet : str or int, optional
-        The Excel sheet to read, by name or 0-based position; the first by
-        default. The sheet read is in :func:`read_info`.
+        The Excel sheet to read, by name or 0-based position; by default
+        the first visible worksheet with data. The sheet read is in
+        :func:`read_info`.
     as_text : bool, default False
         Every cell as the text the file holds (no number parsing, no missing
         markers; an empty cell is ``""``): the user's original cells, for
@@ -561,7 +644,6 @@ def _read_text(data: bytes, label: str, options: _Options, *, prefer_tab: bool) 
             f"{_CONVERT_HINT}"
         )
     sample = text[:_SAMPLE_CHARS]
-    truncated = len(text) > _SAMPLE_CHARS
     n_control = len(_CONTROL_RE.findall(sample))
     if n_control > _MAX_CONTROL_SHARE * len(sample):
         raise CraftInputError(
@@ -573,19 +655,17 @@ def _read_text(data: bytes, label: str, options: _Options, *, prefer_tab: bool) 
         raise CraftInputError(
             f"cannot read {label}: the file is empty (only whitespace)"
         )
-    text = _strip_leading_blank_lines(text)
-    sample = text[:_SAMPLE_CHARS]
-    truncated = len(text) > _SAMPLE_CHARS
-    if truncated and "\n" in sample:
-        sample = sample[: sample.rindex("\n") + 1]
-    delimiter, records = _sniff_delimiter(sample, truncated=truncated, prefer_tab=prefer_tab)
+    text, delimiter, records, hint = _delimiter(_strip_leading_blank_lines(text), prefer_tab=prefer_tab)
     # Bound the work before parsing: the header's fields (an upper bound when
     # a name holds a quoted delimiter) times the lines (one when a quoted
     # cell spans lines).
     end = text.find("\n")
     header_line = text if end < 0 else text[:end]
-    n_lines = text.count("\n") + (not text.endswith("\n"))
-    check_table_shape(max(1, n_lines - 1), header_line.count(delimiter) + 1, label, estimated=True)
+    shape = _line_shape(text, delimiter)
+    blank_lines = shape.blank_lines
+    n_lines = text.count("\n") + (not text.endswith("\n")) - blank_lines
+    check_table_shape(max(1, n_lines - 1), max(header_line.count(delimiter) + 1, shape.widest), label,
+                      estimated=True)
     decimal_comma = delimiter != "," and _uses_decimal_comma(records[1:])
 
     base: dict[str, object] = {
@@ -595,8 +675,11 @@ def _read_text(data: bytes, label: str, options: _Options, *, prefer_tab: bool) 
         "low_memory": False,
         "engine": "c",
         "quotechar": '"',
-        # Blank lines become all-missing rows, dropped and counted below.
-        "skip_blank_lines": False,
+        # Blank lines are skipped by the parser (they were counted above): as
+        # rows they would cost memory by the line, whatever the file's size.
+        # Lines of only delimiters become all-missing rows, dropped and
+        # counted below.
+        "skip_blank_lines": True,
     }
     header = records[0] if records else None
     # The cells as written (empty ones missing): what exports write, and
@@ -612,36 +695,150 @@ def _read_text(data: bytes, label: str, options: _Options, *, prefer_tab: bool) 
         # only for the columns where they can differ: those with a missing cell.
         typed, raw = _parse_csv(text, label, header, records,
                                 {**base, "na_values": sorted(options.tokens | {""})})
-        need = np.flatnonzero(typed.isna().any().to_numpy(dtype=bool)).tolist()
+        codes = _code_candidates(typed, shape)
+        need = sorted(set(np.flatnonzero(typed.isna().any().to_numpy(dtype=bool)).tolist()) | codes)
         cells = typed.copy(deep=False)
         if need:
             written, _ = _parse_csv(text, label, header, records, {**written_options, "usecols": need})
             for i, position in enumerate(need):
                 cells.isetitem(position, written.iloc[:, i])
     blank = _blank_rows(cells, hint=typed)
-    blank_rows = int(blank.sum())
-    if blank_rows == len(blank):
+    blank_rows = int(blank.sum()) + blank_lines
+    if blank.all():
         raise CraftInputError(f"cannot read {label}: it has a header but no data rows")
-    if blank_rows:
+    if blank.any():
         cells = cells.loc[~blank].reset_index(drop=True)
         if typed is not None:
             typed = typed.loc[~blank].reset_index(drop=True)
             # The blank rows made integer columns float: integers again when
             # nothing else is missing, as if the rows had never been there.
-            for position in need:
+            for position in sorted(set(need) - codes):  # codes keep their cells as written
                 column = typed.iloc[:, position]
                 if pd.api.types.is_float_dtype(column.dtype) and not column.isna().any():
                     exact = pd.to_numeric(cells.iloc[:, position], errors="coerce")
                     if pd.api.types.is_integer_dtype(exact.dtype):
                         typed.isetitem(position, exact)
+                        cells.isetitem(position, exact)  # settled: the cells hold the numbers
     check_table_shape(cells.shape[0], cells.shape[1], label)
     names = _clean_names(raw)
     cells.columns = names
-    info = ReadInfo(label, "text", encoding=encoding, delimiter=delimiter, blank_rows=blank_rows)
+    info = ReadInfo(label, "text", encoding=encoding, delimiter=delimiter, blank_rows=blank_rows,
+                    delimiter_line=hint)
     if typed is None:
         return _finish_as_text(cells, info)
     typed.columns = names
-    return _finish_columns(cells, info, options, decimal_comma=delimiter != ",", typed=typed)
+    return _finish_columns(cells, info, options, decimal_comma=delimiter != ",", typed=typed, recheck=codes)
+
+
+# Characters of text looked at at once by _line_shape (bounds its own
+# memory: about 30 bytes a character).
+_LINE_SHAPE_CHUNK = 2**18
+
+
+def _delimiter(text: str, *, prefer_tab: bool) -> tuple[str, str, list[list[str]], str | None]:
+    """The text without Excel's ``sep=;`` first line (which names the
+    delimiter, and is not the header), the delimiter, the sample's records,
+    and that first line (None without it)."""
+    hint = _SEP_HINT_RE.match(text)
+    if hint:
+        text = _strip_leading_blank_lines(text[hint.end():])
+    sample = text[:_SAMPLE_CHARS]
+    truncated = len(text) > _SAMPLE_CHARS
+    if truncated and "\n" in sample:
+        sample = sample[: sample.rindex("\n") + 1]
+    if hint:
+        delimiter = hint.group(1)
+        return text, delimiter, _parse_records(sample, delimiter, truncated=truncated), hint.group(0).strip()
+    delimiter, records = _sniff_delimiter(sample, truncated=truncated, prefer_tab=prefer_tab)
+    return text, delimiter, records, None
+
+
+@dataclass(frozen=True)
+class _LineShape:
+    """What :func:`_line_shape` found in a text table."""
+
+    blank_lines: int
+    widest: int  # the most fields on a line
+    leading_zero: bool  # a field starts with 0 and another digit ("007")
+    long_digits: bool  # 16 digits in a row somewhere (an integer beyond 2**53 may be there)
+
+
+def _line_shape(text: str, delimiter: str) -> _LineShape:
+    """Blank lines (only spaces, tabs or a carriage return) and the most
+    fields on a line, outside quoted fields; whether a field has a leading
+    zero or 16 digits in a row (codes, see :func:`_code_candidates`).
+
+    The parser skips blank lines; they are counted here, with NumPy over
+    bounded chunks of the text, so that a file of millions of newlines costs
+    neither a row each nor a Python loop; the widest line bounds the columns
+    before the parser meets it. A character is inside a quoted field when an
+    odd number of quote characters precede it (a doubled quote inside a
+    field adds two).
+    """
+    blank = widest = 0
+    odd_quotes = 0
+    line_has_content = True  # the header line, never blank (leading blank lines are stripped)
+    line_delimiters = 0
+    leading_zero = long_digits = zero_pending = False
+    previous = 10  # the character before the chunk: a newline before the first
+    code = ord(delimiter)  # ASCII, as every delimiter read (the C parser takes no other)
+    for start in range(0, len(text), _LINE_SHAPE_CHUNK):
+        piece = text[start:start + _LINE_SHAPE_CHUNK]
+        # UTF-8 keeps every ASCII character one byte; the bytes of other characters are all >= 128.
+        chars = np.frombuffer(piece.encode("utf-8", "surrogatepass"), dtype=np.uint8)
+        quotes = np.flatnonzero(chars == 34)
+
+        def outside(positions: np.ndarray, quotes=quotes, odd=odd_quotes) -> np.ndarray:
+            """Whether an even number of quotes (this chunk's and before) precede each position."""
+            if quotes.size == 0:
+                return np.full(positions.size, odd == 0)
+            return ((np.searchsorted(quotes, positions) + odd) & 1) == 0
+
+        ends = np.flatnonzero(chars == 10)
+        spaces = np.flatnonzero((chars == 32) | (chars == 9) | (chars == 13))
+        delimiters = np.flatnonzero(chars == code)
+        delimiters = delimiters[outside(delimiters)]
+        if ends.size:
+            # A line is blank when all its characters are spaces: count them per line.
+            # (Counts per line from where each line ends among the sorted
+            # positions: a search per line, not per space or delimiter.)
+            lengths = np.diff(ends, prepend=-1) - 1
+            spaces_before = np.searchsorted(spaces, ends)
+            empty = lengths == np.diff(spaces_before, prepend=0)
+            empty[0] &= not line_has_content
+            blank += int(np.count_nonzero(empty & outside(ends)))
+            delimiters_before = np.searchsorted(delimiters, ends)
+            per_line = np.diff(delimiters_before, prepend=0)
+            per_line[0] += line_delimiters
+            widest = max(widest, int(per_line.max()))
+            line_delimiters = int(delimiters.size - delimiters_before[-1])
+            line_has_content = chars.size - ends[-1] - 1 > spaces.size - spaces_before[-1]
+        else:
+            line_delimiters += delimiters.size
+            line_has_content = line_has_content or chars.size > spaces.size
+        digit = (chars >= 48) & (chars <= 57)
+        # 16 digits in a row fill at least one aligned block of 8: find such
+        # blocks in native code, then look at the text around the few found.
+        padded = np.zeros(-(-digit.size // 8) * 8, dtype=np.uint8)
+        padded[:digit.size] = digit
+        blocks = np.flatnonzero(padded.view(np.uint64) == 0x0101010101010101)
+        if not long_digits and blocks.size:
+            raw = chars.tobytes()
+            offsets = (8 * blocks[:64]).tolist() if piece.isascii() else [
+                len(raw[:8 * b].decode("utf-8", "ignore")) for b in blocks[:64]]
+            long_digits = any(_LONG_DIGITS_RE.search(text, max(0, start + o - 16), start + o + 24)
+                              for o in offsets) or blocks.size > 64
+        # ... and across the boundary with the chunk before.
+        long_digits = long_digits or (start > 0 and _LONG_DIGITS_RE.search(text, start - 15, start + 15) is not None)
+        # A field opening with 0 and another digit ("007"): a zero after a delimiter, a newline or a quote.
+        opener = (chars == code) | (chars == 10) | (chars == 34)
+        zero_opens = (chars == 48) & np.concatenate(([previous in (code, 10, 34)], opener[:-1]))
+        leading_zero = (leading_zero or bool(np.any(zero_opens[:-1] & digit[1:]))
+                        or (zero_pending and bool(digit[0])))
+        zero_pending = bool(zero_opens[-1])
+        odd_quotes = (odd_quotes + quotes.size) & 1
+        previous = int(chars[-1])
+    return _LineShape(blank, max(widest, line_delimiters) + 1, leading_zero, long_digits)
 
 
 def _parse_csv(text: str, label: str, header, records, read_options: dict) -> tuple[pd.DataFrame, list]:
@@ -748,7 +945,7 @@ def _csv_sniffer(sample: str) -> str | None:
         return None
 
 
-_COMMA_DECIMAL_RE = re.compile(r"\s*[-+]?\d+,\d+(?:[eE][-+]?\d+)?\s*")
+_COMMA_DECIMAL_RE = re.compile(r"\s*[-+]?(?:\d{1,3}(?:\.\d{3})+|\d+),\d+(?:[eE][-+]?\d+)?\s*")
 _DOT_DECIMAL_RE = re.compile(r"\s*[-+]?(?:\d+\.\d*|\.\d+)(?:[eE][-+]?\d+)?\s*")
 
 
@@ -801,14 +998,22 @@ def _finish_as_text(df: pd.DataFrame, info: ReadInfo) -> pd.DataFrame:
 
 
 def _finish_columns(df: pd.DataFrame, info: ReadInfo, options: _Options, *, decimal_comma: bool,
-                    notes: dict | None = None, typed: pd.DataFrame | None = None) -> pd.DataFrame:
+                    notes: dict | None = None, typed: pd.DataFrame | None = None,
+                    recheck: Iterable[int] = ()) -> pd.DataFrame:
     """Numbers for the columns that pandas left as text only because of
     missing markers, dash placeholders, decimal commas, thousands separators
     or integers too large for 64 bits; markers counted in the ReadInfo.
 
     ``typed`` is the same table as parsed by pandas with the markers
     missing: where it found numbers or booleans its column is taken, and the
-    markers it turned missing are counted from ``df``'s cells."""
+    markers it turned missing are counted from ``df``'s cells; the columns
+    at ``recheck`` (numbers that may be codes, see :func:`_code_candidates`)
+    hold their cells as written and are looked at even without a missing
+    cell.
+
+    Integers that a number would change (written with leading zeros, or
+    beyond 2**53, where float64 rounds neighbours into one value) stay text
+    as written, and the column's note says why."""
     read_as_missing: dict[str, dict[str, int]] = {}
     kept_as_text: dict[str, dict[str, int]] = {}
     column_notes: dict[str, str] = dict(notes or {})
@@ -820,11 +1025,14 @@ def _finish_columns(df: pd.DataFrame, info: ReadInfo, options: _Options, *, deci
         numeric = np.array([pd.api.types.is_numeric_dtype(d) or pd.api.types.is_bool_dtype(d)
                             for d in typed.dtypes], dtype=bool)
         settled = numeric & ~typed.isna().any().to_numpy(dtype=bool)
+        settled[list(recheck)] = False
         positions = np.flatnonzero(~settled).tolist()
     for position in positions:
         name = df.columns[position]
         column = df.iloc[:, position]
         parsed = typed.iloc[:, position] if typed is not None else None
+        if _keep_codes(df, position, placeholders, read_as_missing, column_notes):
+            continue
         # A column of only markers is text that says so ("None", "NA"), not an empty number column.
         if parsed is not None and (pd.api.types.is_numeric_dtype(parsed.dtype)
                                    or pd.api.types.is_bool_dtype(parsed.dtype)) and (
@@ -843,10 +1051,8 @@ def _finish_columns(df: pd.DataFrame, info: ReadInfo, options: _Options, *, deci
             df.isetitem(position, numbers)
             if markers:
                 read_as_missing[name] = markers
-            if thousands:
-                column_notes[name] = _join(column_notes.get(name),
-                                           f"numbers written with thousands separators (e.g. {thousands!r}) "
-                                           f"read as numbers")
+            _add_note(column_notes, name, thousands and f"numbers written with thousands separators "
+                                                     f"(e.g. {thousands!r}) read as numbers")
             continue
         if typed is not None and column.dtype == object:
             # Text as pandas types it (its string dtype), as a plain read_csv would.
@@ -868,13 +1074,114 @@ def _finish_columns(df: pd.DataFrame, info: ReadInfo, options: _Options, *, deci
         column_notes[name] = _join(column_notes.get(name), f"read as missing: {_count_text(markers)}")
     for name, markers in kept_as_text.items():
         column_notes[name] = _join(column_notes.get(name), f"kept as text, not missing: {_count_text(markers)}")
-    df.attrs["craft_read"] = ReadInfo(
-        info.source, info.format, missing_tokens=tuple(sorted(options.tokens)),
-        tokens_in_text=options.tokens_in_text, read_as_missing=read_as_missing, kept_as_text=kept_as_text,
-        column_notes=column_notes, nested=info.nested, blank_rows=info.blank_rows, sheet=info.sheet,
-        sheets=info.sheets, encoding=info.encoding, delimiter=info.delimiter,
+    df.attrs["craft_read"] = dataclasses.replace(
+        info, missing_tokens=tuple(sorted(options.tokens)), tokens_in_text=options.tokens_in_text,
+        read_as_missing=read_as_missing, kept_as_text=kept_as_text, column_notes=column_notes,
     )
     return df
+
+
+# Integers above this in magnitude are not all float64 values: neighbours round into one.
+_FLOAT_EXACT = 2**53
+_LEADING_ZERO_RE = re.compile(r"[+-]?0\d+", re.ASCII)
+_LONG_DIGITS_RE = re.compile(r"\d{16}", re.ASCII)
+_LEADING_ZERO_LINE_RE = re.compile(r"\n[ \t]*[+-]?0\d", re.ASCII)
+
+
+def _code_candidates(typed: pd.DataFrame, shape: _LineShape) -> set[int]:
+    """Columns that pandas typed as numbers but that may hold codes
+    (:func:`_digit_codes`): integers beyond 2**53 (or 64 bits), and, when a
+    field of the text starts with a leading zero, every column of whole
+    numbers."""
+    if not shape.leading_zero and not shape.long_digits:
+        return set()  # no leading zero and no integer beyond 2**53 (16 digits or more) in the whole text
+    leading = shape.leading_zero
+    kinds = typed.dtypes.map(lambda d: "object" if pd.api.types.is_object_dtype(d) else "number"
+                             if pd.api.types.is_numeric_dtype(d) and not pd.api.types.is_bool_dtype(d)
+                             else "other").to_numpy()
+    # Integers beyond 64 bits, held as Python ints.
+    found = {int(p) for p in np.flatnonzero(kinds == "object")
+             if pd.api.types.infer_dtype(typed.iloc[:, p], skipna=True) == "integer"}
+    numbers = np.flatnonzero(kinds == "number")
+    if numbers.size:
+        # One block for all number columns: a wide table has many. As floats,
+        # 2**53 + 1 is 2**53: candidates from 2**53 on, decided on the text.
+        values = typed.iloc[:, numbers].to_numpy(dtype=np.float64, na_value=np.nan)
+        finite = np.isfinite(values)
+        values = np.where(finite, values, 0.0)
+        whole = finite.any(axis=0) & np.all(values == np.floor(values), axis=0)
+        codes = whole & (leading | (np.abs(values).max(axis=0) >= _FLOAT_EXACT))
+        found.update(int(p) for p in numbers[codes])
+    return found
+
+
+def _keep_codes(df: pd.DataFrame, position: int, placeholders: frozenset,
+                read_as_missing: dict, column_notes: dict) -> bool:
+    """Keep the column at ``position`` as written if it holds codes
+    (:func:`_digit_codes`), recording its markers and note; whether it did."""
+    codes = _digit_codes(df.iloc[:, position], placeholders)
+    if codes is None:
+        return False
+    text, markers, why = codes
+    name = df.columns[position]
+    df.isetitem(position, text)
+    if markers:
+        read_as_missing[name] = markers
+    column_notes[name] = _join(column_notes.get(name), f"kept as text, as written: {why}")
+    return True
+
+
+def _digit_codes(column: pd.Series, placeholders: frozenset) -> tuple[pd.Series, dict[str, int], str] | None:
+    """A column of integers that numbers would change, kept as written.
+
+    When every cell is an integer written in digits (or a missing marker)
+    and some are written with leading zeros ("00123", a code: 123 would
+    lose the zeros) or lie beyond 2**53 (float64 rounds neighbours such as
+    99999999999999999999 and ...98 into one value): the cells as written
+    with the markers missing, the markers' counts, and why (for the
+    column's note). None otherwise.
+    """
+    if not (column.dtype == object or isinstance(column.dtype, pd.StringDtype)):
+        return None
+    # A column of words or decimals is settled by its first cells.
+    head = pd.unique(column.iloc[:1024].dropna())[:256]
+    if not all(isinstance(v, str) and (v.strip() in placeholders or _INT_RE.fullmatch(v.strip())) for v in head):
+        return None
+    present = column.dropna()
+    if present.empty:
+        return None
+    # Settled without a Python loop for most columns: no cell of 16
+    # characters or more, and none with a leading zero.
+    written = present.to_numpy(dtype=object)
+    try:
+        joined = "\n" + "\n".join(written)
+    except TypeError:  # not all text: not codes
+        return None
+    if max(map(len, written)) < 16 and _LEADING_ZERO_LINE_RE.search(joined) is None:
+        return None
+    stripped = present.astype(str).str.strip()
+    is_marker = stripped.isin(placeholders) | stripped.eq("")
+    digits = stripped[~is_marker]
+    if digits.empty or not digits.str.fullmatch(_INT_RE.pattern).all():
+        return None
+    leading = digits[digits.str.fullmatch(_LEADING_ZERO_RE.pattern)]
+    long_ = digits[digits.str.lstrip("+-").str.len() > 15]
+    beyond = [v for v in pd.unique(long_) if abs(int(v)) > _FLOAT_EXACT]
+    if leading.empty and not beyond:
+        return None
+    why = (f"written with leading zeros (e.g. {leading.iloc[0]!r}), which numbers would drop" if not leading.empty
+           else f"integers beyond 2**53 (e.g. {beyond[0]!r}), which numbers would round into each other")
+    markers = {str(k): int(v) for k, v in stripped[is_marker & stripped.ne("")].value_counts().items()}
+    text = column.astype(object).where(column.notna())
+    if markers:
+        text[is_marker[is_marker].index] = np.nan
+    return text, markers, why
+
+
+def _add_note(notes: dict[str, str], name: str, note: str | None) -> None:
+    """Append ``note`` (when there is one) to the column's notes."""
+    if note:
+        notes[name] = _join(notes.get(name), note)
 
 
 def _join(first: str | None, second: str) -> str:
@@ -927,14 +1234,18 @@ def _as_numbers(column: pd.Series, *, decimal_comma: bool,
     numbers_found = {v: n for v, n in mapping.items() if n is not _PLACEHOLDER}
     if failed.all() and not numbers_found:
         return None
-    thousands = None if decimal_comma else next(
-        (str(v).strip() for v in numbers_found if _THOUSANDS_RE.fullmatch(str(v).strip())), None)
+    thousands = next((str(v).strip() for v in numbers_found if _grouped(str(v).strip(), decimal_comma)), None)
+    if thousands and decimal_comma:
+        # Beside "1.234,56", "1.000" is a thousand, not one.
+        grouped = present.astype(str).str.strip().str.fullmatch(_DOT_GROUPS_RE.pattern).to_numpy(dtype=bool)
+        if grouped.any():
+            parsed = parsed.astype(np.float64)
+            parsed[grouped] = [float(str(v).strip().replace(".", "")) for v in present[grouped]]
     markers_found = [v for v, n in mapping.items() if n is _PLACEHOLDER]
     markers: dict[str, int] = {}
     if markers_found:
-        counts = present[failed].map(lambda v: str(v).strip()).value_counts()
-        markers = {str(k): int(v) for k, v in counts.items()
-                   if str(k) and mapping.get(k, _PLACEHOLDER) is _PLACEHOLDER and k in placeholders}
+        counts = present[present.isin(markers_found)].map(lambda v: str(v).strip()).value_counts()
+        markers = {str(k): int(v) for k, v in counts.items() if str(k)}
     if not markers_found and len(present) == len(column):
         ok = pd.to_numeric(present[~failed]) if (~failed).any() else pd.Series([], dtype="int64")
         if pd.api.types.is_integer_dtype(ok.dtype) and all(
@@ -967,8 +1278,7 @@ def _as_numbers_by_value(column: pd.Series, present: pd.Series, *, decimal_comma
         if number is not _PLACEHOLDER:
             n_numbers += 1
             all_int = all_int and isinstance(number, int)
-            if thousands is None and isinstance(value, str) and _THOUSANDS_RE.fullmatch(value.strip()) \
-                    and not decimal_comma:
+            if thousands is None and isinstance(value, str) and _grouped(value.strip(), decimal_comma):
                 thousands = value.strip()
         mapping[value] = number
     if n_numbers == 0:
@@ -991,6 +1301,11 @@ def _as_numbers_by_value(column: pd.Series, present: pd.Series, *, decimal_comma
 
 
 _PLACEHOLDER = object()
+
+
+def _grouped(text: str, decimal_comma: bool) -> bool:
+    """Whether a number is written with thousands separators ("12,345"; "1.234,56" with decimal commas)."""
+    return bool((_DOT_THOUSANDS_RE if decimal_comma else _THOUSANDS_RE).fullmatch(text))
 
 
 def _to_float(number: float) -> float:
@@ -1021,14 +1336,20 @@ def _parse_number(value: object, *, decimal_comma: bool, placeholders: frozenset
     if decimal_comma:
         if text.count(",") == 1 and "." not in text:
             text = text.replace(",", ".")
+        elif _DOT_THOUSANDS_RE.fullmatch(text):  # "1.234,56": dots group thousands where commas are decimal
+            text = text.replace(".", "").replace(",", ".")
+            if _INT_RE.fullmatch(text):
+                return int(text)
     elif _THOUSANDS_RE.fullmatch(text):
         text = text.replace(",", "")
         if _INT_RE.fullmatch(text):
             return int(text)
     try:
-        return float(text)
+        number = float(text)
     except ValueError:
         return None
+    # "NAN", "nAn", "+nan": missing as surely as pandas' "NaN", and counted with the markers.
+    return _PLACEHOLDER if number != number else number
 
 
 def _clean_names(raw: Sequence[object]) -> list[str]:
@@ -1156,22 +1477,45 @@ def _cell_text(value: object) -> str:
 
 
 def _read_xlsx(data: bytes, label: str, options: _Options) -> pd.DataFrame:
-    rows, sheet, sheets = _xlsx_cells(data, label, options.sheet)
-    return _sheet_frame(rows, label, options, sheet=sheet, sheets=sheets)
+    sheet = _xlsx_sheet(data, label, options.sheet)
+    return _sheet_frame(sheet.rows, label, options, sheet=sheet.name, sheets=sheet.sheets,
+                        skipped=sheet.skipped, uncached=sheet.uncached)
 
 
-def _xlsx_cells(data: bytes, label: str, sheet) -> tuple[list[tuple[int, dict[int, object]]], str, tuple]:  # noqa: C901 - each bound checked where the stream reaches it
-    """The non-empty cells of one sheet, row by row: ``[(row, {column: value})]``.
+@dataclass(frozen=True)
+class _SheetPart:
+    name: str
+    target: str
+    is_chart: bool
+    state: str
+
+
+@dataclass(frozen=True)
+class _SheetCells:
+    """The non-empty cells of the sheet read, row by row (``[(row, {column: value})]``),
+    with what the reader passed over on the way."""
+
+    name: str
+    rows: list
+    sheets: tuple
+    skipped: dict
+    uncached: dict
+
+
+def _xlsx_sheet(data: bytes, label: str, sheet) -> _SheetCells:  # noqa: C901 - each bound checked where the stream reaches it
+    """The cells of the sheet named, or of the first visible worksheet with
+    a header and data (charts, hidden and empty sheets before it passed
+    over and named).
 
     Bounded by what the file holds: the archive's uncompressed size is
-    checked before anything is parsed, the sheet's XML is streamed (its
+    checked before anything is parsed, a sheet's XML is streamed (its
     declared dimension, which can claim 16,384 columns, is not used), and
     the cells are counted as they come.
     """
     try:
         from openpyxl.reader.excel import ExcelReader
         from openpyxl.styles.stylesheet import apply_stylesheet
-        from openpyxl.worksheet._reader import WorkSheetParser
+        from openpyxl.worksheet._reader import FORMULA_TAG, WorkSheetParser
     except ImportError as error:  # an installation problem, not a bad file
         raise missing("openpyxl", extra="readers", needed_for="reading Excel (.xlsx) files") from error
 
@@ -1181,6 +1525,7 @@ def _xlsx_cells(data: bytes, label: str, sheet) -> tuple[list[tuple[int, dict[in
         unzipped = sum(info.file_size for info in archive.infolist())
     except (zipfile.BadZipFile, OSError, ValueError) as exc:
         raise CraftInputError(f"{label} is not a readable Excel file: a damaged ZIP archive ({exc})") from None
+    _check_workbook_archive(archive, label)
     if unzipped > limits.max_unzipped_bytes:
         raise CraftInputError(
             f"{label} expands to {unzipped / 2**20:,.0f} MB when unzipped ({len(data) / 2**20:,.1f} MB as "
@@ -1209,82 +1554,134 @@ def _xlsx_cells(data: bytes, label: str, sheet) -> tuple[list[tuple[int, dict[in
             reader.read_strings()
             reader.read_workbook()
             apply_stylesheet(reader.archive, reader.wb)
-            parts = [(sheet.name, rel.target, "chartsheet" in rel.Type) for sheet, rel in reader.parser.find_sheets()
-                     if rel.target in reader.valid_files]
+            parts = [_SheetPart(sheet.name, rel.target, "chartsheet" in rel.Type, sheet.state or "visible")
+                     for sheet, rel in reader.parser.find_sheets() if rel.target in reader.valid_files]
     except Exception as exc:  # noqa: BLE001 - openpyxl/zipfile raise many types
         reader.archive.close()
         raise CraftInputError(
             f"{label} is not a readable Excel file: {type(exc).__name__}: {_short_error(exc)}"
         ) from None
     workbook = reader.wb
+
+    class Parser(WorkSheetParser):
+        """openpyxl's parser, counting formula cells that the file holds without a saved value."""
+
+        uncached: dict[int, int]
+
+        def parse_cell(self, element):
+            cell = super().parse_cell(element)
+            if cell["value"] is None and element.find(FORMULA_TAG) is not None:
+                self.uncached[cell["column"]] = self.uncached.get(cell["column"], 0) + 1
+            return cell
+
+    def cells(part: _SheetPart) -> tuple[list[tuple[int, dict[int, object]]], dict[int, int]]:
+        with reader.archive.open(part.target) as source:
+            parser = Parser(source, reader.shared_strings, data_only=True, epoch=workbook.epoch,
+                            date_formats=workbook._date_formats, timedelta_formats=workbook._timedelta_formats)
+            parser.uncached = {}
+            return _stream_cells(parser, part.name, label, limits, len(reader.shared_strings)), parser.uncached
+
     try:
-        sheets = tuple(name for name, _, _ in parts)
+        sheets = tuple(part.name for part in parts)
         if not sheets:
             raise CraftInputError(f"cannot read {label}: the workbook has no sheets")
-        if sheet is None:
-            name = sheets[0]
-        elif isinstance(sheet, int):
-            if not -len(sheets) <= sheet < len(sheets):
+        if sheet is not None:
+            part = parts[sheets.index(_named_sheet(sheet, sheets, label))]
+            if part.is_chart:
                 raise CraftInputError(
-                    f"{label} has {len(sheets)} sheet(s) ({_quote_names(sheets)}); there is no sheet at "
-                    f"position {sheet} (0-based)"
-                )
-            name = sheets[sheet]
-        elif sheet in sheets:
-            name = sheet
-        else:
-            raise CraftInputError(
-                f"{label} has no sheet named {sheet!r}; its sheets are {_quote_names(sheets)}"
-            )
-        _, target, is_chart = parts[sheets.index(name)]
-        if is_chart:
-            raise CraftInputError(f"cannot read {label}: sheet {name!r} is a chart, not a table")
-        shared_strings = reader.shared_strings
-        rows: list[tuple[int, dict[int, object]]] = []
-        n_cells = 0
-        with reader.archive.open(target) as source:
-            parser = WorkSheetParser(source, shared_strings, data_only=True, epoch=workbook.epoch,
-                                     date_formats=workbook._date_formats,
-                                     timedelta_formats=workbook._timedelta_formats)
-            try:
-                for row_number, cells in parser.parse():
-                    values = {}
-                    for cell in cells:
-                        value = cell["value"]
-                        if value is None or (isinstance(value, str) and not value.strip()):
-                            continue
-                        if isinstance(value, str) and len(value) > _EXCEL_MAX_CELL_CHARS:
-                            raise CraftInputError(
-                                f"{label} is not a readable Excel file: the cell at row {row_number}, column "
-                                f"{cell['column']} of sheet {name!r} holds {len(value):,} characters, and Excel "
-                                f"cells hold at most {_EXCEL_MAX_CELL_CHARS:,}: the file was not written by a "
-                                f"spreadsheet, or it is damaged"
-                            )
-                        values[cell["column"]] = value
-                    if not values:
-                        continue
-                    rows.append((row_number, values))
-                    n_cells += len(values)
-                    # The real cells so far: refuse as soon as they pass a cap.
-                    if n_cells > limits.max_excel_cells:
-                        raise CraftInputError(
-                            f"{label} (sheet {name!r}) has more than {limits.max_excel_cells:,} non-empty cells "
-                            f"({len(rows):,} rows read so far); this machine reads at most "
-                            f"{limits.max_excel_cells:,} cells of an Excel sheet ({limits.describe()}). Save the "
-                            f"sheet as CSV or Parquet, which are read much faster."
-                        )
-                    if len(values) > limits.max_columns:
-                        check_table_shape(len(rows), len(values), f"{label} (sheet {name!r})", estimated=True)
-            except IndexError:
-                raise CraftInputError(
-                    f"{label} is not a readable Excel file: a cell of sheet {name!r} refers to a shared string "
-                    f"that the workbook's string table does not hold ({len(shared_strings):,} "
-                    f"strings read); the file is damaged, or a string is too long to read. Save the sheet as "
-                    f"CSV instead"
-                ) from None
+                    f"cannot read {label}: sheet {part.name!r} is a chart, not a table; its sheets are "
+                    f"{_quote_names(sheets)}: name another")
+            rows, uncached = cells(part)
+            return _SheetCells(part.name, rows, sheets, {}, uncached)
+        skipped: dict[str, str] = {}
+        for part in parts:
+            if part.is_chart:
+                skipped[part.name] = "(a chart)"
+                continue
+            if part.state != "visible":
+                skipped[part.name] = f"({part.state})"
+                continue
+            rows, uncached = cells(part)
+            if len(rows) >= 2 or len(parts) == 1:  # one sheet: its own message says what it lacks
+                return _SheetCells(part.name, rows, sheets, skipped, uncached)
+            skipped[part.name] = "(empty)" if not rows else "(a header, no data rows)"
+        passed = ", ".join(f"{name!r} {why}" for name, why in skipped.items())
+        raise CraftInputError(
+            f"cannot read {label}: no visible worksheet holds a table (a header row and data rows); its sheets: "
+            f"{passed}. Name the sheet to read (read_table(..., sheet=...), --sheet on the command line)"
+        )
     finally:
         reader.archive.close()
-    return rows, name, sheets
+
+
+def _named_sheet(sheet: str | int, sheets: tuple, label: str) -> str:
+    """The name of the sheet asked for by name or 0-based position."""
+    if isinstance(sheet, int):
+        if not -len(sheets) <= sheet < len(sheets):
+            raise CraftInputError(
+                f"{label} has {len(sheets)} sheet(s) ({_quote_names(sheets)}); there is no sheet at "
+                f"position {sheet} (0-based)"
+            )
+        return sheets[sheet]
+    if sheet not in sheets:
+        raise CraftInputError(f"{label} has no sheet named {sheet!r}; its sheets are {_quote_names(sheets)}")
+    return sheet
+
+
+def _stream_cells(parser, name: str, label: str, limits, n_strings: int) -> list[tuple[int, dict[int, object]]]:
+    """The non-empty cells of one sheet's XML stream, refused as soon as they pass a cap."""
+    rows: list[tuple[int, dict[int, object]]] = []
+    n_cells = 0
+    try:
+        for row_number, cells in parser.parse():
+            values = {}
+            for cell in cells:
+                value = cell["value"]
+                if value is None or (isinstance(value, str) and not value.strip()):
+                    continue
+                if isinstance(value, str) and len(value) > _EXCEL_MAX_CELL_CHARS:
+                    raise CraftInputError(
+                        f"{label} is not a readable Excel file: the cell at row {row_number}, column "
+                        f"{cell['column']} of sheet {name!r} holds {len(value):,} characters, and Excel "
+                        f"cells hold at most {_EXCEL_MAX_CELL_CHARS:,}: the file was not written by a "
+                        f"spreadsheet, or it is damaged"
+                    )
+                values[cell["column"]] = value
+            if not values:
+                continue
+            rows.append((row_number, values))
+            n_cells += len(values)
+            # The real cells so far: refuse as soon as they pass a cap.
+            if n_cells > limits.max_excel_cells:
+                raise CraftInputError(
+                    f"{label} (sheet {name!r}) has more than {limits.max_excel_cells:,} non-empty cells "
+                    f"({len(rows):,} rows read so far); this machine reads at most "
+                    f"{limits.max_excel_cells:,} cells of an Excel sheet ({limits.describe()}). Save the "
+                    f"sheet as CSV or Parquet, which are read much faster."
+                )
+            if len(values) > limits.max_columns:
+                check_table_shape(len(rows), len(values), f"{label} (sheet {name!r})", estimated=True)
+    except IndexError:
+        raise CraftInputError(
+            f"{label} is not a readable Excel file: a cell of sheet {name!r} refers to a shared string "
+            f"that the workbook's string table does not hold ({n_strings:,} "
+            f"strings read); the file is damaged, or a string is too long to read. Save the sheet as "
+            f"CSV instead"
+        ) from None
+    return rows
+
+
+def _check_workbook_archive(archive: zipfile.ZipFile, label: str) -> None:
+    """Refuse a ZIP archive that is not an Excel workbook (a zipped CSV, a
+    Word document), saying what it holds."""
+    names = archive.namelist()
+    if "[Content_Types].xml" in names and any(n.lower().endswith("workbook.xml") for n in names):
+        return
+    inside = _quote_names([n for n in names if not n.endswith("/")], limit=5) or "nothing"
+    raise CraftInputError(
+        f"{label} is a ZIP archive, not a table or an Excel workbook (it holds {inside}): unzip it and read "
+        f"the table inside (CSV, Parquet or .xlsx)"
+    )
 
 
 # Excel's own limit on the characters of a cell.
@@ -1298,18 +1695,22 @@ def _quote_names(names: Sequence[str], limit: int = 10) -> str:
 
 
 def _sheet_frame(rows: list[tuple[int, dict[int, object]]], label: str, options: _Options, *,
-                 sheet: str, sheets: tuple) -> pd.DataFrame:
+                 sheet: str, sheets: tuple, skipped: dict | None = None,
+                 uncached: dict | None = None) -> pd.DataFrame:
     """The table of a sheet's non-empty rows: first one the header; blank
     rows between them dropped and counted; columns blank down to the header
-    left out."""
+    left out. ``skipped``: sheets passed over before it, and why;
+    ``uncached``: per column number, formula cells without a saved value."""
     where = f"sheet {sheet!r} of {label}" if len(sheets) > 1 else label
+    others = [s for s in sheets if s != sheet]
+    another = f"; its other sheets: {_quote_names(others)}" if others else ""
     if not rows:
-        raise CraftInputError(f"cannot read {label}: sheet {sheet!r} is empty")
+        raise CraftInputError(f"cannot read {label}: sheet {sheet!r} is empty{another}")
     used = sorted({column for _, values in rows for column in values})
     header_row, header = rows[0]
     body = rows[1:]
     if not body:
-        raise CraftInputError(f"cannot read {label}: it has a header but no data rows (sheet {sheet!r})")
+        raise CraftInputError(f"cannot read {label}: it has a header but no data rows (sheet {sheet!r}){another}")
     check_table_shape(len(body), len(used), where)
     blank_rows = body[-1][0] - header_row - len(body)
     position = {column: i for i, column in enumerate(used)}
@@ -1320,10 +1721,14 @@ def _sheet_frame(rows: list[tuple[int, dict[int, object]]], label: str, options:
     names = _clean_names([header.get(column) for column in used])
     df = pd.DataFrame(cells, columns=range(len(used)))
     df.columns = names
-    info = ReadInfo(label, "excel", blank_rows=blank_rows, sheet=sheet, sheets=sheets)
+    formulas = {names[position[column]]: count for column, count in (uncached or {}).items() if column in position}
+    info = ReadInfo(label, "excel", blank_rows=blank_rows, sheet=sheet, sheets=sheets,
+                    skipped_sheets=dict(skipped or {}), uncached_formulas=formulas)
     if options.as_text:
         return _finish_as_text(df.map(_cell_text), info)
-    notes: dict[str, str] = {}
+    notes: dict[str, str] = {
+        name: (f"{count:,} formula cell(s) without a saved value, read as missing (open the workbook in Excel "
+               f"and save it to store the values)") for name, count in formulas.items()}
     for position_, name in enumerate(names):
         column = df.iloc[:, position_].infer_objects()
         inferred = pd.api.types.infer_dtype(column, skipna=True)

@@ -33,6 +33,9 @@ _FREE_TEXT_MIN_SHARE = 0.5
 _NUMERIC_LOOKING_SHARE = 0.9
 # At most this many distinct values are parsed to decide that.
 _NUMERIC_LOOKING_SAMPLE = 1000
+# Integers beyond this in magnitude are not all float64 values: as numbers,
+# neighbours (identifiers, account numbers) would round into one value.
+_FLOAT_EXACT = 2**53
 
 
 class _FrozenMapping(Mapping):
@@ -288,6 +291,13 @@ def infer_schema(df: pd.DataFrame, *, max_categorical_levels: int = 20) -> Schem
       more than 20 rows → ignored (a row index or identifier); at most
       ``max_categorical_levels`` distinct values → categorical; otherwise
       numeric;
+    * codes: integers beyond 2**53 in magnitude (float64 would round
+      neighbours into one value), and text of integers written in digits
+      with leading zeros (``"00123"``) or beyond 2**53, as
+      :func:`craft.io.read_table` keeps them: unique for every row →
+      ignored (an identifier); at most ``max_categorical_levels`` distinct
+      values → categorical; otherwise integers → ignored, text → the text
+      rules below;
     * text (``str``/``object``): if more than ``max_categorical_levels``
       distinct values and most of them parse as numbers → categorical, and
       the reason says that the column looks numeric (the stray text values
@@ -447,6 +457,9 @@ def _infer_column(s: pd.Series, max_levels: int) -> tuple[str, str]:  # noqa: C9
                 "rejects: fix or remove them)"
             )
         return "numeric", "float → numeric"
+    if kind == "integer" and _beyond_float(values):
+        return _code_role(f"integers beyond 2**53 (e.g. {_short(values.iloc[int(np.argmax(np.abs(values.to_numpy(dtype=object))))])})",
+                          n_levels, n_rows - n_missing, max_levels)
     if kind == "integer":
         if (
             n_missing == 0
@@ -469,7 +482,12 @@ def _infer_column(s: pd.Series, max_levels: int) -> tuple[str, str]:  # noqa: C9
     what = "text" if kind == "text" else "mixed values"
     if kind == "mixed":
         what += _merged_note(values)
-    if n_levels > max_levels:
+    codes = _digit_codes(values) if kind == "text" else None
+    if codes is not None:
+        what = codes
+        if n_levels == n_rows - n_missing and n_levels > 1:
+            return _code_role(codes, n_levels, n_rows - n_missing, max_levels)
+    elif n_levels > max_levels:
         share, stray = _numeric_looking(values)
         if share >= _NUMERIC_LOOKING_SHARE:
             example = f", e.g. {_short(stray)}" if stray is not None else ""
@@ -492,6 +510,43 @@ def _infer_column(s: pd.Series, max_levels: int) -> tuple[str, str]:  # noqa: C9
             f"(many levels: more than {max_levels})"
         )
     return "categorical", f"{what} with {n_levels} distinct values → categorical"
+
+
+def _code_role(what: str, n_levels: int, n_present: int, max_levels: int) -> tuple[str, str]:
+    """Role of a column of codes written as integers, which as numbers would
+    lose their zeros or round into each other: an identifier when unique
+    for every row, else categorical with few levels, else ignored."""
+    if n_levels == n_present:
+        return "ignored", f"{what}, unique for every row (an identifier) → ignored"
+    if n_levels <= max_levels:
+        return "categorical", f"{what} with {n_levels} distinct values (≤ {max_levels}) → categorical"
+    return "ignored", (
+        f"{what}, {n_levels} distinct values: identifier-like codes, which as numbers would round into each "
+        f"other → ignored (name it categorical to use each value as a level)"
+    )
+
+
+def _beyond_float(values: pd.Series) -> bool:
+    """Whether integers lie beyond 2**53, where float64 rounds neighbours into one value."""
+    array = values.to_numpy(dtype=object) if values.dtype == object else values.to_numpy()
+    return bool(np.any(np.abs(array) > _FLOAT_EXACT))
+
+
+def _digit_codes(values: pd.Series) -> str | None:
+    """What makes a text column of integers written in digits a column of
+    codes (leading zeros, or integers beyond 2**53), or None."""
+    uniques = pd.Series(pd.unique(values), dtype=object)
+    for head in (uniques.iloc[:256], uniques):
+        text = head.map(lambda v: v.strip() if isinstance(v, str) else None)
+        if not text.str.fullmatch(r"[+-]?\d+").fillna(False).all():
+            return None
+    leading = text[text.str.fullmatch(r"[+-]?0\d+")]
+    if len(leading):
+        return f"digit codes with leading zeros (e.g. {_short(leading.iloc[0])})"
+    beyond = [v for v in text if len(v) > 15 and abs(int(v)) > _FLOAT_EXACT]
+    if beyond:
+        return f"digit codes beyond 2**53 (e.g. {_short(beyond[0])})"
+    return None
 
 
 def _value_kind(values: pd.Series) -> str:

@@ -82,3 +82,16 @@ def test_a_refitted_encoder_codes_with_its_new_levels():
     assert encoder.transform(pd.DataFrame({"c": ["b", "z"]})).codes[:, 0].tolist() == [1, -1]
     encoder.fit_transform(pd.DataFrame({"c": ["y", "z"]}))
     assert encoder.transform(pd.DataFrame({"c": ["b", "z"]})).codes[:, 0].tolist() == [-1, 1]
+
+
+def test_a_missing_answer_and_missing_cells_are_two_levels():
+    """The text "(missing)" is an answer; missing cells under impute are another level, named apart."""
+    encoder = Encoder([], ["c"], missing="impute")
+    encoded = encoder.fit_transform(pd.DataFrame({"c": pd.Series(["(missing)", "z", None, "(missing cell)"],
+                                                                  dtype=object)}))
+    names = encoder.level_names()[0]
+    assert names == ["(missing cell)", "(missing)", "z", "(missing cell 2)"]
+    assert len(set(names)) == len(names) == encoded.n_levels[0]
+    plain = Encoder([], ["c"], missing="impute")
+    plain.fit_transform(pd.DataFrame({"c": pd.Series(["a", None], dtype=object)}))
+    assert plain.level_names() == [["a", "(missing)"]]

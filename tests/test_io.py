@@ -303,9 +303,9 @@ def test_infinities_and_huge_numbers_are_read_as_they_are():
     df = read_table(corpus("inf_huge.csv"))
     assert df["x"].tolist() == [math.inf, -math.inf, math.inf]
     assert df["y"].tolist() == [1e308, -1e308, math.inf]
-    # Beyond 64-bit integers: a float, not an object column.
-    assert df["z"].dtype == np.float64
-    assert df["z"].tolist() == [1e23, 1.0, 2.0]
+    # An integer beyond 2**53 (here beyond 64 bits): the column stays as written, said so.
+    assert df["z"].tolist() == ["99999999999999999999999", "1", "2"]
+    assert "integers beyond 2**53" in read_info(df).column_notes["z"]
 
 
 def test_missing_markers_and_stray_text():
@@ -822,3 +822,218 @@ def test_typed_part_types_parts_as_read_table_and_holds_later_parts_to_the_first
         typed_part(pd.DataFrame({"x": ["1"] * 2, "t": ["a"] * 2, "n": ["7", "NA"]}, dtype=object), typed.dtypes)
     with pytest.raises(CraftInputError, match="column 'x' holds numbers in the first part of the data but 'abc'"):
         typed_part(pd.DataFrame({"x": ["abc", "1"], "t": ["a"] * 2, "n": ["7", "8"]}, dtype=object), typed.dtypes)
+
+
+# --------------------------------------------------------------------------
+# Values changed without a word, and memory a small file can take: each
+# input is generated here (tests/corpus/README.md lists them).
+# --------------------------------------------------------------------------
+
+
+def test_typed_part_refuses_decimals_an_integer_first_part_would_truncate():
+    from craft.io import PATH_COLUMN, typed_part
+
+    first = typed_part(pd.DataFrame({"x": ["1", "2"], PATH_COLUMN: ["a.csv"] * 2}, dtype=object))
+    assert PATH_COLUMN not in first.columns and first["x"].dtype == np.int64
+    later = pd.DataFrame({"x": ["8.75", "2"], PATH_COLUMN: ["b.csv"] * 2}, dtype=object)
+    with pytest.raises(CraftInputError, match=r"column 'x' holds whole numbers .* but 8\.75 in a later one "
+                                              r"\('b\.csv'\), whose decimals would be lost; write the first "
+                                              r"file's numbers with a decimal point"):
+        typed_part(later, first.dtypes)
+    # Whole numbers written as 3.0 still fit the first part's integers.
+    assert typed_part(pd.DataFrame({"x": ["3.0", "4"]}, dtype=object), first.dtypes)["x"].tolist() == [3, 4]
+    # Codes stay text as read_table keeps them; codes after numbers are refused.
+    codes = typed_part(pd.DataFrame({"x": ["007", "010"]}, dtype=object))
+    assert codes["x"].tolist() == ["007", "010"]
+    with pytest.raises(CraftInputError, match=r"column 'x' holds numbers in the first part of the data but codes "
+                                              r"in a later one \('b\.csv'\), written with leading zeros"):
+        typed_part(pd.DataFrame({"x": ["007", "2"], PATH_COLUMN: ["b.csv"] * 2}, dtype=object), first.dtypes)
+
+
+def test_integers_beyond_float_precision_stay_distinct_identifiers():
+    from craft.schema import infer_schema
+
+    df = read_table(b"acct,v\n99999999999999999999,1\n99999999999999999998,2\n99999999999999999997,3\n",
+                    name="b.csv")
+    assert df["acct"].tolist() == ["99999999999999999999", "99999999999999999998", "99999999999999999997"]
+    assert "integers beyond 2**53" in read_info(df).column_notes["acct"]
+    schema = infer_schema(df)
+    assert "acct" in schema.ignored and "an identifier" in schema.reasons["acct"]
+    # Within 64 bits but beyond 2**53: float64 would merge 2**53 + 1 into 2**53.
+    df = read_table(f"id,v\n{2**53 + 1},1\n{2**53},2\n".encode(), name="i.csv")
+    assert df["id"].tolist() == [str(2**53 + 1), str(2**53)]
+
+
+def test_leading_zero_codes_stay_as_written_and_say_so():
+    from craft.schema import infer_schema
+
+    df = read_table(b"code,v\n00123,1\n00456,2\nNA,3\n00123,4\n", name="c.csv")
+    assert df["code"].isna().tolist() == [False, False, True, False]
+    assert df["code"].dropna().tolist() == ["00123", "00456", "00123"]
+    note = read_info(df).column_notes["code"]
+    assert "leading zeros (e.g. '00123')" in note and "read as missing: 'NA' ×1" in note
+    assert read_info(df).read_as_missing == {"code": {"NA": 1}}
+    reason = infer_schema(df).reasons["code"]
+    assert "digit codes with leading zeros" in reason and "categorical" in reason
+    # Unique for every row: an identifier, whatever the table's size.
+    unique = read_table(b"zip,v\n01234,1\n05678,2\n09999,3\n", name="z.csv")
+    assert "zip" in infer_schema(unique).ignored
+    # A plain 0 and numbers such as 100 are not codes.
+    assert read_table(b"n,v\n0,1\n100,2\n", name="n.csv")["n"].tolist() == [0, 100]
+
+
+def test_german_thousands_and_decimal_comma_are_numbers_and_say_so():
+    df = read_table(b"betrag;name\n1.234,56;a\n1.000;b\n-7,5;c\n2.345.678,00;d\n", name="de.csv")
+    assert df["betrag"].tolist() == [1234.56, 1000.0, -7.5, 2345678.0]
+    assert read_info(df).column_notes["betrag"] == (
+        "numbers written with thousands separators (e.g. '1.234,56') read as numbers")
+    # Without a decimal comma in the file, "1.234" is a decimal point, as before.
+    assert read_table(b"a;b\n1.234;x\n2.5;y\n", name="dot.csv")["a"].tolist() == [1.234, 2.5]
+
+
+def test_every_nan_spelling_read_as_missing_is_counted():
+    df = read_table(b"a,b\n1,x\nNAN,y\nNaN,z\nnAn,w\n", name="n.csv")
+    assert df["a"].isna().tolist() == [False, True, True, True]
+    assert read_info(df).read_as_missing == {"a": {"NAN": 1, "NaN": 1, "nAn": 1}}
+
+
+def test_excel_sep_line_names_the_delimiter():
+    df = read_table(b"sep=;\r\na;b\r\n1,5;x\r\n2,5;y\r\n", name="excel.csv")
+    assert df.to_dict("list") == {"a": [1.5, 2.5], "b": ["x", "y"]}
+    assert read_info(df).notes() == [
+        "The first line of 'excel.csv', 'sep=;', names the delimiter (Excel's hint): read as such, not as data."]
+
+
+def test_zip_archive_named_csv_says_what_it_is():
+    import zipfile
+
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr("data.csv", "a,b\n1,2\n")
+    with pytest.raises(CraftInputError, match=r"'data\.csv' is a ZIP archive, not a table or an Excel workbook "
+                                              r"\(it holds 'data\.csv'\): unzip it and read the table inside"):
+        read_table(buffer.getvalue(), name="data.csv")
+
+
+def test_blank_lines_and_long_lines_take_memory_bounded_by_the_file(tmp_path):
+    """Peak memory (the process's maximum resident size, which counts the
+    parser's native buffers) over reading each shape stays a few times the
+    file: blank lines were a row each (4 MB of newlines took 400 MB)."""
+    import subprocess
+    import sys
+
+    script = """
+import os, resource
+from craft.exceptions import CraftInputError
+from craft.io import read_table
+n = 4_000_000
+shapes = {
+    "blank lines": b"a,b\\n1,x\\n" + b"\\n" * n + b"2,y\\n",
+    "lines of spaces": b"a,b\\n1,x\\n" + b" \\r\\n" * (n // 3) + b"2,y\\n",
+    "one line of delimiters": b"a,b\\n" + b"," * (n // 4) + b"\\n1,x\\n",
+    "one long cell": b"a,b\\n1,\\"" + b"x" * n + b"\\"\\n2,y\\n",
+}
+peak = lambda: resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+read_table(b"a,b\\n1,x\\n", name="warm.csv")
+for name, data in shapes.items():
+    # Each shape in a process of its own (forked after the imports), so that its peak is its own.
+    child = os.fork()
+    if child == 0:
+        before = peak()
+        try:
+            read_table(data, name="m.csv")
+        except CraftInputError:
+            pass
+        print(name, (peak() - before) / 2**20, flush=True)
+        os._exit(0)
+    os.waitpid(child, 0)
+"""
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300,
+                            env={**__import__("os").environ, "CRAFT_MAX_COLUMNS": "100000"})
+    assert result.returncode == 0, result.stderr
+    grown = {line.rsplit(" ", 1)[0]: float(line.rsplit(" ", 1)[1]) for line in result.stdout.splitlines()}
+    assert len(grown) == 4
+    # 4 MB files: at most 100 MB above what the process held before.
+    assert all(mb < 100 for mb in grown.values()), grown
+
+
+def test_widest_line_bounds_the_columns_before_parsing():
+    with pytest.raises(CraftInputError, match=r"'w\.csv' has about 2,000,001 columns"):
+        read_table(b"a,b\n1,x\n" + b"," * 2_000_000 + b"\n", name="w.csv")
+    # Blank lines are counted, not kept: the count is exact, quoted newlines stay in their cell.
+    df = read_table(b'a,b\n1,x\n\n \r\n2,"y\n\nz"\n\n', name="q.csv")
+    assert df["b"].tolist() == ["x", "y\n\nz"] and read_info(df).blank_rows == 3
+
+
+def _workbook(path, sheets, *, hidden=(), charts=()):
+    """A workbook of the given sheets (name → rows) in order, some hidden, some chart sheets."""
+    import openpyxl
+
+    book = openpyxl.Workbook()
+    book.remove(book.active)
+    for name, rows in sheets.items():
+        if name in charts:
+            book.create_chartsheet(name)
+            continue
+        sheet = book.create_sheet(name)
+        for row in rows:
+            sheet.append(row)
+        if name in hidden:
+            sheet.sheet_state = "hidden"
+    book.save(path)
+
+
+def test_first_visible_worksheet_with_data_is_read_and_named(tmp_path):
+    path = tmp_path / "book.xlsx"
+    table = [["x", "y"], [1, "a"], [2, "b"]]
+    _workbook(path, {"Chart": [], "Secret": [["s"], [9]], "Empty": [], "Data": table, "More": [["m"], [3]]},
+              hidden=("Secret",), charts=("Chart",))
+    df = read_table(path)
+    assert df.to_dict("list") == {"x": [1, 2], "y": ["a", "b"]}
+    assert read_info(df).sheet == "Data"
+    assert read_info(df).notes() == [
+        "Read sheet 'Data' of 5 ('Chart', 'Secret', 'Empty', 'Data', 'More'), passing over 'Chart' (a chart); "
+        "'Secret' (hidden); 'Empty' (empty)."]
+    # A hidden sheet is read when named.
+    assert read_table(path, sheet="Secret")["s"].tolist() == [9]
+    with pytest.raises(CraftInputError, match=r"sheet 'Chart' is a chart, not a table; its sheets are 'Chart', "
+                                              r"'Secret', 'Empty', 'Data', 'More': name another"):
+        read_table(path, sheet="Chart")
+    with pytest.raises(CraftInputError, match=r"sheet 'Empty' is empty; its other sheets: 'Chart', 'Secret', "
+                                              r"'Data', 'More'"):
+        read_table(path, sheet="Empty")
+    bare = tmp_path / "bare.xlsx"
+    _workbook(bare, {"Chart": [], "Secret": [["s"], [9]], "Empty": []}, hidden=("Secret",), charts=("Chart",))
+    with pytest.raises(CraftInputError, match=r"no visible worksheet holds a table .*'Chart' \(a chart\), "
+                                              r"'Secret' \(hidden\), 'Empty' \(empty\)\. Name the sheet to read"):
+        read_table(bare)
+
+
+def test_uncached_formulas_are_named(tmp_path):
+    path = tmp_path / "formulas.xlsx"
+    # openpyxl writes formulas without the values Excel would have saved.
+    _workbook(path, {"Calc": [["a", "double"], [1, "=A2*2"], [2, "=A3*2"]]})
+    df = read_table(path)
+    assert df["double"].isna().all()
+    info = read_info(df)
+    assert info.uncached_formulas == {"double": 2}
+    assert info.notes() == [
+        "Sheet 'Calc' of 'formulas.xlsx' has 2 formula cell(s) without a saved value, in column(s) 'double': they "
+        "are read as missing. Open the workbook in Excel and save it to store the values."]
+    assert "2 formula cell(s) without a saved value" in info.column_notes["double"]
+
+
+def test_cli_sheet_option_reads_the_named_sheet_and_prints_the_sheet_read(tmp_path, capsys):
+    from craft.cli import main
+
+    path = tmp_path / "book.xlsx"
+    rows = [["x", "g"], *[[float(i % 7), "ab"[i % 2]] for i in range(30)]]
+    _workbook(path, {"readme": [["about"], ["this workbook"]], "data": rows})
+    assert main(["fit", str(path), "--sheet", "data", "--k", "2", "--n-init", "1"]) == 0
+    assert "note: Read sheet 'data' of 2 ('readme', 'data')." in capsys.readouterr().err
+    assert main(["fit", str(path), "--sheet", "nope"]) == 2
+    assert "has no sheet named 'nope'; its sheets are 'readme', 'data'" in capsys.readouterr().err
+    csv_path = tmp_path / "t.csv"
+    csv_path.write_text("x,g\n1,a\n2,b\n")
+    assert main(["fit", str(csv_path), "--sheet", "data"]) == 2
+    assert "is not an Excel workbook; leave --sheet out" in capsys.readouterr().err

@@ -467,3 +467,23 @@ def test_property_partition_or_input_error(df, max_levels):
             or "identifier" in schema.reasons[column]
             or "not supported" in schema.reasons[column]
         ), schema.reasons[column]
+
+
+def test_integers_beyond_float_precision_are_codes_not_numbers():
+    """As float64, 2**60 + 1 and 2**60 + 2 are one value: such integers are
+    never numeric; unique for every row they are an identifier."""
+    big = 2**60
+    schema = infer_schema(pd.DataFrame({
+        "account": [big + i for i in range(30)],
+        "branch": [big + i % 3 for i in range(30)],
+        "spread": [big + i % 25 for i in range(30)],
+        "n": range(30),
+    }))
+    assert schema.ignored == ("account", "spread", "n") and schema.categorical == ("branch",)
+    assert schema.reasons["account"].startswith("integers beyond 2**53 (e.g. ")
+    assert "unique for every row (an identifier) → ignored" in schema.reasons["account"]
+    assert "would round into each other" in schema.reasons["spread"]
+    # Digit codes as text, as read_table keeps them: unique → an identifier, even in a small table.
+    codes = infer_schema(pd.DataFrame({"zip": ["01234", "05678", "00042"], "v": [1.0, 2.0, 3.0]}))
+    assert codes.ignored == ("zip",)
+    assert codes.reasons["zip"] == "digit codes with leading zeros (e.g. '01234'), unique for every row (an identifier) → ignored"
