@@ -27,6 +27,7 @@ import streamlit as st
 
 from craft import CraftInputError
 from craft import stability as trust
+from craft import stability_plots as trust_plots
 
 from . import cache, jobs
 from .figure_export import chart
@@ -213,10 +214,10 @@ def trust_section(ctx) -> None:
     if found is not None:
         st.markdown(esc(found.summary()))
         st.caption(esc(trust.UNSTABLE_MEANING))
-        chart(cache.figure(evidence_key(ctx.key, "stability"), "jaccard", lambda: trust.fig_jaccard(found)),
+        chart(cache.figure(evidence_key(ctx.key, "stability"), "jaccard", lambda: trust_plots.fig_jaccard(found)),
               key="trust_jaccard", name="craft_stability_jaccard")
         chart(cache.figure(evidence_key(ctx.key, "stability"), "frequency",
-                           lambda: trust.fig_selection_frequency(model, found)),
+                           lambda: trust_plots.fig_selection_frequency(model, found)),
               key="trust_frequency", name="craft_selection_frequency")
         st.caption("Left, the features this fit selects per cluster; right, the share of the refits whose matched "
                    "cluster selects them: a selected cell near 100 % is solid, one far below flickers.")
@@ -238,7 +239,7 @@ def trust_section(ctx) -> None:
         f"the stability over {K_RESAMPLES} refits and a silhouette on CRAFT's own cost.")
     if evidence is not None:
         chart(cache.figure(evidence_key(ctx.key, "k"), "k",
-                          lambda: trust.fig_k_evidence(evidence, chosen=model.n_clusters_)),
+                          lambda: trust_plots.fig_k_evidence(evidence, chosen=model.n_clusters_)),
               key="trust_k", name="craft_k_evidence")
         st.dataframe(evidence, hide_index=True, key="trust_k_table")
         st.caption("No one number picks k: the data cost always falls as k grows; prefer a k after which it falls "

@@ -90,7 +90,8 @@ def test_importing_and_fitting_pulls_in_no_extra():
 
 @pytest.mark.parametrize(
     ("blocked", "module", "extra"),
-    [("plotly", "craft.plots", "plots"), ("plotly", "craft.report", "plots"), ("dask", "craft.distributed", "dask")],
+    [("plotly", "craft.plots", "plots"), ("plotly", "craft.report", "plots"), ("plotly", "craft.stability_plots", "plots"),
+     ("dask", "craft.distributed", "dask")],
 )
 def test_a_module_without_its_extra_names_the_extra(blocked, module, extra):
     result = _python(f"import sys; sys.modules[{blocked!r}] = None\nimport craft\nimport {module}")

@@ -17,6 +17,7 @@ from test_app import clear_caches, start, text  # noqa: F401  (fixture)
 
 from craft import CRAFT, CraftInputError, plots, synthetic
 from craft import stability as trust
+from craft import stability_plots as trust_plots
 from explorer import evidence
 
 pytestmark = [pytest.mark.filterwarnings("ignore:k=.* clusters were not reachable:UserWarning"),
@@ -162,14 +163,14 @@ def test_the_frequency_heatmap_is_drawn_beside_the_mask_in_its_order(planted):
     X, model = planted
     result = trust.bootstrap_stability(model, X, n_resamples=2, n_init=1, random_state=0)
     mask_trace = plots.fig_feature_masks(model).data[0]
-    left, right = trust.fig_selection_frequency(model, result).data[:2]
+    left, right = trust_plots.fig_selection_frequency(model, result).data[:2]
     assert list(left.y) == list(mask_trace.y) == list(right.y) and list(left.x) == list(mask_trace.x) == list(right.x)
     np.testing.assert_array_equal(np.asarray(left.z), np.asarray(mask_trace.z))
     frequency = result.feature_frequency
     for i, label in enumerate(right.y):
         cluster = int(label.split()[1])
         np.testing.assert_allclose(right.z[i], frequency.loc[cluster, list(right.x)].to_numpy())
-    bars = trust.fig_jaccard(result).data[0]
+    bars = trust_plots.fig_jaccard(result).data[0]
     np.testing.assert_allclose(bars.y, result.mean_jaccard)
 
 

@@ -1,0 +1,99 @@
+"""Figures of how much to trust a partition: pure functions of :mod:`craft.stability`'s results.
+
+They read the results of :func:`craft.stability.bootstrap_stability` and
+:func:`craft.stability.k_evidence` and the model's fitted attributes, and
+draw with :mod:`craft.plots`' colours and layout, so they need the ``plots``
+extra (plotly) while :mod:`craft.stability` itself needs only the engine.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ._optional import missing
+
+try:
+    import plotly.graph_objects as go
+    from plotly.subplots import make_subplots
+except ImportError as error:  # pragma: no cover - depends on the installation
+    raise missing("plotly", extra="plots", needed_for="craft.stability_plots") from error
+
+from . import plots
+from .estimator import CRAFT
+from .stability import UNSTABLE_JACCARD, Stability
+
+#: Frequency of selection: from the mask's "not selected" grey to its "selected" blue.
+FREQUENCY_SCALE = [[0.0, "#f7f7f7"], [0.5, "#9ecae1"], [1.0, plots.SELECTED_COLOR]]
+
+
+def fig_selection_frequency(model: CRAFT, stability: Stability, *, order: str = "subspace") -> go.Figure:
+    """The mask (left) beside how often each cell stays selected in the matched refit cluster (right).
+
+    Clusters and features are in the mask heatmap's order
+    (:func:`craft.plots.mask_frame`), its colours on the left, so a user
+    reads which selected cells are solid (near 100 %) and which flicker.
+    """
+    frame = plots.mask_frame(model, order=order, sizes=np.asarray(model.cluster_sizes_))
+    frequency = stability.feature_frequency.loc[frame.index, frame.columns]
+    labels = [plots._cluster_label(k, model.cluster_sizes_) for k in frame.index]
+    values = frequency.to_numpy()
+    names = plots._esc_all(frame.columns)
+    text = np.array([[f"{row} · {name}: {'selected' if on else 'not selected'} in this fit; selected in {share:.0%} "
+                      "of the refits" for name, on, share in zip(names, flags, shares, strict=True)]
+                     for row, flags, shares in zip(labels, frame.to_numpy(), values, strict=True)], dtype=object)
+    fig = make_subplots(rows=1, cols=2, horizontal_spacing=plots._spacing(labels),
+                        subplot_titles=("This fit: selected features", f"Selected in the {stability.method} refits"))
+    fig.add_trace(plots._binary_heatmap(frame, labels, "CRAFT"), row=1, col=1)
+    fig.add_trace(go.Heatmap(
+        z=values, x=names, y=labels, zmin=0, zmax=1, colorscale=FREQUENCY_SCALE, xgap=1, ygap=1,
+        text=np.round(values * 100).astype(int), texttemplate="%{text}" if values.size <= 600 else None,
+        customdata=text, hovertemplate="%{customdata}<extra></extra>",
+        colorbar=dict(title="selected", tickformat=".0%"), name="refits",
+    ), row=1, col=2)
+    angle = plots._angle(len(names))
+    fig.update_yaxes(autorange="reversed", **plots._all_ticks("y", labels))
+    fig.update_xaxes(tickangle=angle, **plots._all_ticks("x", names))
+    plots._selection_legend(fig, plots.SELECTED_COLOR, plots.UNSELECTED_COLOR)
+    return plots._finish(fig, "Which selected features are solid: share of the refits whose matched cluster selects them",
+                         height=plots._mask_height(len(labels)) + int(plots._x_room(names, angle)),
+                         left=plots._left_room(labels, names, angle), bottom=plots._x_room(names, angle))
+
+
+def fig_jaccard(stability: Stability) -> go.Figure:
+    """Each cluster's mean best-match Jaccard, unstable ones in red, with the 0.6 line."""
+    table = stability.frame()
+    labels = [plots._cluster_label(k, stability.sizes) for k in table["cluster"]]
+    colors = np.where(table["unstable"], plots.CUT_COLOR, plots.SELECTED_COLOR)
+    hover = [f"{label}: mean Jaccard {j:.2f}, dissolved in {d} of {n} refits" + (" — unstable" if u else "")
+             for label, j, d, n, u in zip(labels, table["mean_jaccard"], table["dissolved"], table["resamples"],
+                                          table["unstable"], strict=True)]
+    fig = go.Figure(go.Bar(x=labels, y=table["mean_jaccard"], marker_color=colors, text=hover,
+                           hovertemplate="%{text}<extra></extra>", texttemplate="%{y:.2f}", textposition="outside",
+                           showlegend=False))
+    fig.add_hline(y=UNSTABLE_JACCARD, line_dash="dash", line_color=plots.CUT_COLOR,
+                  annotation_text=f"unstable below {UNSTABLE_JACCARD}", annotation_position="bottom right",
+                  annotation_bgcolor="white")
+    fig.update_yaxes(range=[0, 1.1], title="mean Jaccard of the best match")
+    angle = plots._angle(len(labels))
+    fig.update_xaxes(tickangle=angle)
+    return plots._finish(fig, f"Is each cluster found again? {stability.n_resamples} {stability.method} refits",
+                         height=420, bottom=plots._x_room(labels, angle))
+
+
+def fig_k_evidence(evidence: pd.DataFrame, *, chosen: int | None = None) -> go.Figure:
+    """The data cost, the stability and the silhouette over k (from :func:`k_evidence`), the chosen k marked."""
+    fig = make_subplots(rows=3, cols=1, shared_xaxes=True, vertical_spacing=0.08, subplot_titles=(
+        "Data cost per row (lower fits better; it always falls with k)",
+        "Mean Jaccard over clusters (higher is more stable)",
+        "Silhouette on CRAFT's cost (higher separates better)"))
+    for row, column, color in ((1, "data_cost_per_row", plots.SELECTED_COLOR), (2, "mean_jaccard", plots.SELECTED_COLOR),
+                               (3, "silhouette", plots.SELECTED_COLOR)):
+        fig.add_trace(go.Scatter(x=evidence["k"], y=evidence[column], mode="lines+markers", line_color=color,
+                                 showlegend=False, customdata=evidence["K"],
+                                 hovertemplate="k = %{x} (K = %{customdata}): %{y:.3g}<extra></extra>"), row=row, col=1)
+    fig.add_hline(y=UNSTABLE_JACCARD, line_dash="dash", line_color=plots.CUT_COLOR, row=2, col=1)
+    if chosen is not None:
+        fig.add_vline(x=chosen, line_dash="dot", line_color="#555")
+    fig.update_xaxes(title="k asked for", dtick=1, row=3, col=1)
+    return plots._finish(fig, "Evidence on k (for your choice, not an oracle)", height=620)
