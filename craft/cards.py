@@ -450,9 +450,11 @@ def _rule_design(model, data: EncodedData, cluster: int, levels: pd.DataFrame) -
     incomplete = {feature for feature, column in values.items() if np.isnan(column).any()}
     names = model.encoder_.level_names()
     listed, level_names = {}, {}
+    # One pass over the card's levels: a mask per feature would cost features × levels on a wide table.
+    by_feature = dict(tuple(levels[["feature", "level", "v_test"]].groupby("feature", sort=False)))
     for j in (int(j) for j in selected if j >= n_numeric):
         feature, q = model.engine_features_[j], j - n_numeric
-        strength = levels.loc[levels["feature"] == feature, ["level", "v_test"]]
+        strength = by_feature.get(feature, levels.iloc[:0])
         strongest = strength.loc[strength["v_test"].abs().sort_values(ascending=False, kind="stable").index]
         chosen = sorted(names[q].index(level) for level in strongest["level"].head(RULE_LEVELS))
         listed[j] = np.asarray(chosen, dtype=np.int64)

@@ -1,8 +1,9 @@
-"""Cluster cards: what defines one cluster — a rule, the evidence per feature, its paragons and border rows."""
+"""Cluster cards: what defines one cluster — a rule, the evidence per feature, its paragons and border rows, its stability."""
 
 import streamlit as st
 
-from explorer import cards, context
+from craft.stability import UNSTABLE_JACCARD
+from explorer import cards, context, evidence
 from explorer.figure_export import chart
 from explorer.ui import esc
 
@@ -55,3 +56,13 @@ if len(card.border):
     st.dataframe(card.border, key="card_border",
                  column_config={name: st.column_config.NumberColumn(format="%.4g")
                                 for name in ("cost", "next_cost", "margin")})
+
+st.subheader("Stability: is it found again?")
+st.caption(f"Refits CRAFT on {evidence.STABILITY_RESAMPLES} bootstrap resamples of the rows, in the background (the "
+           "same run as on the Evaluate page), and matches this cluster to its most similar refit cluster by the "
+           "Jaccard similarity of their rows. The table shows how often each feature stays selected.")
+mark = st.container(key="card_stability_mark")  # drawn above the result, known once the result is read
+evidence.show_cluster_stability(ctx, cluster)
+stability = evidence.result(ctx, "stability")  # None until the run has finished (or when it failed)
+if stability is not None and stability.unstable[cluster]:
+    mark.badge(f"Unstable: mean Jaccard below {UNSTABLE_JACCARD}", icon=":material/warning:", color="orange")

@@ -33,6 +33,7 @@ APP = str(ROOT / "app.py")
 PAGES = {
     "data": "pages/data.py",
     "clusters": "pages/clusters.py",
+    "cards": "pages/cards.py",
     "evaluate": "pages/evaluate.py",
     "teach": "pages/teach.py",
     "compare": "pages/compare.py",

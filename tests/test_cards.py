@@ -22,10 +22,12 @@ from scipy import stats
 from streamlit.testing.v1 import AppTest
 from test_app import APP, charts, clear_caches, pytestmark, settle, start, text, upload, visit
 
-from craft import CRAFT, CraftInputError, cluster_card, datasets
+from craft import CRAFT, CraftInputError, cluster_card, datasets, synthetic
+from craft import stability as trust
 from craft.card_plots import fig_card_levels, fig_card_numeric
 from craft.plots import SELECTED_COLOR, UNSELECTED_COLOR
 from explorer import cards as card_services
+from explorer import evidence
 
 __all__ = ["clear_caches", "pytestmark"]  # the autouse cache fixture and the warning filters of test_app
 
@@ -490,6 +492,63 @@ def test_user_strings_on_the_cards_page_are_shown_as_typed():
         assert "[click](javascript" not in element.value and "<b>" not in element.value
     labels = [label for spec in charts(at) for trace in spec["data"] for label in trace.get("y", [])]
     assert any("&lt;b&gt;" in str(label) for label in labels) and not any("<b>" in str(label) for label in labels)
+
+
+def run_stability_on_the_card(at: AppTest) -> trust.Stability:
+    """Press the card's stability button, wait for the background run, and rerun the page as its poll does."""
+    at.button(key="run_evidence_stability").click().run()
+    assert not at.exception, at.exception
+    job = at.session_state["_evidence_jobs"]["stability"]
+    assert job.wait(180), "the stability run did not finish"
+    at.run()
+    assert not at.exception, at.exception
+    return evidence.result(at.session_state["ctx"], "stability")
+
+
+def shown_stability(at: AppTest) -> tuple[str, list[str], pd.DataFrame]:
+    """The card's stability part: its metric, its Markdown (the badge and the sentence) and its frequency table."""
+    frequency = [d.value for d in at.dataframe if "selected in the refits" in d.value.columns]
+    assert len(frequency) == 1, [d.value.columns for d in at.dataframe]
+    return at.metric[0].value, [text(m) for m in at.markdown], frequency[0]
+
+
+UNSTABLE_MARK = f"Unstable: mean Jaccard below {trust.UNSTABLE_JACCARD}"
+
+
+def test_the_cards_page_runs_stability_for_its_cluster(monkeypatch):
+    monkeypatch.setattr(evidence, "STABILITY_RESAMPLES", 4)
+    at = open_cards(dataset="mixed_planted", k=4, label="(none)")
+    assert not at.metric and at.button(key="run_evidence_stability").label == "Run stability"
+    at.selectbox(key="card_cluster").set_value(2).run()
+    found = run_stability_on_the_card(at)
+    assert found.n_resamples == 4 and not found.unstable.any()
+    model = at.session_state["ctx"].model
+    for cluster in [2, 0]:  # another cluster's card reads the same run: no second start
+        at.selectbox(key="card_cluster").set_value(cluster).run()
+        metric, markdown, frequency = shown_stability(at)
+        assert metric == f"{found.mean_jaccard[cluster]:.2f}"
+        assert found.sentence(cluster) in markdown and UNSTABLE_MARK not in " ".join(markdown)
+        assert frequency["selected in this fit"].sum() == model.feature_mask_[cluster].sum()
+        by_name = frequency.set_index("feature")["selected in the refits"]
+        np.testing.assert_allclose(by_name[found.features], found.feature_frequency.loc[cluster])
+        assert not [b for b in at.button if b.key == "run_evidence_stability"]
+
+
+def test_an_unstable_cluster_is_marked_on_its_card_with_what_that_means(monkeypatch):
+    monkeypatch.setattr(evidence, "STABILITY_RESAMPLES", 4)
+    planted, _ = synthetic.mixed_planted(n_samples=300, random_state=0)[:2]
+    noise = trust.shuffled_columns(planted, np.random.default_rng(1))  # every link between columns broken
+    at = upload(start(), "noise.csv", noise.round(3).to_csv(index=False).encode())
+    visit(at, "data")
+    at.switch_page("pages/cards.py").run()
+    found = run_stability_on_the_card(at)
+    unstable = np.flatnonzero(found.unstable)
+    assert len(unstable), found.mean_jaccard
+    at.selectbox(key="card_cluster").set_value(int(unstable[0])).run()
+    metric, markdown, _ = shown_stability(at)
+    assert float(metric) < trust.UNSTABLE_JACCARD
+    assert any(UNSTABLE_MARK in m for m in markdown)
+    assert found.sentence(int(unstable[0])) in markdown and trust.UNSTABLE_MEANING in found.sentence(int(unstable[0]))
 
 
 def test_a_large_table_and_a_feature_of_many_levels_keep_the_rule_small_and_its_agreement_exact(credit, monkeypatch):

@@ -79,7 +79,7 @@ PARSED = {
 }
 
 #: Pages other than Data, visited after hostile uploads.
-PAGES = ["pages/clusters.py", "pages/evaluate.py", "pages/teach.py", "pages/compare.py",
+PAGES = ["pages/clusters.py", "pages/cards.py", "pages/evaluate.py", "pages/teach.py", "pages/compare.py",
          "pages/whatif.py", "pages/export.py"]
 
 

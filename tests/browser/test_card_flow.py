@@ -1,4 +1,4 @@
-"""A cluster card in a real browser: upload a table, open its cards, switch cluster.
+"""A cluster card in a real browser: upload a table, open its cards, switch cluster, run its stability.
 
 ``CRAFT_SCREENSHOTS=1`` writes ``docs/screenshots/card.png`` at 1280 × 720 (the README's card).
 """
@@ -6,7 +6,8 @@
 from __future__ import annotations
 
 import pytest
-from test_flows import assert_clean, captions, go_to, mixed_csv, open_app, screenshot, selected, upload, wait_idle
+from test_flows import (RUN_TIMEOUT_MS, assert_clean, captions, go_to, mixed_csv, open_app, screenshot, selected,
+                        upload, wait_idle)
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(240)]
 
@@ -34,7 +35,7 @@ def card_state(page) -> dict:
     }
 
 
-def test_upload_a_table_and_open_its_cluster_cards(page):
+def test_upload_a_table_open_its_cluster_cards_and_run_stability_from_a_card(page):
     open_app(page)
     upload(page, "people.csv", mixed_csv())
     go_to(page, "Cluster cards")
@@ -62,3 +63,14 @@ def test_upload_a_table_and_open_its_cluster_cards(page):
         "(el) => { el.scrollIntoView({block: 'start'}); document.querySelector(\"[data-testid='stMain']\")"
         ".scrollBy(0, -70); }")
     screenshot(page, "card")
+
+    # Stability from the card: the background refits, then this cluster's part of their result.
+    page.locator(".st-key-run_evidence_stability button").first.click()
+    page.wait_for_selector("[data-testid='stMetricValue']", timeout=RUN_TIMEOUT_MS)
+    wait_idle(page)
+    assert 0 <= float(page.locator("[data-testid='stMetricValue']").first.inner_text()) <= 1
+    sentence = page.locator("[data-testid='stMarkdownContainer'] p", has_text="refits its best match").first.inner_text()
+    assert sentence.startswith("Cluster 1: over 20 bootstrap refits"), sentence
+    assert card_state(page)["tables"] == 5  # and how often each feature stays selected
+    assert page.locator(".st-key-run_evidence_stability").count() == 0
+    assert_clean(page)
