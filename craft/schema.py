@@ -43,6 +43,7 @@ _NUMERIC_LOOKING_SAMPLE = 1000
 # of varying width (a shuffled 0..49, amounts in whole units) stay numeric.
 _NEARLY_UNIQUE_SHARE = 0.95
 # A text column whose first distinct value starts so is tried as ISO 8601 dates.
+_DIGIT_RUNS = re.compile(r"\d+")
 _ISO_DATE = re.compile(r"\d{4}-\d{1,2}-\d{1,2}(?:[T ]|$)")
 # Integers beyond this in magnitude are not all float64 values: as numbers,
 # neighbours (identifiers, account numbers) would round into one value.
@@ -579,6 +580,9 @@ def _text_dates(values: pd.Series) -> tuple[str, pd.Series] | None:
     guesses from the first value (``31/01/2024``, ``Jan 31, 2024``), taken
     only when it has a day, a month and a year. Returns what the column
     looks like and the parsed distinct values, or None."""
+    first = values.iloc[0]
+    if not isinstance(first, str) or len(_DIGIT_RUNS.findall(first)) < 2:
+        return None  # a date with a day and a year has two runs of digits at least (cheap: wide tables)
     uniques = pd.Series(pd.unique(values), dtype=object)
     if not all(isinstance(v, str) for v in uniques):
         return None  # bytes
