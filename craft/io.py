@@ -1406,9 +1406,12 @@ def _read_parquet(data: bytes, label: str, options: _Options) -> pd.DataFrame:
     try:
         if duplicated:
             # Positional names: pandas cannot convert a table whose names repeat.
-            df = table.rename_columns([f"c{i}" for i in range(len(names))]).to_pandas()
+            df = table.rename_columns([f"c{i}" for i in range(len(names))]).to_pandas(
+                integer_object_nulls=options.as_text)
         else:
-            df = table.to_pandas()
+            # As text, integers beside missing cells stay Python integers: as float64 those
+            # beyond 2**53 would round, and every one would gain a ".0".
+            df = table.to_pandas(integer_object_nulls=options.as_text)
             if not isinstance(df.index, pd.RangeIndex):
                 df = df.reset_index()  # a stored index is data: keep it as a column
             names = [str(c) for c in df.columns]
@@ -1439,7 +1442,7 @@ def _read_parquet(data: bytes, label: str, options: _Options) -> pd.DataFrame:
                                            f"the file names {names.count(name)} columns {name!r}: renamed "
                                            f"{clean[position]!r}")
     if options.as_text:
-        return _finish_as_text(df.astype(object).map(_cell_text), ReadInfo(label, "parquet", nested=tuple(nested_clean)))
+        return _finish_as_text(_typed_cells_as_text(df), ReadInfo(label, "parquet", nested=tuple(nested_clean)))
     info = ReadInfo(label, "parquet", nested=tuple(nested_clean))
     # Stored types are kept: markers apply to nothing, but the info records
     # the notes and the nested columns.
@@ -1467,9 +1470,33 @@ def _nested_text(value: object) -> str:
     return json.dumps(plain(value), ensure_ascii=False, default=str)
 
 
+def _typed_cells_as_text(df: pd.DataFrame) -> pd.DataFrame:
+    """The text of every cell of a typed table (a Parquet file's), for ``as_text``.
+
+    A float32 or float16 value is written as the shortest text that reads
+    back as that value at its own precision (``68.630135``, not the float64
+    digits ``68.63013458251953`` of the same number); a missing cell of any
+    dtype, the nullable ones included (``pd.NA``), is an empty cell.
+    """
+    columns = {}
+    for position in range(df.shape[1]):
+        column = df.iloc[:, position]
+        if pd.api.types.is_float_dtype(column.dtype) and np.dtype(column.dtype).itemsize < 8:
+            present = column.notna().to_numpy()
+            text = np.full(len(column), "", dtype=object)
+            text[present] = [str(v) for v in column.to_numpy()[present]]
+            columns[position] = text
+        else:
+            columns[position] = column.astype(object).map(_cell_text).to_numpy()
+    out = pd.DataFrame(columns, index=df.index)
+    out.columns = df.columns
+    return out
+
+
 def _cell_text(value: object) -> str:
-    """The text of a typed cell, for ``as_text``."""
-    if value is None or (isinstance(value, float) and np.isnan(value)) or value is pd.NaT:
+    """The text of a typed cell, for ``as_text``: a missing one (``None``,
+    NaN, ``NaT``, ``pd.NA``) is an empty cell."""
+    if value is None or value is pd.NA or value is pd.NaT or (isinstance(value, float) and np.isnan(value)):
         return ""
     if isinstance(value, np.generic):
         value = value.item()

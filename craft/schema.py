@@ -8,11 +8,14 @@ the user decides with :meth:`Schema.override`.
 from __future__ import annotations
 
 import numbers
+import re
+import warnings
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
+from pandas.tseries.api import guess_datetime_format
 
 from .exceptions import CraftInputError
 from .limits import check_columns
@@ -33,6 +36,15 @@ _FREE_TEXT_MIN_SHARE = 0.5
 _NUMERIC_LOOKING_SHARE = 0.9
 # At most this many distinct values are parsed to decide that.
 _NUMERIC_LOOKING_SAMPLE = 1000
+# An integer column with at least this share of its non-missing values
+# distinct (in a table of more than 20 rows), every value non-negative and
+# written with the same number of digits (at least 4), is taken for an
+# identifier (customer numbers, zip codes read as numbers). Unique integers
+# of varying width (a shuffled 0..49, amounts in whole units) stay numeric.
+_NEARLY_UNIQUE_SHARE = 0.95
+# A text column whose first distinct value starts so is tried as ISO 8601 dates.
+_DIGIT_RUNS = re.compile(r"\d+")
+_ISO_DATE = re.compile(r"\d{4}-\d{1,2}-\d{1,2}(?:[T ]|$)")
 # Integers beyond this in magnitude are not all float64 values: as numbers,
 # neighbours (identifiers, account numbers) would round into one value.
 _FLOAT_EXACT = 2**53
@@ -281,23 +293,33 @@ def infer_schema(df: pd.DataFrame, *, max_categorical_levels: int = 20) -> Schem
     The rules, checked in this order for each column:
 
     * all values missing → ignored;
-    * datetime, timedelta or period dtype → ignored (not supported: convert
-      to numbers or categories first);
+    * datetime or period dtype, or Python dates → ignored, the reason giving
+      the number of distinct days and their range (name the column
+      categorical to use each value as a level); timedelta → ignored (not
+      supported: convert to numbers first);
     * one distinct non-missing value (constant, with or without missing
       cells) → ignored;
     * bool → categorical; ``category`` dtype → categorical;
     * float → numeric (also when the values are whole numbers);
     * integer: unique for every row and strictly monotonic in a table of
       more than 20 rows → ignored (a row index or identifier); at most
-      ``max_categorical_levels`` distinct values → categorical; otherwise
-      numeric;
+      ``max_categorical_levels`` distinct values → categorical; nearly
+      unique (at least 95% of the non-missing values distinct, more than 20
+      of them) with every value non-negative and of one width of at least 4
+      digits → ignored (an identifier: customer numbers, zip codes);
+      otherwise numeric;
     * codes: integers beyond 2**53 in magnitude (float64 would round
       neighbours into one value), and text of integers written in digits
       with leading zeros (``"00123"``) or beyond 2**53, as
       :func:`craft.io.read_table` keeps them: unique for every row →
       ignored (an identifier); at most ``max_categorical_levels`` distinct
-      values → categorical; otherwise integers → ignored, text → the text
-      rules below;
+      values → categorical; otherwise ignored (identifier-like codes, such as
+      zip codes);
+    * text dates: every distinct text value parses as a date in ISO 8601, or
+      in the one format pandas guesses from the first value (with a day, a
+      month and a year; both orders when day and month are ambiguous, said in
+      the reason) → ignored, with the number of distinct days and their
+      range (name it categorical to use each written date as a level);
     * text (``str``/``object``): if more than ``max_categorical_levels``
       distinct values and most of them parse as numbers → categorical, and
       the reason says that the column looks numeric (the stray text values
@@ -419,18 +441,16 @@ def _infer_column(s: pd.Series, max_levels: int) -> tuple[str, str]:  # noqa: C9
         return "ignored", "all values missing → ignored"
 
     if isinstance(dtype, pd.PeriodDtype) or pd.api.types.is_datetime64_any_dtype(dtype):
-        return "ignored", (
-            "datetime → ignored (not supported; convert to numbers or categories)"
-        )
+        return "ignored", _date_reason("datetime", _as_stamps(s[~missing]))
     if pd.api.types.is_timedelta64_dtype(dtype):
         return "ignored", "timedelta → ignored (not supported; convert to numbers)"
 
     values = s[~missing] if n_missing else s
     kind = _value_kind(values)
-    if kind in ("datetime", "timedelta"):
-        return "ignored", (
-            f"{kind} values → ignored (not supported; convert to numbers or categories)"
-        )
+    if kind == "datetime":
+        return "ignored", _date_reason("datetime values", _as_stamps(values))
+    if kind == "timedelta":
+        return "ignored", "timedelta values → ignored (not supported; convert to numbers or categories)"
     if kind == "complex":
         return "ignored", "complex numbers → ignored (not supported)"
 
@@ -475,6 +495,14 @@ def _infer_column(s: pd.Series, max_levels: int) -> tuple[str, str]:  # noqa: C9
             return "categorical", (
                 f"integer with {n_levels} distinct values (≤ {max_levels}) → categorical"
             )
+        n_present = n_rows - n_missing
+        width = _fixed_width(values)
+        if n_present > _MIN_ROWS_FOR_IDENTIFIER and n_levels >= _NEARLY_UNIQUE_SHARE * n_present and width:
+            return "ignored", (
+                f"integer, nearly unique ({n_levels:,} distinct values in {n_present:,} non-missing cells, "
+                f"≥ {_NEARLY_UNIQUE_SHARE:.0%}) and every value {width} digits long: looks like an identifier "
+                f"→ ignored (name it numeric to use it as a number)"
+            )
         return "numeric", (
             f"integer with {n_levels} distinct values (> {max_levels}) → numeric"
         )
@@ -484,10 +512,11 @@ def _infer_column(s: pd.Series, max_levels: int) -> tuple[str, str]:  # noqa: C9
         what += _merged_note(values)
     codes = _digit_codes(values) if kind == "text" else None
     if codes is not None:
-        what = codes
-        if n_levels == n_rows - n_missing and n_levels > 1:
-            return _code_role(codes, n_levels, n_rows - n_missing, max_levels)
-    elif n_levels > max_levels:
+        return _code_role(codes, n_levels, n_rows - n_missing, max_levels)
+    dates = _text_dates(values) if kind == "text" else None
+    if dates is not None:
+        return "ignored", _date_reason(dates[0], dates[1], level="each written date")
+    if n_levels > max_levels:
         share, stray = _numeric_looking(values)
         if share >= _NUMERIC_LOOKING_SHARE:
             example = f", e.g. {_short(stray)}" if stray is not None else ""
@@ -521,9 +550,80 @@ def _code_role(what: str, n_levels: int, n_present: int, max_levels: int) -> tup
     if n_levels <= max_levels:
         return "categorical", f"{what} with {n_levels} distinct values (≤ {max_levels}) → categorical"
     return "ignored", (
-        f"{what}, {n_levels} distinct values: identifier-like codes, which as numbers would round into each "
-        f"other → ignored (name it categorical to use each value as a level)"
+        f"{what}, {n_levels:,} distinct values (> {max_levels}): identifier-like codes, such as zip codes or "
+        f"account numbers → ignored (name it categorical to use each value as a level)"
     )
+
+
+def _date_reason(what: str, stamps: pd.Series, *, level: str = "each value") -> str:
+    """Why a column of dates is ignored, with how many distinct days it spans
+    and how to switch it on (as levels: the encoder refuses dates as numbers)."""
+    days = stamps.dropna().dt.normalize()
+    span = f"{days.nunique():,} distinct days, {days.min():%Y-%m-%d} to {days.max():%Y-%m-%d}"
+    return (f"{what}: looks like a date ({span}) → ignored (a date is neither a measurement nor a "
+            f"category; name it categorical to use {level} as a level)")
+
+
+def _as_stamps(values: pd.Series) -> pd.Series:
+    """Datetime, period or Python date/datetime values as timestamps (UTC
+    when they carry time zones, so that mixed zones compare)."""
+    if isinstance(values.dtype, pd.PeriodDtype):
+        return values.dt.to_timestamp()
+    if pd.api.types.is_datetime64_any_dtype(values.dtype):
+        return values
+    return pd.to_datetime(values, errors="coerce", utc=True)
+
+
+def _text_dates(values: pd.Series) -> tuple[str, pd.Series] | None:
+    """Whether every distinct text value parses as a date in one format: ISO
+    8601 (``2024-01-31``, with or without a time) or the single format pandas
+    guesses from the first value (``31/01/2024``, ``Jan 31, 2024``), taken
+    only when it has a day, a month and a year. Returns what the column
+    looks like and the parsed distinct values, or None."""
+    first = values.iloc[0]
+    if not isinstance(first, str) or len(_DIGIT_RUNS.findall(first)) < 2:
+        return None  # a date with a day and a year has two runs of digits at least (cheap: wide tables)
+    uniques = pd.Series(pd.unique(values), dtype=object)
+    if not all(isinstance(v, str) for v in uniques):
+        return None  # bytes
+    uniques = uniques.map(str.strip)
+    first = uniques.iloc[0]
+    if _ISO_DATE.match(first):
+        candidates = ["ISO8601"]
+    else:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # pandas warns when a guess is day-first
+            guesses = (guess_datetime_format(first), guess_datetime_format(first, dayfirst=True))
+        # "May" is a full and an abbreviated month name: both spellings are tried.
+        guesses += tuple(g.replace("%B", "%b") for g in guesses if g)
+        candidates = list(dict.fromkeys(
+            g for g in guesses if g and "%d" in g and ("%Y" in g or "%y" in g) and any(m in g for m in ("%m", "%b", "%B"))))
+    parsed = {}
+    for candidate in candidates:
+        try:
+            parsed[candidate] = pd.to_datetime(uniques, format=candidate)
+        except (ValueError, OverflowError, TypeError):
+            continue
+    if not parsed:
+        return None
+    formats = [f for i, f in enumerate(parsed) if not any(parsed[f].equals(parsed[g]) for g in list(parsed)[:i])]
+    if len(formats) > 1:
+        # 03/04/2024 is March or April: both orders read every value.
+        return (f"text dates in {formats[0]!r} or {formats[1]!r} (day and month order ambiguous)",
+                parsed[formats[0]])
+    what = "ISO 8601 text dates" if formats[0] == "ISO8601" else f"text dates in {formats[0]!r}"
+    return what, parsed[formats[0]]
+
+
+def _fixed_width(values: pd.Series) -> int:
+    """The number of digits every value has, when all are non-negative
+    integers of one width of at least 4 digits (customer numbers, zip codes);
+    else 0."""
+    array = values.to_numpy(dtype=object) if values.dtype == object else values.to_numpy()
+    low, high = int(array.min()), int(array.max())
+    if low < 1000 or len(str(low)) != len(str(high)):
+        return 0
+    return len(str(high))
 
 
 def _beyond_float(values: pd.Series) -> bool:

@@ -665,3 +665,30 @@ def test_a_page_reached_directly_renders_its_own_frame():
     assert not at.exception
     assert at.sidebar.selectbox(key="dataset").value == "fig1_binary"
     assert at.session_state["ctx"].model.n_clusters_ == 3
+
+
+def test_upload_with_zip_codes_and_dates_shows_them_ignored_with_the_reason():
+    rng = np.random.default_rng(4)
+    groups = np.repeat([0, 1], 60)
+    days = pd.Timestamp("2021-03-01") + pd.to_timedelta(rng.integers(0, 400, 120), unit="D")
+    table = pd.DataFrame({
+        "zip": [f"{z:05d}" for z in rng.choice(rng.integers(1000, 99_999, 40), 120)],
+        "visited": days.strftime("%Y-%m-%d"),
+        "spend": groups * 8.0 + rng.normal(0, 1, 120),
+        "visits": groups * 5.0 + rng.normal(0, 1, 120),
+    })
+    at = start()
+    upload(at, "shops.csv", table.to_csv(index=False).encode())
+    assert set(ctx(at).model.feature_names_in_) == {"spend", "visits"}
+    roles = next(frame.value for frame in at.dataframe if "reason" in frame.value.columns).set_index("column")
+    assert roles.loc["zip", "role"] == "ignored" and roles.loc["visited", "role"] == "ignored"
+    assert roles.loc["zip", "reason"].startswith("digit codes with leading zeros (e.g. ")
+    assert "identifier-like codes" in roles.loc["zip", "reason"]
+    assert roles.loc["visited", "reason"].startswith(
+        f"ISO 8601 text dates: looks like a date ({days.normalize().nunique():,} distinct days, "
+        f"{days.min():%Y-%m-%d} to {days.max():%Y-%m-%d}) → ignored")
+    # The reason's way to switch it on works.
+    at.multiselect(key="roles_columns").set_value(["visited"])
+    at.radio(key="roles_role").set_value("categorical")
+    at.form_submit_button[0].click().run()
+    assert not at.exception and "visited" in ctx(at).model.feature_names_in_

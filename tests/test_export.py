@@ -205,3 +205,69 @@ def test_report_escapes_injection_cells():
     page = render_report("=1+1\r<b>", [Section("\r=2", ["\n@x <i>"], [table])])
     assert "<script>alert(1)" not in page and "<b>" not in page and "<i>" not in page
     assert "&lt;/script&gt;&lt;script&gt;alert(1)&lt;/script&gt;" in page
+
+
+def _csv_cells(data: bytes) -> list[list[str]]:
+    import csv
+
+    return list(csv.reader(io.StringIO(data.decode("utf-8"), newline="")))
+
+
+def _written(value) -> str:
+    """A cell as the file holds it, in the labels file's spelling: missing → empty."""
+    return "" if value is None else str(value)
+
+
+def test_labels_csv_of_a_parquet_file_gives_back_every_cell_as_written(tmp_path):
+    import pyarrow.parquet as pq
+
+    from craft.io import read_table
+
+    rng = np.random.default_rng(0)
+    n = 200
+    gaps = rng.random(n) < 0.2
+    frame = pd.DataFrame({
+        "f32": pd.Series(rng.normal(60, 10, n).astype(np.float32)).mask(gaps),
+        "flag": pd.array(rng.random(n) < 0.5, dtype="boolean"),
+        "count": pd.array(rng.integers(-5, 2**60, n), dtype="Int64"),
+        "name": pd.array([f"n{i}" for i in range(n)], dtype="string"),
+    })
+    for column in ("flag", "count", "name"):
+        frame.loc[rng.random(n) < 0.2, column] = pd.NA
+    path = tmp_path / "typed.parquet"
+    frame.to_parquet(path)
+    source = pq.read_table(path)
+    expected = [
+        ["" if v is None else str(np.float32(v)) for v in source.column("f32").to_pylist()],
+        *([_written(v) for v in source.column(c).to_pylist()] for c in ("flag", "count", "name")),
+    ]
+    cells = read_table(path.read_bytes(), name="typed.parquet", as_text=True)
+    rows = _csv_cells(labels_csv(cells, np.zeros(n, dtype=int)))
+    assert rows[0] == ["f32", "flag", "count", "name", "craft_cluster"]
+    written = [list(column) for column in zip(*rows[1:], strict=True)][:4]
+    assert written == expected
+    assert "68.63013458251953" not in written[0] and "<NA>" not in written[1]
+
+
+def test_labels_csv_of_a_workbook_gives_back_every_cell_as_written(tmp_path):
+    import datetime
+
+    import openpyxl
+
+    from craft.io import read_table
+
+    book = openpyxl.Workbook()
+    sheet = book.active
+    sheet.append(["value", "whole", "flag", "code", "day"])
+    rng = np.random.default_rng(1)
+    for i in range(60):
+        sheet.append([None if i % 7 == 0 else float(np.float32(rng.normal(60, 10))), int(rng.integers(-9, 2**50)),
+                      None if i % 5 == 0 else bool(i % 2), f"{i:05d}",
+                      datetime.datetime(2020, 1, 1) + datetime.timedelta(days=i, hours=i % 3)])
+    path = tmp_path / "book.xlsx"
+    book.save(path)
+    source = openpyxl.load_workbook(path).active
+    expected = [[_written(cell.value) for cell in row] for row in source.iter_rows(min_row=2)]
+    cells = read_table(path.read_bytes(), name="book.xlsx", as_text=True)
+    rows = _csv_cells(labels_csv(cells, np.zeros(60, dtype=int)))
+    assert [row[:5] for row in rows[1:]] == expected

@@ -529,6 +529,22 @@ def test_as_text_gives_the_original_cells():
     assert read_table(data, name="t.csv").shape == (2, 3)
 
 
+def test_as_text_of_a_parquet_file_keeps_its_cells(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path = tmp_path / "plain.parquet"
+    pq.write_table(pa.table({
+        "f32": pa.array([68.630135, None, 1e-8], pa.float32()),
+        "big": pa.array([2**60 + 1, None, -3], pa.int64()),
+        "flag": pa.array([True, None, False]),
+    }), path)
+    df = read_table(path.read_bytes(), name="plain.parquet", as_text=True)
+    assert df.to_dict("list") == {"f32": ["68.630135", "", "1e-08"],
+                                  "big": [str(2**60 + 1), "", "-3"],
+                                  "flag": ["True", "", "False"]}
+
+
 def test_nul_byte_refused_wherever_it_is():
     head = b"a,b\n" + b"1,x\n" * 20_000  # well past the first 64 KiB
     with pytest.raises(CraftInputError, match=r"NUL character on line 20002"):

@@ -13,6 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from craft.exceptions import CraftInputError
+from craft.io import read_table
 from craft.schema import Schema, infer_schema
 
 
@@ -202,7 +203,7 @@ def test_long_constant_value_is_shortened_in_the_reason():
 def test_datetimes_are_ignored(values):
     role, reason = infer_one(values)
     assert role == "ignored"
-    assert reason.startswith("datetime") and "not supported" in reason
+    assert reason.startswith("datetime: looks like a date (") and "name it categorical" in reason
 
 
 def test_timedeltas_and_python_dates_are_ignored():
@@ -482,8 +483,89 @@ def test_integers_beyond_float_precision_are_codes_not_numbers():
     assert schema.ignored == ("account", "spread", "n") and schema.categorical == ("branch",)
     assert schema.reasons["account"].startswith("integers beyond 2**53 (e.g. ")
     assert "unique for every row (an identifier) → ignored" in schema.reasons["account"]
-    assert "would round into each other" in schema.reasons["spread"]
+    assert "25 distinct values (> 20): identifier-like codes" in schema.reasons["spread"]
     # Digit codes as text, as read_table keeps them: unique → an identifier, even in a small table.
     codes = infer_schema(pd.DataFrame({"zip": ["01234", "05678", "00042"], "v": [1.0, 2.0, 3.0]}))
     assert codes.ignored == ("zip",)
     assert codes.reasons["zip"] == "digit codes with leading zeros (e.g. '01234'), unique for every row (an identifier) → ignored"
+
+
+def _dated_table(n_rows: int = 5000, seed: int = 0) -> pd.DataFrame:
+    """A table of n_rows with zip codes (leading zeros in some), dates spread over
+    1,846 days, and a measurement."""
+    rng = np.random.default_rng(seed)
+    zips = rng.choice(rng.integers(600, 99_999, 4874), n_rows)
+    days = pd.Timestamp("2019-01-01") + pd.to_timedelta(rng.integers(0, 1846, n_rows), unit="D")
+    return pd.DataFrame({"zip": [f"{z:05d}" for z in zips], "day": days, "spend": rng.gamma(2.0, 30.0, n_rows)})
+
+
+def test_zip_codes_with_leading_zeros_in_a_csv_are_ignored_as_identifiers():
+    table = _dated_table()
+    df = read_table(table.to_csv(index=False).encode(), name="shops.csv")
+    assert df["zip"].tolist() == table["zip"].tolist()  # values as written
+    schema = infer_schema(df)
+    n_zips = table["zip"].nunique()
+    assert schema.role("zip") == "ignored" and schema.role("spend") == "numeric"
+    assert schema.reasons["zip"].startswith(
+        f"digit codes with leading zeros (e.g. {df['zip'][df['zip'].str.startswith('0')].iloc[0]!r}), "
+        f"{n_zips:,} distinct values (> 20): identifier-like codes")
+    assert "name it categorical" in schema.reasons["zip"]
+
+
+@pytest.mark.parametrize(("written", "what"), [
+    ("%Y-%m-%d", "ISO 8601 text dates"),
+    ("%Y-%m-%dT%H:%M", "ISO 8601 text dates"),
+    ("%m/%d/%Y", "text dates in '%m/%d/%Y'"),
+    ("%d.%m.%Y", "text dates in '%d.%m.%Y'"),
+    ("%b %d, %Y", "text dates in '%b %d, %Y'"),
+])
+def test_text_dates_in_a_csv_are_ignored_with_their_days(written, what):
+    table = _dated_table()
+    table["day"] = table["day"].dt.strftime(written)
+    # A first row whose day is past the 12th, so that the day and month order is known.
+    table.loc[0, "day"] = pd.Timestamp("2020-05-23").strftime(written)
+    df = read_table(table.to_csv(index=False).encode(), name="visits.csv")
+    assert df["day"].tolist() == table["day"].tolist()
+    parsed = pd.to_datetime(table["day"], format=written)
+    reason = infer_schema(df).reasons["day"]
+    assert infer_schema(df).role("day") == "ignored"
+    assert reason == (
+        f"{what}: looks like a date ({parsed.dt.normalize().nunique():,} distinct days, "
+        f"{parsed.min():%Y-%m-%d} to {parsed.max():%Y-%m-%d}) → ignored (a date is neither a measurement "
+        f"nor a category; name it categorical to use each written date as a level)")
+
+
+def test_dates_whose_day_and_month_order_is_open_say_so():
+    days = [f"{d:02d}/{m:02d}/2024" for d in range(1, 13) for m in range(1, 13)]
+    role, reason = infer_one(days)
+    assert role == "ignored"
+    assert reason.startswith("text dates in '%m/%d/%Y' or '%d/%m/%Y' (day and month order ambiguous): "
+                             "looks like a date (144 distinct days")
+
+
+@pytest.mark.parametrize("values", [
+    [f"2024-01-{d:02d}" for d in range(1, 29)] + ["soon"],  # one value is no date
+    [str(year) for year in range(1990, 2030)],  # years alone are numbers
+    [f"v{i}.{i % 5}.2" for i in range(40)],
+])
+def test_text_that_is_not_all_dates_is_not_taken_for_dates(values):
+    assert "looks like a date" not in infer_one(values)[1]
+
+
+def test_datetime_columns_give_their_days():
+    table = _dated_table(300)
+    reason = infer_schema(table).reasons["day"]
+    assert reason.startswith(f"datetime: looks like a date ({table['day'].nunique():,} distinct days, "
+                             f"{table['day'].min():%Y-%m-%d} to ")
+
+
+def test_nearly_unique_integers_of_one_width_are_identifiers():
+    rng = np.random.default_rng(3)
+    customers = rng.choice(np.arange(100_000, 999_999), 400, replace=False)
+    customers[:10] = customers[10:20]  # 390 distinct in 400: 97.5 %
+    role, reason = infer_one(customers)
+    assert role == "ignored"
+    assert reason.startswith("integer, nearly unique (390 distinct values in 400 non-missing cells, ≥ 95%) "
+                             "and every value 6 digits long: looks like an identifier → ignored")
+    # Amounts of varying width stay numbers, however unique.
+    assert infer_one(rng.choice(np.arange(50, 50_000), 400, replace=False))[0] == "numeric"
