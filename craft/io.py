@@ -375,7 +375,9 @@ def read_table(
     change stay text as written, with a note: codes with leading zeros
     (``00123``) and integers beyond 2**53 (float64 rounds neighbours into
     one value); :func:`craft.infer_schema` makes them an identifier or
-    categorical.
+    categorical. Parquet keeps its stored types, except an integer column
+    with missing cells and a value beyond 2**53 (pandas would store it as
+    float64): it is read as text as written, with a note.
 
     All-empty rows (blank lines, blank rows of a sheet, lines of only
     delimiters) are dropped and counted in :func:`read_info`; blank lines
@@ -1398,6 +1400,9 @@ def _read_parquet(data: bytes, label: str, options: _Options) -> pd.DataFrame:
         raise CraftInputError(
             f"{label} is not a readable Parquet file: its data are damaged ({_short_error(exc)})"
         ) from None
+    inexact: set[str] = set()
+    if not options.as_text:
+        table, inexact = _inexact_integers_as_text(pa, table)
     names = list(table.column_names)
     duplicated = sorted({n for n in names if names.count(n) > 1})
     nested = {names[i] for i, f in enumerate(table.schema) if pa.types.is_nested(f.type)}
@@ -1437,6 +1442,11 @@ def _read_parquet(data: bytes, label: str, options: _Options) -> pd.DataFrame:
             notes[clean[position]] = (f"nested Parquet {nested_types[name]} column, read as its JSON text "
                                       f"(flatten it into columns to cluster on it)")
             nested_clean.append(clean[position])
+        if name in inexact:
+            column = df.iloc[:, position]
+            df.isetitem(position, column.astype(object).where(column.notna(), np.nan))
+            notes[clean[position]] = ("integers beyond 2**53 beside missing cells, kept as text as written: pandas "
+                                      "stores such a column as float64, which would round neighbours into one value")
         if name in duplicated:
             notes[clean[position]] = _join(notes.get(clean[position]),
                                            f"the file names {names.count(name)} columns {name!r}: renamed "
@@ -1448,6 +1458,27 @@ def _read_parquet(data: bytes, label: str, options: _Options) -> pd.DataFrame:
     # the notes and the nested columns.
     df.attrs["craft_read"] = ReadInfo(label, "parquet", column_notes=notes, nested=info.nested)
     return df
+
+
+def _inexact_integers_as_text(pa, table):
+    """The table with its integer columns that float64 would round cast to their decimal text, and their names.
+
+    pandas stores an integer column with missing cells as float64, exact only
+    up to 2**53; such a column holding a larger integer is read as text as
+    written, as a text file's column of them is (:func:`_digit_codes`).
+    """
+    import pyarrow.compute as pc
+
+    inexact = set()
+    for position, stored in enumerate(table.schema):
+        column = table.column(position)
+        if not (pa.types.is_integer(stored.type) and column.null_count):
+            continue
+        bounds = pc.min_max(column)
+        if max(abs(bounds["min"].as_py() or 0), abs(bounds["max"].as_py() or 0)) > _FLOAT_EXACT:
+            table = table.set_column(position, stored.name, pc.cast(column, pa.string()))
+            inexact.add(stored.name)
+    return table, inexact
 
 
 def _short_error(exc: Exception, limit: int = 160) -> str:

@@ -1053,3 +1053,22 @@ def test_cli_sheet_option_reads_the_named_sheet_and_prints_the_sheet_read(tmp_pa
     csv_path.write_text("x,g\n1,a\n2,b\n")
     assert main(["fit", str(csv_path), "--sheet", "data"]) == 2
     assert "is not an Excel workbook; leave --sheet out" in capsys.readouterr().err
+
+
+def test_parquet_integers_beside_missing_cells_beyond_2_53_stay_exact(tmp_path):
+    # float64, pandas' type for integers with missing cells, would round 2**60 + 1 into 2**60.
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path = tmp_path / "ids.parquet"
+    big = 2**60
+    pq.write_table(pa.table({"id": pa.array([big + 1, None, big], pa.int64()),
+                             "small": pa.array([1, None, 3], pa.int64()),
+                             "x": [0.5, 1.5, 2.5]}), path)
+    df = read_table(path)
+    assert df["id"].tolist()[0] == str(big + 1) and df["id"].tolist()[2] == str(big)
+    assert pd.isna(df["id"].iloc[1])
+    assert "2**53" in df.attrs["craft_read"].column_notes["id"]
+    # Within 2**53 the integers are exact as floats: the column stays numeric.
+    assert df["small"].dtype == np.float64 and df["small"].iloc[2] == 3.0
+    assert "small" not in df.attrs["craft_read"].column_notes
