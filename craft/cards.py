@@ -251,37 +251,39 @@ def level_evidence(model, cluster: int) -> pd.DataFrame:
         alone) and ``direction`` ("over", "under" or "as overall").
     """
     columns = _feature_order(model, cluster, "categorical")
-    n_numeric = len(model.schema_.numeric)
+    if columns.size == 0:
+        return pd.DataFrame({name: pd.Series(dtype=_LEVEL_DTYPES.get(name, float)) for name in LEVEL_COLUMNS})
+    features = columns - len(model.schema_.numeric)
     template = model.encoder_.template()
     level_counts = model.statistics_.level_counts
     totals = _engine.level_totals(template, level_counts)
     shares, overall = level_shares(model)
     names = model.encoder_.level_names()
-    pieces = []
-    for column in columns:
-        q = column - n_numeric
-        window = slice(int(template.offsets[q]), int(template.offsets[q] + template.n_levels[q]))
-        count = np.rint(level_counts[cluster, window])
-        holding = np.rint(level_counts[:, window].sum(axis=0))
-        drawn, cells = float(totals[cluster, q]), float(totals[:, q].sum())
-        v, p = _hypergeometric_v(count, holding, drawn, cells)
-        piece = pd.DataFrame({
-            "feature": model.engine_features_[column],
-            "selected": bool(model.selection_.selected[cluster, column]),
-            "rank": int(model.selection_.rank[cluster, column]),
-            "level": names[q],
-            "count": count.astype(np.int64),
-            "n_cells": int(drawn),
-            "cluster_share": shares[cluster, window],
-            "overall_share": overall[window],
-            "expected": drawn * holding / max(cells, 1.0),
-            "v_test": v,
-            "p_value": p,
-        })
-        pieces.append(piece.sort_values("v_test", ascending=False, kind="stable"))
-    if not pieces:
-        return pd.DataFrame({name: pd.Series(dtype=_LEVEL_DTYPES.get(name, float)) for name in LEVEL_COLUMNS})
-    frame = pd.concat(pieces, ignore_index=True)
+    # Every level of every feature at once, the features in ``columns``' order (a wide table has 10,000s).
+    n_levels = template.n_levels[features]
+    owner = np.repeat(np.arange(features.size), n_levels)
+    first = np.cumsum(n_levels) - n_levels
+    levels = template.offsets[features][owner] + np.arange(owner.size) - first[owner]
+    count = np.rint(level_counts[cluster, levels])
+    holding = np.rint(level_counts[:, levels].sum(axis=0))
+    drawn = totals[cluster, features][owner]
+    cells = totals[:, features].sum(axis=0)[owner]
+    v, p = _hypergeometric_v(count, holding, drawn, cells)
+    frame = pd.DataFrame({
+        "feature": np.asarray(model.engine_features_, dtype=object)[columns][owner],
+        "selected": model.selection_.selected[cluster, columns][owner].astype(bool),
+        "rank": model.selection_.rank[cluster, columns][owner].astype(np.int64),
+        "level": [name for feature in features for name in names[feature]],
+        "count": count.astype(np.int64),
+        "n_cells": drawn.astype(np.int64),
+        "cluster_share": shares[cluster, levels],
+        "overall_share": overall[levels],
+        "expected": drawn * holding / np.maximum(cells, 1.0),
+        "v_test": v,
+        "p_value": p,
+    })
+    # Within a feature, from the most over- to the most under-represented level (stable among ties).
+    frame = frame.iloc[np.lexsort((-v, owner))].reset_index(drop=True)
     frame["direction"] = np.select([frame["v_test"] > 0, frame["v_test"] < 0], ["over", "under"], "as overall")
     frame["p_adjusted"] = _adjusted(frame["p_value"].to_numpy())
     return frame[LEVEL_COLUMNS]
@@ -291,18 +293,39 @@ _LEVEL_DTYPES = {"feature": object, "selected": bool, "rank": np.int64, "level":
                  "n_cells": np.int64, "direction": object}
 
 
-def _hypergeometric_v(count: np.ndarray, holding: np.ndarray, drawn: float, cells: float) -> tuple[np.ndarray, np.ndarray]:
-    """v-test and two-sided p of ``count`` among ``drawn`` cells, ``holding`` of all ``cells`` having the level."""
-    if drawn == 0 or cells == 0:
-        return np.zeros_like(count), np.ones_like(count)
-    law = stats.hypergeom(int(cells), holding.astype(np.int64), int(drawn))
+#: Below this a tail probability is recomputed in logs (a float64 keeps 15 digits down to about 1e-307).
+_SMALLEST_TAIL = 1e-300
+
+
+def _hypergeometric_v(count: np.ndarray, holding: np.ndarray, drawn: np.ndarray,
+                      cells: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """v-test and two-sided p of each ``count`` among ``drawn`` cells, ``holding`` of all ``cells`` having the level.
+
+    Element-wise over the four arrays; where a feature has no counted cell
+    (``drawn`` or ``cells`` 0) there is nothing to test: v = 0, p = 1.
+    """
+    v, p = np.zeros(count.shape), np.ones(count.shape)
+    tested = (drawn > 0) & (cells > 0)
+    if not tested.any():
+        return v, p
+    count, holding, drawn, cells = count[tested], holding[tested], drawn[tested], cells[tested]
+    law = stats.hypergeom(cells.astype(np.int64), holding.astype(np.int64), drawn.astype(np.int64))
+    tail = np.minimum(law.sf(count - 1.0), law.cdf(count))
+    # The tails in logs only where they underflow: scipy's logsf/logcdf of the hypergeometric loop in
+    # Python, about a millisecond a level (a minute for a 10,000-column table).
+    tiny = tail < _SMALLEST_TAIL
     with np.errstate(divide="ignore"):
-        log_tail = np.minimum(law.logsf(count - 1.0), law.logcdf(count))
+        log_tail = np.log(tail)
+        if tiny.any():
+            rare = stats.hypergeom(cells[tiny].astype(np.int64), holding[tiny].astype(np.int64),
+                                   drawn[tiny].astype(np.int64))
+            log_tail[tiny] = np.minimum(rare.logsf(count[tiny] - 1.0), rare.logcdf(count[tiny]))
     log_p = np.minimum(0.0, np.log(2.0) + log_tail)
     expected = drawn * holding / cells
     # Φ⁻¹(1 - p/2) from log p: exact where p underflows (a very large cluster, a very rare level).
-    v = np.sign(count - expected) * -special.ndtri_exp(log_p - np.log(2.0))
-    return v + 0.0, np.exp(log_p)  # + 0.0: no "-0" for a level at its expected count
+    v[tested] = np.sign(count - expected) * -special.ndtri_exp(log_p - np.log(2.0)) + 0.0  # + 0.0: no "-0"
+    p[tested] = np.exp(log_p)
+    return v, p
 
 
 def _adjusted(p: np.ndarray) -> np.ndarray:
@@ -450,13 +473,15 @@ def _rule_design(model, data: EncodedData, cluster: int, levels: pd.DataFrame) -
     incomplete = {feature for feature, column in values.items() if np.isnan(column).any()}
     names = model.encoder_.level_names()
     listed, level_names = {}, {}
-    # One pass over the card's levels: a mask per feature would cost features × levels on a wide table.
-    by_feature = dict(tuple(levels[["feature", "level", "v_test"]].groupby("feature", sort=False)))
+    # Every feature's strongest levels in one sort (a wide table has 10,000s of features): by feature,
+    # then by |v| from the largest, ties in the card's order.
+    feature_codes = pd.factorize(levels["feature"])[0]
+    ranked = levels.iloc[np.lexsort((-np.abs(levels["v_test"].to_numpy()), feature_codes))]
+    strongest = ranked[ranked.groupby("feature", sort=False).cumcount().to_numpy() < RULE_LEVELS]
+    strongest_levels = strongest.groupby("feature", sort=False)["level"].agg(list).to_dict()
     for j in (int(j) for j in selected if j >= n_numeric):
         feature, q = model.engine_features_[j], j - n_numeric
-        strength = by_feature.get(feature, levels.iloc[:0])
-        strongest = strength.loc[strength["v_test"].abs().sort_values(ascending=False, kind="stable").index]
-        chosen = sorted(names[q].index(level) for level in strongest["level"].head(RULE_LEVELS))
+        chosen = sorted(names[q].index(level) for level in strongest_levels.get(feature, []))
         listed[j] = np.asarray(chosen, dtype=np.int64)
         columns += [(feature, names[q][code]) for code in chosen]
         level_names[feature] = names[q]

@@ -161,9 +161,12 @@ class Encoder:
     # eta_0 and the numeric variances of the fitted table travel with every later encoding.
     fitted_eta0_: np.ndarray = field(default=_UNFITTED, repr=False)
     fitted_var_: np.ndarray = field(default=_UNFITTED, repr=False)
+    # template() of the current fit: encoding no rows of a 10,000-column table takes seconds.
+    _template: EncodedData | None = field(default=None, init=False, repr=False, compare=False)
 
     def fit_transform(self, table: pd.DataFrame) -> EncodedData:
         """Learn imputation values, scales and levels from ``table``; encode it."""
+        self._template = None
         raw, n_missing = self._scanned_block(table)
         self.n_imputed_ = {} if self.marginalise else {name: int(n) for name, n in zip(self.numeric, n_missing, strict=True) if n}
         observed = len(table) - n_missing
@@ -241,10 +244,15 @@ class Encoder:
         return data
 
     def template(self) -> EncodedData:
-        """An encoding of no rows: the fitted global tables (eta_0, means, variances, level offsets)."""
-        empty = {name: pd.Series([], dtype=np.float64) for name in self.numeric}
-        empty.update({name: pd.Series([], dtype=object) for name in self.categorical})
-        return self.transform(pd.DataFrame(empty))
+        """An encoding of no rows: the fitted global tables (eta_0, means, variances, level offsets).
+
+        Computed once per fit; callers read it and never write to it.
+        """
+        if self._template is None:
+            empty = {name: pd.Series([], dtype=np.float64) for name in self.numeric}
+            empty.update({name: pd.Series([], dtype=object) for name in self.categorical})
+            self._template = self.transform(pd.DataFrame(empty))
+        return self._template
 
     def level_names(self) -> list[list[str]]:
         """Display names of every categorical feature's levels, in code order.
