@@ -59,7 +59,8 @@ def test_a_link_to_a_page_on_a_fresh_make_run_server_lists_the_pages_by_title(br
         page.wait_for_selector("[data-testid='stHeading']:has-text('Teach')", timeout=120_000)
         # A link's text is its icon's name, then its title.
         links = [text.strip().splitlines()[-1] for text in page.locator("[data-testid='stSidebarNav'] a").all_inner_texts()]
-        assert links == ["Data", "Tune & see", "Evaluate", "Teach", "Compare", "What-if", "Export"], links
+        titles = re.findall(r'st\.Page\("pages/\w+\.py", title="([^"]+)"', (ROOT / "app.py").read_text())
+        assert len(titles) >= 8 and links == titles, (links, titles)
         context.close()
     finally:
         server.stop()
