@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from craft import CRAFT, CraftInputError, _engine
 from craft.encoding import Encoder
 from craft.metrics import planted_agreement
-from craft.priors import prior_terms
+from craft.priors import MIN_OWN_WEIGHT, prior_terms
 from engine_options import engine_options
 from craft.synthetic import FIGURES
 
@@ -120,7 +120,7 @@ def test_shrink_near_zero_rho_selects_one_common_set_when_missingness_depends_on
 )
 def test_shrink_near_zero_rho_selects_one_common_set_on_any_table(seed, n_clusters, budget, m):
     # Each cluster loses each feature's cells at its own rate (0 to 90 %), so n_kd differs between
-    # the features of a cluster; at rho = 1e-12 m(1-m) the own scores are below the tie rounding.
+    # the features of a cluster; at the smallest rho allowed every cluster ranks the pooled scores.
     rng = np.random.default_rng(seed)
     n = 120
     labels = np.sort(rng.integers(n_clusters, size=n))
@@ -137,7 +137,7 @@ def test_shrink_near_zero_rho_selects_one_common_set_on_any_table(seed, n_cluste
     stats = _engine.statistics(data, labels, n_clusters)
     _, variances = _engine.raw_variances(stats, data)
     log_eta = _engine.log_eta(data, stats, 0.1)
-    opts = engine_options(prior_terms(m, _rho(m, 1e-12)), 1.0, budget=budget, eps_v=1.0, eps_c=0.3,
+    opts = engine_options(prior_terms(m, _rho(m, MIN_OWN_WEIGHT * 1.000001)), 1.0, budget=budget, eps_v=1.0, eps_c=0.3,
                           rho_selection="shrink")
     mask = _engine.select_features(data, stats, variances, log_eta, opts)
     assert (mask == mask[0]).all(), mask
@@ -207,18 +207,21 @@ def test_shrink_at_small_rho_selects_one_common_set(name, params):
     assert not (paper.feature_mask_ == paper.feature_mask_[0]).all()
 
 
-def test_a_pooled_tie_splits_clusters_at_small_rho_and_stays_a_tie_below_the_rounding():
+def test_a_pooled_tie_at_the_cut_is_broken_by_each_clusters_own_term_down_to_the_smallest_rho():
     # Figure 1(a), seed 14: three features have equal pooled gains at the fixed budget's cut (ranks 8-10).
-    # At rho = 1e-6 m(1-m) each cluster's own gain breaks that tie its own way; at 1e-12 m(1-m) the own
-    # term is below the 10-digit rounding of the scores, the tie goes to the lower index in every cluster.
-    X, _, _ = FIGURES["fig1_binary"](random_state=14)
-
-    def mask(share):
-        model = CRAFT(k=3, m=1 / 3, rho=_rho(1 / 3, share), rho_selection="shrink", random_state=14).fit(X)
+    # Each cluster's own gain breaks that tie its own way at rho = 1e-6 m(1-m) and still at the smallest
+    # rho allowed (MIN_OWN_WEIGHT m(1-m)), where the own term moves a score by 1e-9 of itself: more than
+    # the 10-digit rounding of the scores. A seed without such a tie selects one common set there.
+    def mask(seed, share):
+        X, _, _ = FIGURES["fig1_binary"](random_state=seed)
+        model = CRAFT(k=3, m=1 / 3, rho=_rho(1 / 3, share), rho_selection="shrink", random_state=seed).fit(X)
         return model.feature_mask_
 
-    split, common = mask(1e-6), mask(1e-12)
-    assert not (split == split[0]).all()
+    smallest = MIN_OWN_WEIGHT * 1.000001
+    for share in (1e-6, smallest):
+        split = mask(14, share)
+        assert not (split == split[0]).all()
+    common = mask(0, smallest)
     assert (common == common[0]).all()
 
 
