@@ -49,8 +49,8 @@ from .exceptions import CraftInputError
 from .io import PATH_COLUMN, read_info, read_table, typed_part
 from .limits import _available_memory, _env_int, check_table_shape
 
-#: The app's first port when --port is not given (Streamlit's), how many after it are tried, and its first table.
-_APP_PORT, _APP_PORT_TRIES, _APP_DEFAULT_DATA = 8501, 100, "fig1_binary"
+#: The app's first port when --port is not given (Streamlit's) and how many after it are tried.
+_APP_PORT, _APP_PORT_TRIES = 8501, 100
 _DEFAULTS = {name: p.default for name, p in inspect.signature(CRAFT.__init__).parameters.items() if name != "self"}
 _PARQUET = (".parquet", ".pq")
 _TEXT = {".csv": ",", ".tsv": "\t", ".tab": "\t", ".txt": None}
@@ -128,7 +128,7 @@ def _parser() -> argparse.ArgumentParser:
     app.add_argument("data", metavar="DATA", nargs="?", default=None,
                      help="a table file (CSV/TSV/text, Parquet, Excel), opened as if uploaded on the Data page, or the "
                      "name of a bundled example (the app's list: the paper's synthetic sets and `craft datasets`). "
-                     f"Default: the example {_APP_DEFAULT_DATA}")
+                     "Default: the app's own first example, the paper's Figure 1(a)")
     app.add_argument("--port", type=int, default=None,
                      help=f"the port to serve on; it must be free (default: the first free port from {_APP_PORT})")
     app.add_argument("--host", default="localhost",
@@ -839,9 +839,10 @@ def _run_app(args) -> int:
     else:
         os.environ[state.START_DATA_ENV] = start
     shown = "localhost" if args.host in ("localhost", "127.0.0.1", "0.0.0.0", "::", "") else args.host
-    print(f"CRAFT Explorer ({args.data or _APP_DEFAULT_DATA}): http://{shown}:{port}  (starting; Ctrl+C stops it)", flush=True)
-    serve.main(["--server.port", str(port), "--server.address", args.host,
-                "--server.headless", "false" if args.browser else "true", "--browser.gatherUsageStats", "false"])
+    print(f"CRAFT Explorer ({args.data or state.DEFAULT_DATASET}): http://{shown}:{port}  (starting; Ctrl+C stops it)", flush=True)
+    # Without --no-browser, Streamlit decides: it opens a tab unless it finds no display (Linux without DISPLAY).
+    headless = [] if args.browser else ["--server.headless", "true"]
+    serve.main(["--server.port", str(port), "--server.address", args.host, *headless, "--browser.gatherUsageStats", "false"])
     return 0
 
 
