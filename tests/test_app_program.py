@@ -49,6 +49,17 @@ def test_a_file_the_app_cannot_read_is_refused_with_the_apps_reason(capsys, tmp_
     assert status == 2 and "is a folder" in err, err
 
 
+def test_parquet_excel_and_example_names_pass_the_checks_as_the_app_will_open_them(tmp_path):
+    from explorer import services
+
+    X, _ = datasets.load("zoo")
+    for name, write in (("zoo.parquet", X.to_parquet), ("zoo.xlsx", X.to_excel)):
+        write(tmp_path / name)
+        assert cli._app_data(str(tmp_path / name), services) == str((tmp_path / name).resolve())
+    assert cli._app_data("splice", services) == "splice"
+    assert cli._app_data(None, services) is None
+
+
 def test_a_port_in_use_is_refused_and_without_port_the_next_free_one_is_taken(capsys, monkeypatch):
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as busy:
         busy.bind(("127.0.0.1", 0))
