@@ -163,6 +163,9 @@ def test_the_installed_craft_app_opens_a_file_and_draws_the_mask_heatmap(install
         assert_clean(page)
         sidebar = page.locator("[data-testid='stSidebar']").inner_text()
         assert "Your file animals.csv" in sidebar, sidebar
+        # The server settings beside app.py apply from any working folder: toolbarMode "viewer" hides the
+        # Deploy button that Streamlit shows by default on localhost.
+        assert page.locator("[data-testid='stAppDeployButton']").count() == 0
         go_to(page, "Tune & see")
         figure = mask_figure(page)
         assert set(figure["x"]) <= set(table.columns) and len(figure["x"]) >= 10, figure["x"]
