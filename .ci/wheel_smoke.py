@@ -9,6 +9,7 @@ Usage: python wheel_smoke.py [--core-only]
 """
 
 import importlib.util
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -19,6 +20,17 @@ from craft import CRAFT, datasets, metrics
 here = Path(craft.__file__).resolve().parent
 assert "site-packages" in here.parts, f"craft imported from {here}, not from the installed wheel"
 assert (here / "py.typed").is_file(), "py.typed is missing from the wheel"
+
+# The app ships beside the library under craft_app/: its entry point, every page it lists, its package and
+# the server settings Streamlit reads beside the entry point.
+spec = importlib.util.find_spec("craft_app")
+assert spec is not None and spec.submodule_search_locations, "craft_app (the app) is missing from the wheel"
+app = Path(next(iter(spec.submodule_search_locations)))
+pages = re.findall(r'st\.Page\("([^"]+)"', (app / "app.py").read_text())
+assert len(pages) >= 8, pages
+for name in (*pages, "explorer/__init__.py", "explorer/serve.py", ".streamlit/config.toml"):
+    assert (app / name).is_file(), f"{name} is missing from the wheel's craft_app/"
+assert not (here.parent / "pages").exists() and not (here.parent / "app.py").exists(), "the app must not land at the top of site-packages"
 
 X, y = datasets.load("wine")
 assert X.shape == (178, 13), X.shape
@@ -46,9 +58,11 @@ if "--core-only" in sys.argv:
         capture_output=True, text=True, check=False,
     )
     assert cli.returncode == 1 and "craft-explorer[cli]" in cli.stderr, (cli.returncode, cli.stderr)
+    cli = subprocess.run([str(Path(sys.executable).parent / "craft"), "app", "zoo"], capture_output=True, text=True, check=False)
+    assert cli.returncode == 1 and "craft-explorer[app]" in cli.stderr, (cli.returncode, cli.stderr)
     cli = subprocess.run(
         [str(Path(sys.executable).parent / "craft"), "fit", "zoo", "--k", "7", "--n-init", "2"],
         capture_output=True, text=True, check=False,
     )
     assert cli.returncode == 0, cli.stderr
-    print("core install: no extras, each missing one named; craft fit zoo runs")
+    print("core install: no extras, each missing one named (craft app too); craft fit zoo runs")

@@ -12,6 +12,10 @@ Examples
     tcp://host:8786`` uses a running cluster instead.
 ``craft datasets``
     The bundled datasets.
+``craft app data.csv``
+    The app (``pip install 'craft-explorer[app]'``) with ``data.csv`` loaded,
+    on the first free port from 8501; ``--port`` and ``--no-browser`` as in
+    ``streamlit run`` / ``jupyter lab``.
 
 Exit status: 0 on success, 2 for invalid input (a bad option value, a
 missing or unreadable file, a column that does not exist: the message is
@@ -23,9 +27,12 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import errno
+import importlib.util
 import inspect
 import json
 import os
+import socket
 import stat
 import sys
 import time
@@ -42,6 +49,8 @@ from .exceptions import CraftInputError
 from .io import PATH_COLUMN, read_info, read_table, typed_part
 from .limits import _available_memory, _env_int, check_table_shape
 
+#: The app's first port when --port is not given (Streamlit's) and how many after it are tried.
+_APP_PORT, _APP_PORT_TRIES = 8501, 100
 _DEFAULTS = {name: p.default for name, p in inspect.signature(CRAFT.__init__).parameters.items() if name != "self"}
 _PARQUET = (".parquet", ".pq")
 _TEXT = {".csv": ",", ".tsv": "\t", ".tab": "\t", ".txt": None}
@@ -108,6 +117,23 @@ def _parser() -> argparse.ArgumentParser:
 
     listing = commands.add_parser("datasets", help="list the bundled datasets", description="List the bundled datasets.")
     listing.set_defaults(command="datasets", run=_run_datasets)
+
+    app = commands.add_parser(
+        "app",
+        help="open the app (pip install 'craft-explorer[app]')",
+        description="Start the CRAFT Explorer app and print its address; Ctrl+C stops it. Every browser tab "
+        "opened on the address starts with DATA loaded (a link that names a dataset opens that one).",
+    )
+    app.set_defaults(command="app", run=_run_app)
+    app.add_argument("data", metavar="DATA", nargs="?", default=None,
+                     help="a table file (CSV/TSV/text, Parquet, Excel), opened as if uploaded on the Data page, or the "
+                     "name of a bundled example (the app's list: the paper's synthetic sets and `craft datasets`). "
+                     "Default: the app's own first example, the paper's Figure 1(a)")
+    app.add_argument("--port", type=int, default=None,
+                     help=f"the port to serve on; it must be free (default: the first free port from {_APP_PORT})")
+    app.add_argument("--host", default="localhost",
+                     help="the address to listen on (default localhost: this machine only; 0.0.0.0 serves every network)")
+    app.add_argument("--no-browser", dest="browser", action="store_false", help="do not open a browser tab")
 
     fit = commands.add_parser(
         "fit",
@@ -789,3 +815,105 @@ def _report(model, result, messages, out: Path | None) -> None:
     if out is not None:
         written = sorted(str(path) for path in out.iterdir() if path.name.startswith(("labels.", "masks.", "summary.")))
         print("wrote " + ", ".join(written))
+
+
+# ----------------------------------------------------------------------
+# craft app
+
+
+def _run_app(args) -> int:
+    """Check DATA and the port, then serve the app in this process (Streamlit's server; returns when it stops)."""
+    root = _app_root()
+    for module, package in (("streamlit", "streamlit"), ("plotly", "plotly")):
+        require(module, package=package, extra="app", needed_for="craft app")
+    # The app imports its package `explorer` from the folder of app.py, as Streamlit runs it; the checks and the
+    # warm-up import it from there too, so that the server and the sessions share one copy of each module.
+    if str(root) not in sys.path:
+        sys.path.insert(0, str(root))
+    from explorer import serve, services, state
+
+    start = _app_data(args.data, services)
+    port = _app_port(args.host, args.port)
+    if start is None:
+        os.environ.pop(state.START_DATA_ENV, None)
+    else:
+        os.environ[state.START_DATA_ENV] = start
+    shown = "localhost" if args.host in ("localhost", "127.0.0.1", "0.0.0.0", "::", "") else args.host
+    print(f"CRAFT Explorer ({args.data or state.DEFAULT_DATASET}): http://{shown}:{port}  (starting; Ctrl+C stops it)", flush=True)
+    # Without --no-browser, Streamlit decides: it opens a tab unless it finds no display (Linux without DISPLAY).
+    headless = [] if args.browser else ["--server.headless", "true"]
+    serve.main(["--server.port", str(port), "--server.address", args.host, *headless, "--browser.gatherUsageStats", "false"])
+    return 0
+
+
+def _app_root() -> Path:
+    """The folder of app.py that goes with this copy of craft: the clone it lies in, or the installed craft_app."""
+    clone = Path(__file__).resolve().parent.parent
+    if (clone / "app.py").is_file() and (clone / "explorer" / "serve.py").is_file():
+        return clone
+    spec = importlib.util.find_spec("craft_app")
+    if spec is not None and spec.submodule_search_locations:
+        return Path(next(iter(spec.submodule_search_locations)))
+    raise ImportError(f"craft app: the app's files (craft_app/app.py) are not installed beside craft at {clone}; "
+                      f"reinstall: pip install --force-reinstall 'craft-explorer[app]'")
+
+
+def _app_data(data: str | None, services) -> str | None:
+    """What the sessions open with: None (the default example), an example's name, or a readable table's full path.
+
+    A file is read here with the app's own reader (``explorer.services.load_upload``), so a table the app
+    cannot cluster is refused before the server starts, with the message the Data page would show.
+    """
+    if data is None:
+        return None
+    path = Path(data)
+    if not path.exists():
+        if data in services.EXAMPLES:
+            return data
+        raise CraftInputError(f"{data!r} is neither a file nor a bundled example (examples: {', '.join(services.EXAMPLES)}).")
+    _check_regular_file(path, in_memory=True)
+    if path.is_dir():
+        raise CraftInputError(f"{data!r} is a folder; the app opens one table file (CSV/TSV/text, Parquet, Excel).")
+    try:
+        content = path.read_bytes()
+    except OSError as error:
+        raise CraftInputError(f"cannot read {data!r}: {error.strerror or error}.") from None
+    try:
+        services.load_upload(content, path.name)
+    except CraftInputError as error:
+        raise CraftInputError(f"{data!r}: {error}") from None
+    return str(path.resolve())
+
+
+def _app_port(host: str, port: int | None) -> int:
+    """``port`` when it is free (else an input error), or the first free port from :data:`_APP_PORT`."""
+    if port is not None:
+        if not 1 <= port <= 65535:
+            raise CraftInputError(f"--port={port} must be between 1 and 65535.")
+        if not _port_free(host, port):
+            raise CraftInputError(f"port {port} is in use on {host}: give another --port, or leave --port out to take the "
+                                  f"first free port from {_APP_PORT}.")
+        return port
+    for candidate in range(_APP_PORT, _APP_PORT + _APP_PORT_TRIES):
+        if _port_free(host, candidate):
+            return candidate
+    raise CraftInputError(f"ports {_APP_PORT}-{_APP_PORT + _APP_PORT_TRIES - 1} are all in use on {host}: give a free one with --port.")
+
+
+def _port_free(host: str, port: int) -> bool:
+    """Whether the server could listen on ``host:port`` (every address the name has, as Tornado binds them)."""
+    try:
+        addresses = socket.getaddrinfo(host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except socket.gaierror as error:
+        raise CraftInputError(f"--host {host!r} is not an address of this machine: {error.strerror or error}.") from None
+    for family, kind, proto, _, address in addresses:
+        with socket.socket(family, kind, proto) as probe:
+            # Tornado sets SO_REUSEADDR: a port left in TIME_WAIT is free for it, one with a listener is not.
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                probe.bind(address)
+            except OSError as error:
+                if error.errno == errno.EADDRNOTAVAIL:  # e.g. ::1 of localhost without IPv6; Tornado skips it too
+                    continue
+                return False
+    return True

@@ -12,12 +12,17 @@ from __future__ import annotations
 
 import json
 import math
+import os
+from pathlib import Path
 from typing import Any
 
 import streamlit as st
 from streamlit.runtime.state.session_state_proxy import get_session_state
 
-from .services import EXAMPLE_ROWS, PRESETS, FitParams
+from craft import CraftInputError
+from craft.io import table_fingerprint
+
+from .services import EXAMPLE_ROWS, EXAMPLES, PRESETS, FitParams, load_upload, suggested_k, upload_key
 
 #: Default dataset: the paper's Figure 1(a).
 DEFAULT_DATASET = "fig1_binary"
@@ -92,6 +97,9 @@ _SESSION_DEFAULTS: dict[str, Any] = {
 }
 
 NO_LABEL = ""
+#: The table a new session opens with when its link names no dataset: a bundled example's name or the path
+#: of a file on the server (``craft app DATA`` sets it). Unset: :data:`DEFAULT_DATASET`.
+START_DATA_ENV = "CRAFT_APP_DATA"
 #: The dataset picker's option for the session's uploaded file.
 UPLOAD = "(uploaded file)"
 
@@ -109,7 +117,9 @@ def init_session() -> None:
         st.session_state["_url_ignored"] = []
         _drop_non_finite_numbers(params)
         dataset = params.get("dataset")
-        if dataset == UPLOAD and st.session_state.get("upload") is None:
+        if dataset is None and os.environ.get(START_DATA_ENV):
+            _open_start_data(os.environ[START_DATA_ENV])
+        elif dataset == UPLOAD and st.session_state.get("upload") is None:
             # Uploaded tables never travel in a link: say so instead of showing another dataset.
             st.session_state["upload_link"] = True
         elif dataset in PRESETS:
@@ -139,6 +149,46 @@ def init_session() -> None:
             else:
                 st.session_state["_url_ignored"].append(
                     ("roles", params.get("roles"), 'not a JSON object such as {"column": "numeric"}'))
+
+
+def _open_start_data(value: str) -> None:
+    """Open the server's table (:data:`START_DATA_ENV`): an example as if picked, a file as if uploaded."""
+    if value in EXAMPLES:
+        st.session_state["dataset"] = value
+        if value in PRESETS:
+            apply_preset(value)
+        return
+    path = Path(value)
+    try:
+        accept_upload(path.read_bytes(), path.name)
+    except OSError as problem:
+        st.session_state["upload_error"] = f"Not loaded: cannot read {value!r}: {problem.strerror or problem}."
+    except CraftInputError as problem:
+        st.session_state["upload_error"] = f"Not loaded: {problem}"
+
+
+def accept_upload(content: bytes, name: str) -> None:
+    """Make the table in ``content`` (file name ``name``) the session's upload and switch to it.
+
+    Raises
+    ------
+    CraftInputError
+        When the table cannot be clustered (:func:`explorer.services.load_upload`'s message); the session's
+        data are then unchanged.
+    """
+    data = load_upload(content, name)
+    sha = table_fingerprint(content)
+    st.session_state["upload"] = dict(name=name, data=content, sha=sha, tokens_in_text=False, sheet=None)
+    st.session_state["_data"] = (upload_key(sha), data)
+    st.session_state["upload_error"] = None
+    st.session_state["dataset"] = UPLOAD
+    for key in ("upload_markers_in_text", "upload_sheet"):
+        st.session_state.pop(key, None)
+    reset_data_choices()
+    if not st.session_state.get("upload_link"):
+        # A new table: the defaults and a k of its own (a shared link's parameters are kept).
+        on_new_upload(suggested_k(data))
+    st.session_state["upload_link"] = False
 
 
 def _drop_non_finite_numbers(params) -> None:

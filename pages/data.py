@@ -3,10 +3,10 @@
 import streamlit as st
 
 from craft import CraftInputError
-from craft.io import read_info, table_fingerprint
+from craft.io import read_info
 from craft.limits import table_limits
 from explorer import context, state
-from explorer.services import column_report, k_advice, load_upload, reading_notes, suggested_k, upload_key
+from explorer.services import column_report, k_advice, load_upload, reading_notes
 from explorer.ui import error, esc, note
 
 UPLOAD_TYPES = ["csv", "tsv", "tab", "txt", "parquet", "pq", "xlsx", "xlsm", "xls"]
@@ -20,24 +20,10 @@ def _on_upload() -> None:
     uploaded = st.session_state.get("uploader")
     if uploaded is None:
         return
-    content = uploaded.getvalue()
     try:
-        data = load_upload(content, uploaded.name)
+        state.accept_upload(uploaded.getvalue(), uploaded.name)
     except CraftInputError as problem:
         st.session_state["upload_error"] = f"Not loaded: {problem}"
-        return
-    sha = table_fingerprint(content)
-    st.session_state["upload"] = dict(name=uploaded.name, data=content, sha=sha, tokens_in_text=False, sheet=None)
-    st.session_state["_data"] = (upload_key(sha), data)
-    st.session_state["upload_error"] = None
-    st.session_state["dataset"] = state.UPLOAD
-    for key in ("upload_markers_in_text", "upload_sheet"):
-        st.session_state.pop(key, None)
-    state.reset_data_choices()
-    if not st.session_state.get("upload_link"):
-        # A new table: the defaults and a k of its own (a shared link's parameters are kept).
-        state.on_new_upload(suggested_k(data))
-    st.session_state["upload_link"] = False
 
 
 def _on_reading_options() -> None:
