@@ -1,0 +1,121 @@
+"""``noise=True``: rows that fit no cluster are labelled -1 and left out of the clusters.
+
+A row fits no cluster by CRAFT's own opening test (``_engine.opening_candidates``):
+its cost to every cluster exceeds ``lam + D F0``. These tests build such rows
+far from planted clusters, draw rows from the clusters, check by hand that the
+statistics leave the noise rows out, and that ``noise=False`` is the fit as it
+was before the option existed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from craft import CRAFT, CraftInputError, _engine
+from craft.datasets import dataset_schema, load
+from craft.synthetic import fig2_numeric
+
+#: A table a hand can check: two groups of three rows and one row far from both.
+TINY = pd.DataFrame({
+    "a": [0.0, 0.2, 0.4, 5.0, 5.2, 5.4, 60.0],
+    "b": [1.0, 1.5, 2.0, -1.0, -1.5, -2.0, 40.0],
+    "c": ["x", "x", "x", "y", "y", "y", "z"],
+})
+
+
+def quiet_fit(model, X):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return model.fit(X)
+
+
+def far_rows(X: pd.DataFrame, n: int, seed: int) -> pd.DataFrame:
+    """``n`` rows 5 to 8 column ranges away from the table on every column."""
+    rng = np.random.default_rng(seed)
+    span = (X.max() - X.min()).to_numpy()
+    sign = rng.choice([-1.0, 1.0], size=(n, X.shape[1]))
+    values = X.mean().to_numpy() + sign * span * rng.uniform(5.0, 8.0, size=(n, X.shape[1]))
+    return pd.DataFrame(values, columns=X.columns)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_rows_built_far_from_every_cluster_are_noise(seed):
+    X, y, _ = fig2_numeric(random_state=seed)
+    far = far_rows(X, 5, seed)
+    model = quiet_fit(CRAFT(m=1 / 3, k=3, noise=True, random_state=seed), pd.concat([X, far], ignore_index=True))
+    assert (model.labels_[len(X):] == -1).all()
+    assert (model.labels_[: len(X)] >= 0).all()
+    assert model.n_noise_ == 5
+    assert model.n_clusters_ == 3
+    # The test is the engine's opening test on the fitted clusters, and predict applies it to new rows.
+    data = model.encoder_.transform(far)
+    best, _ = _engine.nearest_cluster(data, model.clusters_, model.options_.terms)
+    np.testing.assert_array_equal(_engine.opening_candidates(data, best, model.options_.threshold(data.n_features)), np.arange(5))
+    np.testing.assert_array_equal(model.predict(far), np.full(5, -1))
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_rows_drawn_from_the_clusters_are_not_noise(seed):
+    X, y, _ = fig2_numeric(random_state=seed)
+    model = quiet_fit(CRAFT(m=1 / 3, k=3, noise=True, random_state=seed), X)
+    assert model.n_noise_ == 0
+    assert (model.labels_ >= 0).all()
+    new, _, _ = fig2_numeric(random_state=seed + 100)  # fresh rows from the same planted clusters
+    assert (model.predict(new) >= 0).all()
+
+
+def test_statistics_exclude_noise_rows_by_hand():
+    model = quiet_fit(CRAFT(k=2, noise=True, standardize=False, random_state=0), TINY)
+    first, second = model.labels_[0], model.labels_[3]
+    np.testing.assert_array_equal(model.labels_, [first] * 3 + [second] * 3 + [-1])
+    order = [first, second]  # rows 0-2, rows 3-5
+    assert model.n_noise_ == 1
+    np.testing.assert_array_equal(model.cluster_sizes_, [3, 3])
+    stats = model.statistics_
+    # Sums over rows 0-2 and 3-5 only: the row (60, 40, "z") is in no cluster.
+    np.testing.assert_allclose(stats.sums[order], [[0.6, 4.5], [15.6, -4.5]])
+    np.testing.assert_allclose(stats.sums_sq[order], [[0.2, 7.25], [81.2, 7.25]])
+    np.testing.assert_allclose(model.clusters_.means[order], [[0.2, 1.5], [5.2, -1.5]])
+    levels = list(model.encoder_.levels_[0])
+    assert stats.level_counts[:, levels.index("z")].tolist() == [0.0, 0.0]
+    np.testing.assert_array_equal(stats.level_counts[order, levels.index("x")], [3.0, 0.0])
+    # The noise row costs the objective what the cluster it would have opened costs.
+    threshold = model.options_.threshold(3)
+    assert model.objective_terms_.noise == pytest.approx(threshold)
+    assert model.objective_terms_.total == pytest.approx(model.objective_)
+    # labels_ is predict of the fitted table, noise included.
+    np.testing.assert_array_equal(model.predict(TINY), model.labels_)
+
+
+def test_noise_needs_craft_plus_plus_seeding_and_a_boolean():
+    with pytest.raises(CraftInputError, match="init='craft\\+\\+'"):
+        CRAFT(noise=True, init="random").fit(TINY)
+    with pytest.raises(CraftInputError, match="noise="):
+        CRAFT(noise="yes").fit(TINY)
+
+
+#: Fits of bundled datasets as they were before the option existed: K, objective, lambda and digests of
+#: labels_ and feature_mask_ (sha256, first 16 hex digits), recorded on the code without the option.
+BEFORE = {
+    "wine": ({"k": 3}, 3, 591.8268714188218, 21.451056668130406, "cf7fd3e8fc5d9138", "2cad3ba2d5d46b53"),
+    "zoo": ({}, 9, 502.40287398140055, 9.850984928389748, "718fe58997748c1f", "3b1a3ebe0d2e8284"),
+    "credit-g": ({"k": 4, "n_init": 2}, 4, 13475.684072417731, 63.15191152988777, "57b9c9a0989e65d2", "ebd8b5918f0ecfee"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BEFORE))
+def test_noise_off_gives_the_fit_as_before(name):
+    params, n_clusters, objective, lam, labels_digest, mask_digest = BEFORE[name]
+    X, _ = load(name)
+    model = quiet_fit(CRAFT(categorical=dataset_schema(name), random_state=0, noise=False, **params), X)
+    assert model.n_clusters_ == n_clusters
+    assert model.objective_ == objective
+    assert model.lam_ == lam
+    assert hashlib.sha256(model.labels_.astype(np.int64).tobytes()).hexdigest()[:16] == labels_digest
+    assert hashlib.sha256(model.feature_mask_.tobytes()).hexdigest()[:16] == mask_digest
+    assert model.n_noise_ == 0 and model.objective_terms_.noise == 0.0
