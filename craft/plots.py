@@ -882,27 +882,34 @@ def fig_cluster_sizes(sizes, *, title: str | None = None) -> go.Figure:
 
     Parameters
     ----------
-    sizes : array-like of int or a fitted model (its ``cluster_sizes_``)
+    sizes : array-like of int or a fitted model (its ``cluster_sizes_``; a
+        ``noise=True`` fit's noise rows, ``n_noise_``, are a last grey bar)
     """
+    n_noise = int(getattr(sizes, "n_noise_", 0))
     if hasattr(sizes, "cluster_sizes_"):
         sizes = sizes.cluster_sizes_
     sizes = np.asarray(sizes, dtype=np.int64)
+    n_clusters = sizes.size
+    names = [f"cluster {k}" for k in range(n_clusters)]
+    colors = cluster_colors(n_clusters)
+    if n_noise:
+        sizes, names, colors = np.append(sizes, n_noise), names + ["noise"], colors + [NOISE_COLOR]
     total = max(1, int(sizes.sum()))
     fig = go.Figure(
         go.Bar(
-            x=[f"cluster {k}" for k in range(sizes.size)],
+            x=names,
             y=sizes,
-            marker_color=cluster_colors(sizes.size),
+            marker_color=colors,
             text=[f"{s:,} ({s / total:.0%})" for s in sizes],
             textposition="auto",
             hovertemplate="%{x}: %{y:,} rows<extra></extra>",
         )
     )
-    names = [f"cluster {k}" for k in range(sizes.size)]
     angle = _angle(sizes.size)
     fig.update_yaxes(title="rows")
     fig.update_xaxes(tickangle=angle, **_all_ticks("x", names))
-    return _finish(fig, title or f"Cluster sizes ({sizes.size} clusters, {total:,} rows)",
+    noise = f", {n_noise:,} noise rows that fit no cluster" if n_noise else ""
+    return _finish(fig, title or f"Cluster sizes ({n_clusters} clusters, {total:,} rows{noise})",
                    height=int(340 + _x_room(names, angle)), left=_y_room([f"{int(sizes.max()):,}"]) + 24,
                    bottom=_x_room(names, angle))
 

@@ -119,3 +119,45 @@ def test_noise_off_gives_the_fit_as_before(name):
     assert hashlib.sha256(model.labels_.astype(np.int64).tobytes()).hexdigest()[:16] == labels_digest
     assert hashlib.sha256(model.feature_mask_.tobytes()).hexdigest()[:16] == mask_digest
     assert model.n_noise_ == 0 and model.objective_terms_.noise == 0.0
+
+
+# ----------------------------------------------------------------------
+# Every surface that indexes by label reads -1 as "in no cluster"
+
+
+@pytest.fixture(scope="module")
+def noisy_fit():
+    X, y, _ = fig2_numeric(random_state=0)
+    table = pd.concat([X, far_rows(X, 5, 0)], ignore_index=True)
+    return quiet_fit(CRAFT(m=1 / 3, k=3, noise=True, random_state=0), table), table
+
+
+def test_matching_counts_noise_rows_in_no_cluster():
+    from craft.metrics import align_clusters, planted_agreement
+    from craft.stability import best_match_jaccard
+
+    # Three rows of planted group 0 are noise: the one fitted cluster holds group 1's row.
+    assert align_clusters([0, 0, 0, 1], [-1, -1, -1, 0]).tolist() == [1]
+    # Cluster 0 = rows {0, 1}; the resample puts row 1 in noise: Jaccard({0, 1}, {0}) = 0.5.
+    jaccard, match, _ = best_match_jaccard([0, 0, 1, 1], [0, 1, 2, 3], [0, -1, 1, 1])
+    assert jaccard.tolist() == [0.5, 1.0] and match.tolist() == [0, 1]
+    # A planted cluster whose rows are mostly noise is not matched.
+    result = planted_agreement([0, 0, 0, 1, 1], [[True], [False]], [-1, -1, 0, 1, 1], [[True], [False]])
+    assert result["clusters_matched"] == 1 and not result["exact"]
+
+
+def test_figures_and_silhouette_with_noise_rows(noisy_fit):
+    from craft import plots
+    from craft.stability import cost_silhouette
+
+    model, table = noisy_fit
+    noise = model.labels_ < 0
+    assert noise.sum() == 5
+    silhouette = cost_silhouette(model, table)
+    assert np.isfinite(silhouette).all() and (silhouette[noise] == 0).all()
+    heatmap = plots.fig_data_heatmap(model, table, max_rows=1000)
+    assert len(heatmap.data[0].y) == len(table) - 5  # noise rows have no selection to colour: not drawn
+    assert "5 noise rows" in heatmap.layout.title.text
+    projection = plots.fig_projection(plots.projection_frame(model, table))
+    grey = [trace for trace in projection.data if trace.marker.color == plots.NOISE_COLOR]
+    assert len(grey) == 1 and sorted(grey[0].customdata) == np.flatnonzero(noise).tolist()
