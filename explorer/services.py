@@ -142,8 +142,10 @@ class FitParams:
         kwargs = dict(
             m=self.m, rho=self.rho, rho_selection=self.rho_selection, budget=self.budget,
             standardize=self.standardize, missing=self.missing, random_state=self.seed,
-            n_init=self.n_init, max_iter=self.max_iter, noise=self.noise,
+            n_init=self.n_init, max_iter=self.max_iter,
         )
+        if self.noise:
+            kwargs["noise"] = True
         if self.size_by == "lambda":
             kwargs["lam"] = self.lam
         else:
