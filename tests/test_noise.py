@@ -188,3 +188,16 @@ def test_app_switch_counts_draws_and_exports_noise_rows():
     assert buttons and f"{n_noise} original rows" in buttons[0].proto.label
     # A link that names the switch opens the view with it on.
     assert ctx(start(dataset="fig2_numeric", syn_n=90, noise="true")).params.noise is True
+
+
+def test_noise_benchmark_writes_its_section(tmp_path):
+    from benchmarks import noise
+
+    results = tmp_path / "RESULTS.md"
+    results.write_text("# Benchmark results\n\n## Missing values\n\nkept\n", encoding="utf-8")
+    assert noise.main(["--quick", "--write-results", "--results", str(results)]) == 0
+    text = results.read_text(encoding="utf-8")
+    assert "kept" in text and "## Noise rows" in text and "*Produced by `python -m benchmarks.noise" in text
+    # Figure 2 with half its rows noise: only the option recovers the subspaces, every noise row -1, no planted one.
+    assert "| fig2_numeric | 50% | noise=False | 0% |" in text
+    assert "| fig2_numeric | 50% | noise=True | 100% | 1.000 | 1.000 | 100% / 0% |" in text
