@@ -175,7 +175,8 @@ class CRAFT(ClusterMixin, BaseEstimator):
         and ``k``. With neither, lambda is the mean cost of a point under a
         single global cluster (see ``docs/numerics.md``).
     k : int or None, default=None
-        Desired number of clusters; lambda is then derived (``k_method``).
+        Desired number of clusters; lambda is then derived (``k_method``;
+        with ``noise=True`` the default lambda, see ``noise``).
     k_method : {"search", "farthest_first"}, default="search"
         ``"search"`` looks for a lambda whose fit has exactly ``k`` clusters
         (the nearest K reachable, with a warning, where k is not);
@@ -243,9 +244,13 @@ class CRAFT(ClusterMixin, BaseEstimator):
         cluster for it. With ``noise=True`` the passes trim such rows instead
         of opening clusters (trimmed k-means with CRAFT's threshold as the
         trimming cost), so clusters open only in the seeding, which needs
-        ``init="craft++"``; each noise row adds ``lam + D F0`` to the
-        objective (``objective_terms_.noise``). ``predict`` gives -1 for a
-        new row that fits no cluster. See ``docs/numerics.md``.
+        ``init="craft++"``. With ``k`` given exactly k clusters are seeded
+        (each row drawn in proportion to its cost capped at ``lam + D F0``)
+        and lambda is the default one (``lam`` and ``k`` stay exclusive):
+        it then sets only where noise starts. Each noise row adds
+        ``lam + D F0`` to the objective (``objective_terms_.noise``).
+        ``predict`` gives -1 for a new row that fits no cluster. See
+        ``docs/numerics.md``.
 
     Attributes
     ----------

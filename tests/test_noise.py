@@ -10,6 +10,7 @@ was before the option existed.
 from __future__ import annotations
 
 import hashlib
+import json
 import warnings
 
 import numpy as np
@@ -201,3 +202,20 @@ def test_noise_benchmark_writes_its_section(tmp_path):
     # Figure 2 with half its rows noise: only the option recovers the subspaces, every noise row -1, no planted one.
     assert "| fig2_numeric | 50% | noise=False | 0% |" in text
     assert "| fig2_numeric | 50% | noise=True | 100% | 1.000 | 1.000 | 100% / 0% |" in text
+
+
+def test_cli_noise_flag_writes_what_the_library_finds(tmp_path, capsys):
+    from craft.cli import main
+
+    X, _, _ = fig2_numeric(random_state=0)
+    path = tmp_path / "noisy.csv"
+    pd.concat([X, far_rows(X, 5, 0)], ignore_index=True).to_csv(path, index=False)
+    out = tmp_path / "out"
+    assert main(["fit", str(path), "--k", "3", "--m", "0.3333333333", "--noise", "--seed", "0", "--out", str(out),
+                 "--no-progress", "--quiet"]) == 0
+    labels = pd.read_csv(out / "labels.csv")
+    model = quiet_fit(CRAFT(m=0.3333333333, k=3, noise=True, random_state=0), pd.read_csv(path))
+    np.testing.assert_array_equal(labels["cluster"], model.labels_)
+    assert (labels["cluster"].to_numpy()[-5:] == -1).all()
+    summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    assert summary["result"]["n_noise"] == 5 and summary["parameters"]["noise"] is True
