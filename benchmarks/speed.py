@@ -135,7 +135,7 @@ def _craft_engine(spec):
     options = _engine.Options(
         terms=prior_terms(0.5), lam=float(spec["lam"]), max_iter=int(spec["max_iter"]), n_seeds=K_SYNTHETIC,
         smoothing=1.0, min_variance=0.3, init="craft++", keep_labels=False,
-        **{name: defaults[name] for name in ("budget", "eps_c", "eps_v", "rho_selection")},
+        **{name: defaults[name] for name in ("budget", "eps_c", "eps_v", "rho_selection", "noise")},
     )
     # Compile (or load the cached compilation of) the kernels before timing.
     small = data.take(np.arange(min(2000, data.n_samples)))

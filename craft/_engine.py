@@ -19,6 +19,10 @@ Choices the paper leaves open are made here and documented in
   over clusters with the weight ``rho / (m(1-m))`` that the posterior mean of
   nu gives a cluster's own indicator (a modelling choice, :func:`selection_scores`);
 * a row with no observed cell never opens a cluster (:func:`opening_candidates`);
+* ``noise=True`` (trimming): a row that fits no cluster, CRAFT's own opening
+  test, is labelled -1 at every pass instead of opening a cluster, leaves
+  its cluster's statistics and costs the objective ``lambda + D F0``, the
+  price of the cluster it would have opened (:func:`nearest_or_noise`);
 * a marginalised missing cell (``EncodedData.observed`` false, or a
   categorical code -1) adds nothing to a row's cost and nothing to its
   cluster's statistics: means, variances and level distributions are over
@@ -34,6 +38,7 @@ import numpy as np
 
 from . import _kernels
 from .encoding import EncodedData
+from .exceptions import CraftInputError
 from .priors import PriorTerms
 
 
@@ -58,6 +63,7 @@ class Options:
     init: str
     rho_selection: str
     max_iter: int
+    noise: bool
     keep_labels: bool = True
     max_clusters: int | None = None
     n_seeds: int = 1
@@ -75,9 +81,23 @@ class Options:
         """Cost above which a point opens a new cluster: lambda + D F0."""
         return self.lam + n_features * self.terms.f0
 
+    def seeding_cap(self, n_features: int) -> float:
+        """Most a row weighs in the craft++ draw: its cost under the trimmed objective, at most
+        lambda + D F0, where ``noise=True`` and k seeds are asked for (else no cap).
+
+        k-means++ draws in proportion to the distance, so it favours far
+        rows: with noise rows, noise. A noise row costs the trimmed objective
+        ``lambda + D F0`` however far it lies, so that is its weight.
+        """
+        return self.threshold(n_features) if self.noise and self.n_seeds > 1 else np.inf
+
 
 class TooManyClusters(Exception):
     """A run opened more than ``Options.max_clusters`` clusters (used to cut λ searches short)."""
+
+
+class EveryRowNoise(CraftInputError):
+    """Under ``noise=True`` a pass found every row beyond ``lambda + D F0`` from every cluster."""
 
 
 def _check_cluster_budget(n_clusters: int, opts: Options) -> None:
@@ -149,6 +169,7 @@ class RunResult:
     n_iter: int
     converged: bool
     history: list[IterationRecord] = field(default_factory=list)
+    n_noise: int = 0  # rows labelled -1 (noise=True)
 
     @property
     def n_clusters(self) -> int:
@@ -268,7 +289,14 @@ def new_clusters(data: EncodedData, rows: np.ndarray, weights: np.ndarray, opts:
 
 
 def statistics(data: EncodedData, labels: np.ndarray, n_clusters: int) -> Statistics:
-    """Counts, sums, sums of squares and level counts per cluster (observed cells only)."""
+    """Counts, sums, sums of squares and level counts per cluster (observed cells only).
+
+    A row labelled -1 (noise, :func:`nearest_or_noise`) is in no cluster's statistics.
+    """
+    labels = np.asarray(labels)
+    if labels.size and labels.min() < 0:
+        data = data.take(np.flatnonzero(labels >= 0))
+        labels = labels[labels >= 0]
     return Statistics(
         *_kernels.accumulate(data.numeric, data.observed, data.codes, data.offsets, labels, n_clusters, data.n_levels_total)
     )
@@ -554,6 +582,9 @@ class ObjectiveTerms:
     numeric_nll : float
         ``sum_k sum_{d in Num} v_kd n_kd log sigma_kd``: not a term of the
         objective; it breaks ties between restarts (see :func:`objective`).
+    noise : float
+        ``(lambda + D F0)`` times the rows labelled noise (``noise=True``;
+        else 0): each costs what the cluster it would have opened costs.
     """
 
     numeric: float
@@ -561,15 +592,18 @@ class ObjectiveTerms:
     regularization: float
     feature_control: float
     numeric_nll: float
+    noise: float = 0.0
 
     @property
     def total(self) -> float:
-        """The objective: the sum of the four terms."""
-        return self.numeric + self.categorical + self.regularization + self.feature_control
+        """The objective: the sum of the terms."""
+        return self.numeric + self.categorical + self.regularization + self.feature_control + self.noise
 
 
-def objective_terms(data: EncodedData, clusters: Clusters, stats: Statistics, opts: Options) -> ObjectiveTerms:
-    """The paper's objective term by term, for clusters fitted to ``stats``."""
+def objective_terms(
+    data: EncodedData, clusters: Clusters, stats: Statistics, opts: Options, n_noise: int = 0
+) -> ObjectiveTerms:
+    """The paper's objective term by term, for clusters fitted to ``stats`` (``n_noise`` rows labelled noise)."""
     n_numeric = data.n_numeric
     _, variances = raw_variances(stats, data)
     v_num = clusters.weights[:, :n_numeric]
@@ -583,10 +617,13 @@ def objective_terms(data: EncodedData, clusters: Clusters, stats: Statistics, op
     regularization = opts.threshold(data.n_features) * clusters.n_clusters
     feature_control = opts.terms.f_delta * float(clusters.weights.sum())
     nll = float((v_num * n_observed * 0.5 * np.log(clusters.variances)).sum())
-    return ObjectiveTerms(numeric, categorical, regularization, feature_control, nll)
+    noise = opts.threshold(data.n_features) * n_noise
+    return ObjectiveTerms(numeric, categorical, regularization, feature_control, nll, noise)
 
 
-def objective(data: EncodedData, clusters: Clusters, stats: Statistics, opts: Options) -> tuple[float, float]:
+def objective(
+    data: EncodedData, clusters: Clusters, stats: Statistics, opts: Options, n_noise: int = 0
+) -> tuple[float, float]:
     """The paper's objective, and the numeric Gaussian normaliser used to break its ties.
 
     The second value, ``sum_k sum_{d in Num, v_kd = 1} n_kd log sigma_kd``, is
@@ -597,7 +634,7 @@ def objective(data: EncodedData, clusters: Clusters, stats: Statistics, opts: Op
     then that variance), ``n_kd var_kd / (2 floor)`` below it. Restarts on
     numeric data so often tie on the objective; this term then decides.
     """
-    terms = objective_terms(data, clusters, stats, opts)
+    terms = objective_terms(data, clusters, stats, opts, n_noise)
     return terms.total, terms.numeric_nll
 
 
@@ -623,15 +660,17 @@ class Inspection:
     objective: ObjectiveTerms
 
 
-def inspect(data: EncodedData, clusters: Clusters, stats: Statistics, opts: Options, labels=None) -> Inspection:
-    """The selection and objective terms of ``clusters`` fitted to ``stats``.
+def inspect(
+    data: EncodedData, clusters: Clusters, stats: Statistics, opts: Options, labels=None, n_noise: int = 0
+) -> Inspection:
+    """The selection and objective terms of ``clusters`` fitted to ``stats`` (``n_noise`` rows labelled noise).
 
     Only ``data``'s global tables are read (a partitioned backend passes
     its template), so every backend inspects its fit with this one function.
     """
     _, variances = raw_variances(stats, data)
     selection = feature_selection(data, stats, variances, clusters.log_eta, opts)
-    return Inspection(labels, clusters, stats, selection, objective_terms(data, clusters, stats, opts))
+    return Inspection(labels, clusters, stats, selection, objective_terms(data, clusters, stats, opts, n_noise))
 
 
 # ---------------------------------------------------------------------------
@@ -696,6 +735,8 @@ def assignment_pass(
     clusters : Clusters
         The old clusters followed by the clusters opened in this pass.
     """
+    if opts.noise:
+        return nearest_or_noise(data, clusters, opts)[1], clusters
     threshold = opts.threshold(data.n_features)
     best_old, labels = nearest_cluster(data, clusters, opts.terms)
     candidates = opening_candidates(data, best_old, threshold)
@@ -719,6 +760,21 @@ def has_observed_cell(data: EncodedData, rows: np.ndarray | None = None) -> np.n
     if data.observed is not None:
         seen |= data.observed[rows].any(axis=1)
     return seen
+
+
+def nearest_or_noise(data: EncodedData, clusters: Clusters, opts: Options) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`nearest_cluster`, with ``opts.noise`` the rows that fit no cluster labelled -1.
+
+    A row fits no cluster when it would open one (:func:`opening_candidates`:
+    beyond ``lambda + D F0`` from every cluster, with an observed cell). Under
+    ``noise=True`` such a row is trimmed rather than opening a cluster: the
+    pass, the last assignment of an unconverged run and ``predict`` all label
+    it -1 here, so ``labels_`` equals ``predict`` of the fitted table.
+    """
+    best, labels = nearest_cluster(data, clusters, opts.terms)
+    if opts.noise:
+        labels[opening_candidates(data, best, opts.threshold(data.n_features))] = -1
+    return best, labels
 
 
 def opening_candidates(data: EncodedData, best: np.ndarray, threshold: float) -> np.ndarray:
@@ -835,6 +891,10 @@ def initial_clusters(data: EncodedData | Backend, opts: Options, rng: np.random.
     threshold = opts.threshold(n_features)
     state = None
     while True:
+        if opts.noise and opts.n_seeds > 1 and clusters.n_clusters >= opts.n_seeds:
+            # With noise rows and k asked for, the k seeds are the clusters: the
+            # rows still beyond the threshold are noise candidates, not seeds.
+            return clusters
         # The first n_seeds clusters open at any point (a target k asks for
         # them); beyond that only points the pass itself would open qualify.
         floor = 0.0 if clusters.n_clusters < opts.n_seeds else threshold
@@ -939,7 +999,7 @@ class InMemory:
     def lower(self, best, seed: tuple, weights: np.ndarray, opts: Options, floor: float) -> tuple[np.ndarray, int]:
         row, seed_data = seed
         distance = nearest_cluster(self.data, new_clusters(seed_data, np.array([0]), weights, opts), opts.terms)[0]
-        best = distance if best is None else np.minimum(best, distance)
+        best = np.minimum(distance, opts.seeding_cap(self.data.n_features)) if best is None else np.minimum(best, distance)
         best[row] = -np.inf
         # A row without an observed cell is never a seed (it opens no cluster, see opening_candidates).
         best[~has_observed_cell(self.data)] = -np.inf
@@ -962,7 +1022,7 @@ class InMemory:
         return (*self._settled(proposed, clusters.n_clusters, labels), clusters.n_clusters)
 
     def nearest(self, clusters: Clusters, opts: Options, labels: np.ndarray):
-        _, final = nearest_cluster(self.data, clusters, opts.terms)
+        _, final = nearest_or_noise(self.data, clusters, opts)
         return self._settled(final, clusters.n_clusters, labels)
 
     def _settled(self, proposed: np.ndarray, n_clusters: int, labels: np.ndarray) -> tuple[np.ndarray, Statistics, int]:
@@ -1044,8 +1104,9 @@ def run(
     for iteration in range(1, opts.max_iter + 1):
         n_before = clusters.n_clusters
         labels, stats, n_changed, n_in_pass = backend.assign(clusters, opts, rng, labels)
+        _check_some_cluster(stats, opts)
         clusters = clusters_from_statistics(template, stats, opts)
-        value, _ = objective(template, clusters, stats, opts)
+        value, _ = objective(template, clusters, stats, opts, _noise_rows(backend, stats))
         record = IterationRecord(
             iteration=iteration,
             objective=value,
@@ -1070,17 +1131,37 @@ def run(
             labels, stats = final, final_stats
             clusters = clusters_from_statistics(template, stats, opts)
     assert stats is not None  # max_iter >= 1 (validated), so a pass ran
-    value, nll = objective(template, clusters, stats, opts)
-    return RunResult(labels, clusters, stats, value, nll, len(history), converged, history)
+    _check_some_cluster(stats, opts)
+    n_noise = _noise_rows(backend, stats)
+    value, nll = objective(template, clusters, stats, opts, n_noise)
+    return RunResult(labels, clusters, stats, value, nll, len(history), converged, history, n_noise)
+
+
+def _noise_rows(backend: Backend, stats: Statistics) -> int:
+    """Rows in no cluster: labelled noise (every row is in a cluster unless ``noise=True``)."""
+    return int(round(backend.n_samples - float(stats.counts.sum())))
+
+
+def _check_some_cluster(stats: Statistics, opts: Options) -> None:
+    if stats.counts.size == 0:
+        raise EveryRowNoise(
+            f"With noise=True every row lies beyond lambda + D F0 from every cluster at lam={opts.lam:.4g}, so no "
+            "cluster is left: raise lam (or ask for fewer clusters with k)."
+        )
 
 
 def compact(labels: np.ndarray, n_clusters: int) -> tuple[np.ndarray, int]:
-    """Drop empty clusters and renumber labels 0..K-1, keeping their order."""
-    present = np.bincount(labels, minlength=n_clusters) > 0
+    """Drop empty clusters and renumber labels 0..K-1, keeping their order (noise stays -1)."""
+    present = np.bincount(labels[labels >= 0], minlength=n_clusters) > 0
     if present.all():
         return labels, n_clusters
+    return renumber(labels, present), int(present.sum())
+
+
+def renumber(labels: np.ndarray, present: np.ndarray) -> np.ndarray:
+    """Labels of the clusters ``present`` renumbered 0..K-1 in order; noise (-1) stays -1."""
     mapping = np.cumsum(present) - 1
-    return mapping[labels], int(present.sum())
+    return np.where(labels >= 0, mapping[np.maximum(labels, 0)], -1)
 
 
 # ---------------------------------------------------------------------------

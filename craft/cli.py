@@ -176,6 +176,9 @@ def _parser() -> argparse.ArgumentParser:
                        help=f"a missing cell: 'impute' (column mean; a level of its own) or 'marginalise' (adds nothing "
                        f"to its row's cost or its cluster's statistics) (default {_DEFAULTS['missing']})")
     model.add_argument("--no-standardize", dest="standardize", action="store_false", default=None, help="do not scale numeric columns to unit variance")
+    model.add_argument("--noise", action="store_true", default=None,
+                       help="label rows that fit no cluster (cost to every cluster above lambda + D F0) -1 and keep them "
+                       "out of the clusters' statistics (needs --init craft++, the default)")
 
     columns = fit.add_argument_group("columns")
     columns.add_argument(
@@ -248,7 +251,7 @@ def _run_fit(args) -> int:
         "rho_selection": args.rho_selection, "eps_c": args.eps_c, "eps_v": args.eps_v, "standardize": args.standardize,
         "missing": args.missing, "max_iter": args.max_iter,
         "n_init": _n_init(args.n_init) if args.n_init is not None else None, "init": args.init,
-        "smoothing": args.smoothing, "min_variance": args.min_variance,
+        "smoothing": args.smoothing, "min_variance": args.min_variance, "noise": args.noise,
     }
     parameters = {name: value for name, value in given.items() if value is not None}
     parameters["random_state"] = args.seed
@@ -786,6 +789,7 @@ def _summary(args, parameters, model, result, messages, seconds) -> str:
         "n_iter": int(model.n_iter_),
         "converged": bool(model.converged_),
         "cluster_sizes": [int(s) for s in model.cluster_sizes_],
+        "n_noise": int(model.n_noise_),
         "selected_features": [
             [str(name) for name, keep in zip(model.feature_names_in_, row, strict=True) if keep] for row in model.feature_mask_
         ],

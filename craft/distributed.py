@@ -117,7 +117,7 @@ class DaskCRAFT(CRAFT):
     Parameters
     ----------
     m, rho, lam, k, k_method, budget, rho_selection, eps_c, eps_v, standardize, max_iter, n_init, init, smoothing, \
-    min_variance, random_state
+    min_variance, random_state, noise
         As in :class:`craft.CRAFT`, and run by the same code
         (``CRAFT._fit_runs``). Up to ``craft.estimator.SEARCH_ROWS``
         (50,000) rows every run passes over the partitions. Above, the λ
@@ -150,12 +150,12 @@ class DaskCRAFT(CRAFT):
     Attributes
     ----------
     labels_ : dask.dataframe.Series of int64
-        Cluster of every row, 0..K-1, indexed by the global row position
+        Cluster of every row, 0..K-1 (-1 for noise under ``noise=True``), indexed by the global row position
         0..N-1 (partition by partition, in order). Its pieces live in the
         cluster's memory: compute or persist it before closing the client.
     partition_sizes_ : ndarray of shape (n_partitions,)
         Rows per partition.
-    n_clusters_, feature_mask_, objective_, history_, n_iter_, converged_, lam_, rho_, schema_, \
+    n_clusters_, n_noise_, feature_mask_, objective_, history_, n_iter_, converged_, lam_, rho_, schema_, \
     encoder_, options_, clusters_, selection_, statistics_, objective_terms_, engine_features_, cluster_sizes_, \
     n_imputed_, n_marginalised_, feature_names_in_, n_features_in_
         As in :class:`craft.CRAFT` (``encoder_`` fitted partition by
@@ -196,6 +196,7 @@ class DaskCRAFT(CRAFT):
         min_variance=_DEFAULTS["min_variance"],
         random_state=_DEFAULTS["random_state"],
         history_labels=_DEFAULTS["history_labels"],
+        noise=_DEFAULTS["noise"],
         chunk_rows=65_536,
         persist=False,
     ):
@@ -219,6 +220,7 @@ class DaskCRAFT(CRAFT):
             min_variance=min_variance,
             random_state=random_state,
             history_labels=history_labels,
+            noise=noise,
         )
         self.chunk_rows = chunk_rows
         self.persist = persist
@@ -298,7 +300,7 @@ class DaskCRAFT(CRAFT):
             X = X.rename(columns=str)
         meta = pd.Series(np.zeros(0, dtype=np.int64), name="cluster", index=X._meta.index)
         return X.map_partitions(
-            _predict_partition, self.encoder_, self.clusters_, self.options_.terms, meta=meta, align_dataframes=False
+            _predict_partition, self.encoder_, self.clusters_, self.options_, meta=meta, align_dataframes=False
         )
 
     # ------------------------------------------------------------------
@@ -582,7 +584,7 @@ class _Partitions:
         return (*_compact(self, proposed, summary, labels), clusters.n_clusters)
 
     def nearest(self, clusters: _engine.Clusters, opts: _engine.Options, labels: list):
-        outputs = self.map(_final_partition, labels, context=_NearestContext(clusters, opts.terms))
+        outputs = self.map(_final_partition, labels, context=_FinalContext(clusters, opts))
         summary = self.reduce(outputs, _combine_summaries)
         return _compact(self, self.pick(outputs, 1), summary, labels)
 
@@ -771,9 +773,9 @@ def _finish_encoder(encoder: Encoder, moments: _Moments, observed: np.ndarray) -
     encoder.fitted_var_ = variance / (encoder.scale_ * encoder.scale_)
 
 
-def _predict_partition(table: pd.DataFrame, encoder: Encoder, clusters: _engine.Clusters, terms: PriorTerms) -> pd.Series:
+def _predict_partition(table: pd.DataFrame, encoder: Encoder, clusters: _engine.Clusters, opts: _engine.Options) -> pd.Series:
     table = table.rename(columns=str)
-    _, labels = _engine.nearest_cluster(encoder.transform(table), clusters, terms)
+    _, labels = _engine.nearest_or_noise(encoder.transform(table), clusters, opts)
     return pd.Series(labels.astype(np.int64), index=table.index, name="cluster")
 
 
@@ -825,7 +827,7 @@ class _Proposal:
 @dataclasses.dataclass
 class _PassContext:
     clusters: _engine.Clusters
-    terms: PriorTerms
+    opts: _engine.Options
     threshold: float
     chunk_rows: int
 
@@ -834,10 +836,12 @@ def _pass_partition(data: EncodedData, previous, ctx: _PassContext):
     """First map of a pass: nearest old cluster, candidates, speculative statistics, first proposals.
 
     Returns ``(summary, best_old, labels, proposal)``; the statistics are the
-    pass's if no partition has a candidate.
+    pass's if no partition has a candidate. Under ``noise=True`` the
+    candidates are labelled noise (:func:`craft._engine.nearest_or_noise`)
+    and none is proposed: that pass opens no cluster.
     """
-    best_old, labels = _engine.nearest_cluster(data, ctx.clusters, ctx.terms)
-    candidates = _engine.opening_candidates(data, best_old, ctx.threshold)
+    best_old, labels = _engine.nearest_or_noise(data, ctx.clusters, ctx.opts)
+    candidates = np.zeros(0, dtype=np.int64) if ctx.opts.noise else _engine.opening_candidates(data, best_old, ctx.threshold)
     summary = _summary(data, labels, ctx.clusters.n_clusters, previous, candidates.size)
     keep = candidates[: ctx.chunk_rows]
     return summary, best_old, labels.astype(np.int32), _Proposal(keep, data.take(keep), best_old[keep])
@@ -899,8 +903,8 @@ def _assign_partition(data: EncodedData, state, previous, row_offset, ctx: _Assi
     return _summary(data, labels, ctx.n_clusters, previous), labels.astype(np.int32)
 
 
-def _relabel(labels: np.ndarray, previous, mapping: np.ndarray):
-    new = mapping[labels].astype(np.int32)
+def _relabel(labels: np.ndarray, previous, present: np.ndarray):
+    new = _engine.renumber(labels, present).astype(np.int32)
     before = 0 if previous is None else previous
     return new, int(np.count_nonzero(new != before))
 
@@ -911,9 +915,15 @@ class _NearestContext:
     terms: PriorTerms
 
 
-def _final_partition(data: EncodedData, previous, ctx: _NearestContext):
-    """Assignment to the nearest cluster, without opening (the end of an unconverged run)."""
-    _, labels = _engine.nearest_cluster(data, ctx.clusters, ctx.terms)
+@dataclasses.dataclass
+class _FinalContext:
+    clusters: _engine.Clusters
+    opts: _engine.Options
+
+
+def _final_partition(data: EncodedData, previous, ctx: _FinalContext):
+    """Assignment to the nearest cluster, without opening (the end of an unconverged run); noise stays noise."""
+    _, labels = _engine.nearest_or_noise(data, ctx.clusters, ctx.opts)
     return _summary(data, labels, ctx.clusters.n_clusters, previous), labels.astype(np.int32)
 
 
@@ -953,7 +963,7 @@ def _lower(data: EncodedData, state, owner: bool, seed: tuple, ctx: _SeedContext
     local_row, seed_data = seed
     cluster = _engine.new_clusters(seed_data, np.array([0]), ctx.weights, ctx.opts)
     distance = _engine.nearest_cluster(data, cluster, ctx.opts.terms)[0]
-    best = distance if state is None else np.minimum(state[0], distance)
+    best = np.minimum(distance, ctx.opts.seeding_cap(data.n_features)) if state is None else np.minimum(state[0], distance)
     if owner:
         best[local_row] = -np.inf
     best[~_engine.has_observed_cell(data)] = -np.inf
@@ -994,7 +1004,7 @@ def _assignment_pass(parts: _Partitions, clusters: _engine.Clusters, opts: _engi
     Returns the labels (futures), their summary and the clusters (old, then opened).
     """
     threshold = opts.threshold(parts.n_features)
-    states = parts.map(_pass_partition, previous, context=_PassContext(clusters, opts.terms, threshold, parts.chunk_rows))
+    states = parts.map(_pass_partition, previous, context=_PassContext(clusters, opts, threshold, parts.chunk_rows))
     summary = parts.reduce(states, _combine_summaries)
     n_candidates = summary.n_candidates
     if n_candidates.sum() == 0:
@@ -1059,8 +1069,7 @@ def _compact(parts: _Partitions, labels: list, summary: _Summary, previous: list
     present = stats.counts > 0
     if present.all():
         return labels, stats, summary.n_changed
-    mapping = np.cumsum(present) - 1
-    outputs = parts._submit_all(_relabel, labels, previous, parts._constant(mapping))
+    outputs = parts._submit_all(_relabel, labels, previous, parts._constant(present))
     n_changed = int(sum(parts.gather(parts.pick(outputs, 1))))
     stats = _engine.Statistics(*(getattr(stats, field.name)[present] for field in dataclasses.fields(stats)))
     return parts.pick(outputs, 0), stats, n_changed

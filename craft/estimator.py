@@ -135,6 +135,7 @@ _PARAMETER_RULES = {
     "min_variance": _number(0, None),
     "random_state": _Rule(_random_state, "None, an int or a numpy Generator"),
     "history_labels": _Rule(lambda value: isinstance(value, (bool, np.bool_)), "True or False"),
+    "noise": _Rule(lambda value: isinstance(value, (bool, np.bool_)), "True or False"),
 }
 
 
@@ -174,7 +175,8 @@ class CRAFT(ClusterMixin, BaseEstimator):
         and ``k``. With neither, lambda is the mean cost of a point under a
         single global cluster (see ``docs/numerics.md``).
     k : int or None, default=None
-        Desired number of clusters; lambda is then derived (``k_method``).
+        Desired number of clusters; lambda is then derived (``k_method``;
+        with ``noise=True`` the default lambda, see ``noise``).
     k_method : {"search", "farthest_first"}, default="search"
         ``"search"`` looks for a lambda whose fit has exactly ``k`` clusters
         (the nearest K reachable, with a warning, where k is not);
@@ -234,12 +236,29 @@ class CRAFT(ClusterMixin, BaseEstimator):
         Keep every iteration's labels in ``history_`` (``IterationRecord.labels``),
         which :meth:`inspect_iteration` needs. They cost 4 bytes per row and
         iteration, kept as long as the model, so they are off unless asked for.
+    noise : bool, default=False
+        Label the rows that fit no cluster -1 (noise, as HDBSCAN does) and
+        keep them out of every cluster's statistics and feature selection.
+        A row fits no cluster by CRAFT's own opening test: its cost to every
+        cluster exceeds ``lam + D F0``, so the paper's pass would open a
+        cluster for it. With ``noise=True`` the passes trim such rows instead
+        of opening clusters (trimmed k-means with CRAFT's threshold as the
+        trimming cost), so clusters open only in the seeding, which needs
+        ``init="craft++"``. With ``k`` given exactly k clusters are seeded
+        (each row drawn in proportion to its cost capped at ``lam + D F0``)
+        and lambda is the default one (``lam`` and ``k`` stay exclusive):
+        it then sets only where noise starts. Each noise row adds
+        ``lam + D F0`` to the objective (``objective_terms_.noise``).
+        ``predict`` gives -1 for a new row that fits no cluster. See
+        ``docs/numerics.md``.
 
     Attributes
     ----------
     labels_ : ndarray of shape (n_samples,)
-        Cluster of every row, 0..K-1.
+        Cluster of every row, 0..K-1; -1 for noise (``noise=True`` only).
     n_clusters_ : int
+    n_noise_ : int
+        Rows labelled -1 (0 unless ``noise=True``).
     feature_mask_ : ndarray of bool, shape (n_clusters_, n_features_in_)
         Selected features per cluster, columns in ``feature_names_in_`` order
         (ignored columns are never selected).
@@ -292,6 +311,7 @@ class CRAFT(ClusterMixin, BaseEstimator):
     engine_features_ : list of str
         Used features in the engine's order (numeric, then categorical).
     cluster_sizes_ : ndarray of shape (n_clusters_,)
+        Rows per cluster (noise rows are in none).
     n_imputed_ : dict
         Numeric cells imputed by the column mean, per column (only columns
         with any; empty when ``missing="marginalise"``).
@@ -334,6 +354,7 @@ class CRAFT(ClusterMixin, BaseEstimator):
         min_variance=0.3,
         random_state=None,
         history_labels=False,
+        noise=False,
     ):
         self.m = m
         self.rho = rho
@@ -354,6 +375,7 @@ class CRAFT(ClusterMixin, BaseEstimator):
         self.min_variance = min_variance
         self.random_state = random_state
         self.history_labels = history_labels
+        self.noise = noise
 
     #: The callback of the fit in progress (see :meth:`_reporting`); never a parameter, so a model pickles.
     _callback: Callable[[_engine.IterationRecord], object] | None = None
@@ -406,6 +428,9 @@ class CRAFT(ClusterMixin, BaseEstimator):
     def predict(self, X):
         """Nearest existing cluster for every row of ``X``; never opens a cluster.
 
+        Fitted with ``noise=True``, a row that fits no cluster (beyond
+        ``lam_ + D F0`` from every cluster, with an observed cell) is -1.
+
         Levels unseen in ``fit`` add the same cost to every cluster, so they
         do not influence the choice; a warning names each column that has
         them and counts their rows. A value written exactly as a fitted level
@@ -423,7 +448,7 @@ class CRAFT(ClusterMixin, BaseEstimator):
         data = self._encoded(table, notes)
         for note in notes:
             warnings.warn(note, UserWarning, stacklevel=2)
-        _, labels = _engine.nearest_cluster(data, self.clusters_, self.options_.terms)
+        _, labels = _engine.nearest_or_noise(data, self.clusters_, self.options_)
         return labels
 
     def fit_predict(self, X, y=None, *, callback=None):
@@ -537,7 +562,7 @@ class CRAFT(ClusterMixin, BaseEstimator):
             )
         labels = record.labels.astype(np.int64)
         clusters, stats = _engine.fit_clusters(data, labels, record.n_clusters, self.options_)
-        return _engine.inspect(data, clusters, stats, self.options_, labels)
+        return _engine.inspect(data, clusters, stats, self.options_, labels, int(np.count_nonzero(labels < 0)))
 
     def _encoded(self, X, notes: list[str] | None = None) -> EncodedData:
         if isinstance(X, EncodedData):  # encoded once by the caller (a wide table costs per column)
@@ -556,6 +581,11 @@ class CRAFT(ClusterMixin, BaseEstimator):
                 raise CraftInputError(f"Parameter {name}={value!r} is invalid: it must be {rule.text}.")
         if self.lam is not None and self.k is not None:
             raise CraftInputError(f"Give at most one of lam={self.lam!r} and k={self.k!r}: each sets the other.")
+        if self.noise and self.init == "random":
+            raise CraftInputError(
+                "noise=True needs init='craft++': the passes then label far rows noise instead of opening "
+                "clusters, so clusters open only in the seeding, and init='random' opens one."
+            )
         terms = prior_terms(float(self.m), None if self.rho is None else float(self.rho))
         return _engine.Options(
             terms=terms,
@@ -568,6 +598,7 @@ class CRAFT(ClusterMixin, BaseEstimator):
             min_variance=float(self.min_variance),
             init=self.init,
             max_iter=int(self.max_iter),
+            noise=bool(self.noise),
             keep_labels=bool(self.history_labels),
             n_seeds=int(self.k) if self.k is not None else 1,
         )
@@ -618,7 +649,8 @@ class CRAFT(ClusterMixin, BaseEstimator):
         runs: list[tuple[float, _engine.RunResult]] = []
         if self.lam is not None:
             lam = float(self.lam)
-        elif target is None:
+        elif target is None or self.noise:
+            # With noise=True a target k fixes the seeds (and so K); lambda then only sets the trimming threshold.
             lam = _engine.default_lambda(backend, options)
         elif self.k_method == "farthest_first":
             lam = _engine.farthest_first_lambda(backend, target, options, np.random.default_rng(seeds[0]))
@@ -787,7 +819,7 @@ class CRAFT(ClusterMixin, BaseEstimator):
         mask[:, [position[name] for name in engine_features]] = result.clusters.weights > 0.5
         options = _replace(options, lam=lam)
         # The inspection surface, by the engine's one function (every backend passes here).
-        inspection = _engine.inspect(data, result.clusters, result.stats, options)
+        inspection = _engine.inspect(data, result.clusters, result.stats, options, n_noise=result.n_noise)
         fitted = {
             "schema_": schema,
             "encoder_": encoder,
@@ -800,6 +832,7 @@ class CRAFT(ClusterMixin, BaseEstimator):
             "options_": options,
             "clusters_": result.clusters,
             "n_clusters_": result.n_clusters,
+            "n_noise_": result.n_noise,
             "objective_": result.objective,
             "n_iter_": result.n_iter,
             "converged_": result.converged,

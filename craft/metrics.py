@@ -247,7 +247,8 @@ def align_clusters(reference, labels) -> np.ndarray:
     Parameters
     ----------
     reference, labels : array-like of int, shape (n_samples,)
-        Two labellings of the same rows (clusters 0..K-1).
+        Two labellings of the same rows (clusters 0..K-1; -1, noise, is in
+        no cluster and matches nothing).
 
     Returns
     -------
@@ -264,7 +265,8 @@ def align_clusters(reference, labels) -> np.ndarray:
     labels = np.asarray(labels, dtype=np.int64)
     k_ref, k_new = int(reference.max()) + 1, int(labels.max()) + 1
     overlap = np.zeros((k_new, k_ref), dtype=np.int64)
-    np.add.at(overlap, (labels, reference), 1)
+    both = (labels >= 0) & (reference >= 0)
+    np.add.at(overlap, (labels[both], reference[both]), 1)
     rows, cols = linear_sum_assignment(-overlap)
     mapping = np.full(k_new, -1, dtype=np.int64)
     matched = overlap[rows, cols] > 0
@@ -287,7 +289,8 @@ def planted_agreement(true_labels, true_mask, labels, mask) -> dict:
     true_mask : array-like of bool, shape (T, n_features)
         Planted subspaces.
     labels : array-like of int, shape (n_samples,)
-        Fitted clusters, 0..K-1.
+        Fitted clusters, 0..K-1; -1 (noise) is in no cluster, so a planted
+        row labelled noise is a row its matched cluster lacks.
     mask : array-like of bool, shape (K, n_features)
         Fitted selection, the same feature columns as ``true_mask``.
 
@@ -314,12 +317,14 @@ def planted_agreement(true_labels, true_mask, labels, mask) -> dict:
     if mask.shape[1] != true_mask.shape[1]:
         raise CraftInputError(f"mask has {mask.shape[1]} feature columns, true_mask {true_mask.shape[1]}.")
     overlap = np.zeros((n_found, n_planted), dtype=np.int64)
-    np.add.at(overlap, (labels, true_labels), 1)
+    clustered = labels >= 0
+    np.add.at(overlap, (labels[clustered], true_labels[clustered]), 1)
+    planted_sizes = np.bincount(true_labels, minlength=n_planted)
     match = align_clusters(true_labels, labels)
     aligned = np.zeros_like(true_mask)
     matched = equal = 0
     for k, t in enumerate(match):
-        if t < 0 or 2 * overlap[k, t] <= overlap[:, t].sum() or 2 * overlap[k, t] <= overlap[k].sum():
+        if t < 0 or 2 * overlap[k, t] <= planted_sizes[t] or 2 * overlap[k, t] <= overlap[k].sum():
             continue
         matched += 1
         aligned[t] = mask[k]

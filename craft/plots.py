@@ -166,6 +166,11 @@ def _missing_legend(fig: go.Figure, panel) -> None:
                                                                line=dict(color="#555", width=1))))
 
 
+#: Colour and name of the rows a ``noise=True`` fit labels -1 (they fit no cluster), as HDBSCAN's plots draw noise.
+NOISE_COLOR = "#a0a0a0"
+NOISE_NAME = "noise (fits no cluster)"
+
+
 def cluster_colors(n: int) -> list[str]:
     """``n`` distinguishable colours, one per cluster (cycling after 60)."""
     palette = qualitative.Plotly + qualitative.D3[1:] + qualitative.Set2 + qualitative.Dark24
@@ -798,7 +803,9 @@ def fig_data_heatmap(
     features = [str(c) for c in model.feature_names_in_]
     mask = np.asarray(model.feature_mask_, dtype=bool)
     labels = np.asarray(model.labels_)
-    rows = sample_rows(labels, max_rows, random_state=random_state)
+    # Noise rows (-1) have no cluster, hence no selection to colour their cells by: they are not drawn.
+    clustered = np.flatnonzero(labels >= 0)
+    rows = clustered[sample_rows(labels[clustered], max_rows, random_state=random_state)]
     two = y_true is not None and true_mask is not None
     match = None
     if two:
@@ -832,7 +839,12 @@ def fig_data_heatmap(
             columns = np.array([features.index(c) for c in columns])
     ordered = [features[j] for j in columns]
     found = heatmap_panel(model, X, labels, mask[:, columns], features=ordered, rows=rows, group_order=group_order)
-    sampled = f" — {len(found.rows):,} of {found.n_total:,} rows shown (stratified sample)" if found.sampled else ""
+    n_noise = labels.size - clustered.size
+    sampled = ""
+    if len(found.rows) < clustered.size:
+        sampled = f" — {len(found.rows):,} of {found.n_total:,} rows shown (stratified sample)"
+    if n_noise:
+        sampled += f" — {n_noise:,} noise rows (fit no cluster) not drawn"
     x_axis, room = _name_axis(_esc_all(ordered))
     height = int(min(900, max(380, 1.4 * len(found.rows) + 160)) + room)
     row_px = (height - _LEGEND_TOP - 12 - room) / max(1, len(found.rows))
@@ -870,27 +882,34 @@ def fig_cluster_sizes(sizes, *, title: str | None = None) -> go.Figure:
 
     Parameters
     ----------
-    sizes : array-like of int or a fitted model (its ``cluster_sizes_``)
+    sizes : array-like of int or a fitted model (its ``cluster_sizes_``; a
+        ``noise=True`` fit's noise rows, ``n_noise_``, are a last grey bar)
     """
+    n_noise = int(getattr(sizes, "n_noise_", 0))
     if hasattr(sizes, "cluster_sizes_"):
         sizes = sizes.cluster_sizes_
     sizes = np.asarray(sizes, dtype=np.int64)
+    n_clusters = sizes.size
+    names = [f"cluster {k}" for k in range(n_clusters)]
+    colors = cluster_colors(n_clusters)
+    if n_noise:
+        sizes, names, colors = np.append(sizes, n_noise), names + ["noise"], colors + [NOISE_COLOR]
     total = max(1, int(sizes.sum()))
     fig = go.Figure(
         go.Bar(
-            x=[f"cluster {k}" for k in range(sizes.size)],
+            x=names,
             y=sizes,
-            marker_color=cluster_colors(sizes.size),
+            marker_color=colors,
             text=[f"{s:,} ({s / total:.0%})" for s in sizes],
             textposition="auto",
             hovertemplate="%{x}: %{y:,} rows<extra></extra>",
         )
     )
-    names = [f"cluster {k}" for k in range(sizes.size)]
     angle = _angle(sizes.size)
     fig.update_yaxes(title="rows")
     fig.update_xaxes(tickangle=angle, **_all_ticks("x", names))
-    return _finish(fig, title or f"Cluster sizes ({sizes.size} clusters, {total:,} rows)",
+    noise = f", {n_noise:,} noise rows that fit no cluster" if n_noise else ""
+    return _finish(fig, title or f"Cluster sizes ({n_clusters} clusters, {total:,} rows{noise})",
                    height=int(340 + _x_room(names, angle)), left=_y_room([f"{int(sizes.max()):,}"]) + 24,
                    bottom=_x_room(names, angle))
 
@@ -1115,11 +1134,12 @@ def fig_projection(frame: pd.DataFrame, *, labels=None, highlight=None, title: s
     trace = go.Scatter if len(frame) <= SVG_MAX_POINTS else go.Scattergl
     for g in groups:
         inside = labels == g
+        name = f"{NOISE_NAME}: {int(inside.sum()):,}" if g < 0 else f"{group_name} {g}"
         fig.add_trace(trace(
             x=frame["pc1"].to_numpy()[inside], y=frame["pc2"].to_numpy()[inside], mode="markers",
-            name=f"{group_name} {g}", customdata=frame["row"].to_numpy()[inside],
-            marker=dict(size=6, color=colors[int(g)], opacity=0.75),
-            hovertemplate="row %{customdata}<extra>" + f"{group_name} {g}" + "</extra>",
+            name=name, customdata=frame["row"].to_numpy()[inside],
+            marker=dict(size=6, color=NOISE_COLOR if g < 0 else colors[int(g)], opacity=0.75),
+            hovertemplate="row %{customdata}<extra>" + ("noise" if g < 0 else f"{group_name} {g}") + "</extra>",
         ))
     if outline.any():
         # One ring per highlighted point, drawn over them (WebGL markers take no per-point outline width).

@@ -56,7 +56,7 @@ def _without_selection(lam: float, **changes) -> _engine.Options:
     estimator's defaults, read from its signature.
     """
     defaults = {name: p.default for name, p in inspect.signature(CRAFT.__init__).parameters.items()}
-    unset = {name: defaults[name] for name in ("eps_c", "eps_v", "smoothing", "min_variance", "rho_selection")}
+    unset = {name: defaults[name] for name in ("eps_c", "eps_v", "smoothing", "min_variance", "rho_selection", "noise")}
     return _engine.Options(terms=NO_SELECTION, lam=float(lam), budget="all", init="random", **{**unset, **changes})
 
 

@@ -89,7 +89,9 @@ def best_match_jaccard(reference, rows, resample_labels, n_reference: int | None
         The table's rows the resample holds (repeats allowed, bootstrap).
     resample_labels : array-like of int, shape (M,)
         Cluster of each resampled row in the refit. A repeated row takes the
-        cluster of its first copy.
+        cluster of its first copy. -1 (noise, ``noise=True``) in either
+        labelling is in no cluster: such a row counts in the other cluster's
+        rows (the union), never in an intersection.
     n_reference, n_resample : int, optional
         Numbers of clusters (default: the largest label + 1).
 
@@ -115,9 +117,12 @@ def best_match_jaccard(reference, rows, resample_labels, n_reference: int | None
     n_ref = int(reference.max()) + 1 if n_reference is None else int(n_reference)
     n_res = int(resample_labels.max()) + 1 if n_resample is None else int(n_resample)
     unique, first = np.unique(rows, return_index=True)
-    table = np.bincount(reference[unique] * n_res + resample_labels[first], minlength=n_ref * n_res)
-    table = table.reshape(n_ref, n_res).astype(np.float64)
-    union = table.sum(axis=1, keepdims=True) + table.sum(axis=0, keepdims=True) - table
+    # Row and column 0 count the noise rows (label -1): in the clusters' sizes, in no intersection.
+    table = np.bincount((reference[unique] + 1) * (n_res + 1) + resample_labels[first] + 1,
+                        minlength=(n_ref + 1) * (n_res + 1))
+    table = table.reshape(n_ref + 1, n_res + 1).astype(np.float64)
+    union = table.sum(axis=1, keepdims=True)[1:] + table.sum(axis=0, keepdims=True)[:, 1:] - table[1:, 1:]
+    table = table[1:, 1:]
     similarity = np.divide(table, union, out=np.zeros_like(table), where=union > 0)
     present = table.sum(axis=1) > 0
     match = np.where(present, similarity.argmax(axis=1), -1)
@@ -502,7 +507,8 @@ def cost_silhouette(model: CRAFT, X) -> np.ndarray:
     d_nk of :meth:`craft.CRAFT.cost_terms` without its feature-control term
     ``|v_k| F_Delta``: that term is a constant of the cluster, negative for
     m > 0.5, and would make the "distance" negative; the other three terms
-    are ≥ 0. A fit with one cluster has no other cluster: 0 for every row.
+    are ≥ 0. A fit with one cluster has no other cluster: 0 for every row;
+    a noise row (label -1, ``noise=True``) has no cluster of its own: 0.
 
     Returns
     -------
@@ -514,12 +520,14 @@ def cost_silhouette(model: CRAFT, X) -> np.ndarray:
     own = np.asarray(model.labels_)
     if cost.shape[1] < 2:
         return np.zeros(cost.shape[0])
+    clustered = own >= 0
+    own = np.where(clustered, own, 0)
     a = cost[rows, own]
     other = cost.copy()
     other[rows, own] = np.inf
     b = other.min(axis=1)
     scale = np.maximum(a, b)
-    return np.divide(b - a, scale, out=np.zeros_like(a), where=scale > 0)
+    return np.divide(b - a, scale, out=np.zeros_like(a), where=(scale > 0) & clustered)
 
 
 def k_evidence(model_params: dict, X, ks: Sequence[int], *, n_resamples: int = 10, random_state=None,

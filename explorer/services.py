@@ -98,7 +98,7 @@ class FitParams:
 
     Parameters
     ----------
-    m, rho, rho_selection, k_method, budget, eps_c, eps_v, standardize, missing, n_init, max_iter
+    m, rho, rho_selection, k_method, budget, eps_c, eps_v, standardize, missing, n_init, max_iter, noise
         As in :class:`craft.CRAFT`. Build ``rho`` from a share of m(1-m)
         with :func:`rho_from_share`.
     size_by : {"k", "lambda"}
@@ -131,6 +131,7 @@ class FitParams:
     seed: int = 0
     n_init: int | str = ESTIMATOR_DEFAULTS["n_init"]
     max_iter: int = ESTIMATOR_DEFAULTS["max_iter"]
+    noise: bool = ESTIMATOR_DEFAULTS["noise"]
 
     def replace(self, **changes) -> "FitParams":
         """A copy with some fields changed."""
@@ -143,6 +144,8 @@ class FitParams:
             standardize=self.standardize, missing=self.missing, random_state=self.seed,
             n_init=self.n_init, max_iter=self.max_iter,
         )
+        if self.noise:
+            kwargs["noise"] = True
         if self.size_by == "lambda":
             kwargs["lam"] = self.lam
         else:

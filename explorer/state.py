@@ -56,6 +56,7 @@ WIDGET_DEFAULTS: dict[str, Any] = {
     "n_init_auto": _DEFAULT.n_init == "auto",
     "n_init": 10 if _DEFAULT.n_init == "auto" else _DEFAULT.n_init,
     "max_iter": _DEFAULT.max_iter,
+    "noise": _DEFAULT.noise,
 }
 
 #: What every dataset's presets start from: the estimator's defaults (an

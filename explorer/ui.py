@@ -127,6 +127,13 @@ def render_sidebar() -> FitParams:
                                      key="eps_v", bind="query-params",
                                      help="Select a numeric feature when its within-cluster variance is below "
                                           "ε_v (a share of the overall variance when standardized).")
+    noise = sidebar.checkbox(
+        "Noise: rows that fit no cluster are −1", state.WIDGET_DEFAULTS["noise"], key="noise", bind="query-params",
+        help="A row whose cost to every cluster exceeds λ + D·F₀ (where CRAFT would open a new cluster for it) is "
+             "labelled −1, drawn grey, and left out of every cluster's statistics and feature selection. With k "
+             "given, the k seeds are the clusters and λ (the default, the mean cost under one cluster) sets only "
+             "where noise starts.",
+    )
     with sidebar.expander("Scaling, seed and iterations"):
         standardize = st.checkbox("Standardize numeric features", True, key="standardize", bind="query-params")
         missing = st.radio(
@@ -150,7 +157,7 @@ def render_sidebar() -> FitParams:
         m=float(m), rho=rho, rho_selection=rho_selection, size_by=size_by, k=int(k), k_method=k_method, lam=float(lam),
         budget=budget, eps_c=float(eps_c), eps_v=float(eps_v), standardize=bool(standardize), missing=missing,
         seed=int(seed),
-        n_init=n_init if n_init == "auto" else int(n_init), max_iter=int(max_iter),
+        n_init=n_init if n_init == "auto" else int(n_init), max_iter=int(max_iter), noise=bool(noise),
     )
 
 

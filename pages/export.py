@@ -26,10 +26,16 @@ left, right = st.columns(2)
 with left:
     st.download_button("Labels (CSV, the original rows + their cluster)", labels_csv(cells, model.labels_),
                        file_name=f"{stem}_craft_labels.csv", mime="text/csv", key="dl_labels")
+    if model.n_noise_:
+        noise = model.labels_ < 0
+        st.download_button(f"Noise rows (CSV, the {model.n_noise_:,} original rows that fit no cluster)",
+                           labels_csv(cells[noise], model.labels_[noise]), file_name=f"{stem}_craft_noise.csv",
+                           mime="text/csv", key="dl_noise")
     st.download_button("Feature masks (CSV, clusters × features)", masks_csv(model),
                        file_name=f"{stem}_craft_masks.csv", mime="text/csv", key="dl_masks")
     result = dict(n_clusters=model.n_clusters_, objective=model.objective_, lam_used=model.lam_, rho_used=model.rho_,
-                  n_iter=model.n_iter_, converged=bool(model.converged_), cluster_sizes=model.cluster_sizes_)
+                  n_iter=model.n_iter_, converged=bool(model.converged_), cluster_sizes=model.cluster_sizes_,
+                  n_noise=model.n_noise_)
     source = dict(name=data.name, kind=data.kind, fingerprint=data.key, rows=len(data.table), label=ctx.label,
                   url_query=state.share_query(ctx.shareable) or None)
     st.download_button("Parameters (JSON)", params_json(ctx.params.to_dict(), dataset=source, schema=ctx.schema,

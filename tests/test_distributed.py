@@ -360,3 +360,17 @@ def test_a_worker_killed_mid_fit_is_survived_with_the_same_result():
     np.testing.assert_array_equal(labels, memory.labels_)
     assert model.n_clusters_ == memory.n_clusters_
     assert model.objective_ == pytest.approx(memory.objective_, rel=1e-9)
+
+
+@pytest.mark.parametrize("params", [dict(k=3, n_init=2, random_state=0), dict(k=3, n_init=1, max_iter=1, random_state=1)])
+def test_noise_rows_equal_in_memory(client, table, params):
+    """noise=True: the same rows are -1 on both backends, left out of the same statistics; predict agrees."""
+    far = table.iloc[:12].copy()
+    far[["x", "z"]] = far[["x", "z"]] + 60.0
+    noisy = pd.concat([table, far], ignore_index=True)
+    memory, dask_model = fit_both(noisy, split(noisy, [150, 200, 100, 162]), noise=True, **params)
+    assert memory.n_noise_ >= 12 and (memory.labels_[-12:] == -1).all()
+    assert_same_fit(memory, dask_model)
+    assert dask_model.n_noise_ == memory.n_noise_
+    assert dask_model.objective_terms_.noise == pytest.approx(memory.objective_terms_.noise, rel=1e-12)
+    np.testing.assert_array_equal(dask_model.predict(split(noisy, [300, 312])).compute().to_numpy(), memory.labels_)

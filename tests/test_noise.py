@@ -1,0 +1,221 @@
+"""``noise=True``: rows that fit no cluster are labelled -1 and left out of the clusters.
+
+A row fits no cluster by CRAFT's own opening test (``_engine.opening_candidates``):
+its cost to every cluster exceeds ``lam + D F0``. These tests build such rows
+far from planted clusters, draw rows from the clusters, check by hand that the
+statistics leave the noise rows out, and that ``noise=False`` is the fit as it
+was before the option existed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from craft import CRAFT, CraftInputError, _engine
+from craft.datasets import dataset_schema, load
+from craft.synthetic import fig2_numeric
+
+#: A table a hand can check: two groups of three rows and one row far from both.
+TINY = pd.DataFrame({
+    "a": [0.0, 0.2, 0.4, 5.0, 5.2, 5.4, 60.0],
+    "b": [1.0, 1.5, 2.0, -1.0, -1.5, -2.0, 40.0],
+    "c": ["x", "x", "x", "y", "y", "y", "z"],
+})
+
+
+def quiet_fit(model, X):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return model.fit(X)
+
+
+def far_rows(X: pd.DataFrame, n: int, seed: int) -> pd.DataFrame:
+    """``n`` rows 5 to 8 column ranges away from the table on every column."""
+    rng = np.random.default_rng(seed)
+    span = (X.max() - X.min()).to_numpy()
+    sign = rng.choice([-1.0, 1.0], size=(n, X.shape[1]))
+    values = X.mean().to_numpy() + sign * span * rng.uniform(5.0, 8.0, size=(n, X.shape[1]))
+    return pd.DataFrame(values, columns=X.columns)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_rows_built_far_from_every_cluster_are_noise(seed):
+    X, y, _ = fig2_numeric(random_state=seed)
+    far = far_rows(X, 5, seed)
+    model = quiet_fit(CRAFT(m=1 / 3, k=3, noise=True, random_state=seed), pd.concat([X, far], ignore_index=True))
+    assert (model.labels_[len(X):] == -1).all()
+    assert (model.labels_[: len(X)] >= 0).all()
+    assert model.n_noise_ == 5
+    assert model.n_clusters_ == 3
+    # The test is the engine's opening test on the fitted clusters, and predict applies it to new rows.
+    data = model.encoder_.transform(far)
+    best, _ = _engine.nearest_cluster(data, model.clusters_, model.options_.terms)
+    np.testing.assert_array_equal(_engine.opening_candidates(data, best, model.options_.threshold(data.n_features)), np.arange(5))
+    np.testing.assert_array_equal(model.predict(far), np.full(5, -1))
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_rows_drawn_from_the_clusters_are_not_noise(seed):
+    X, y, _ = fig2_numeric(random_state=seed)
+    model = quiet_fit(CRAFT(m=1 / 3, k=3, noise=True, random_state=seed), X)
+    assert model.n_noise_ == 0
+    assert (model.labels_ >= 0).all()
+    new, _, _ = fig2_numeric(random_state=seed + 100)  # fresh rows from the same planted clusters
+    assert (model.predict(new) >= 0).all()
+
+
+def test_statistics_exclude_noise_rows_by_hand():
+    model = quiet_fit(CRAFT(k=2, noise=True, standardize=False, random_state=0), TINY)
+    first, second = model.labels_[0], model.labels_[3]
+    np.testing.assert_array_equal(model.labels_, [first] * 3 + [second] * 3 + [-1])
+    order = [first, second]  # rows 0-2, rows 3-5
+    assert model.n_noise_ == 1
+    np.testing.assert_array_equal(model.cluster_sizes_, [3, 3])
+    stats = model.statistics_
+    # Sums over rows 0-2 and 3-5 only: the row (60, 40, "z") is in no cluster.
+    np.testing.assert_allclose(stats.sums[order], [[0.6, 4.5], [15.6, -4.5]])
+    np.testing.assert_allclose(stats.sums_sq[order], [[0.2, 7.25], [81.2, 7.25]])
+    np.testing.assert_allclose(model.clusters_.means[order], [[0.2, 1.5], [5.2, -1.5]])
+    levels = list(model.encoder_.levels_[0])
+    assert stats.level_counts[:, levels.index("z")].tolist() == [0.0, 0.0]
+    np.testing.assert_array_equal(stats.level_counts[order, levels.index("x")], [3.0, 0.0])
+    # The noise row costs the objective what the cluster it would have opened costs.
+    threshold = model.options_.threshold(3)
+    assert model.objective_terms_.noise == pytest.approx(threshold)
+    assert model.objective_terms_.total == pytest.approx(model.objective_)
+    # labels_ is predict of the fitted table, noise included.
+    np.testing.assert_array_equal(model.predict(TINY), model.labels_)
+
+
+def test_noise_needs_craft_plus_plus_seeding_and_a_boolean():
+    with pytest.raises(CraftInputError, match="init='craft\\+\\+'"):
+        CRAFT(noise=True, init="random").fit(TINY)
+    with pytest.raises(CraftInputError, match="noise="):
+        CRAFT(noise="yes").fit(TINY)
+
+
+#: Fits of bundled datasets as they were before the option existed: K, objective, lambda and digests of
+#: labels_ and feature_mask_ (sha256, first 16 hex digits), recorded on the code without the option.
+BEFORE = {
+    "wine": ({"k": 3}, 3, 591.8268714188218, 21.451056668130406, "cf7fd3e8fc5d9138", "2cad3ba2d5d46b53"),
+    "zoo": ({}, 9, 502.40287398140055, 9.850984928389748, "718fe58997748c1f", "3b1a3ebe0d2e8284"),
+    "credit-g": ({"k": 4, "n_init": 2}, 4, 13475.684072417731, 63.15191152988777, "57b9c9a0989e65d2", "ebd8b5918f0ecfee"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BEFORE))
+def test_noise_off_gives_the_fit_as_before(name):
+    params, n_clusters, objective, lam, labels_digest, mask_digest = BEFORE[name]
+    X, _ = load(name)
+    model = quiet_fit(CRAFT(categorical=dataset_schema(name), random_state=0, noise=False, **params), X)
+    assert model.n_clusters_ == n_clusters
+    assert model.objective_ == objective
+    assert model.lam_ == lam
+    assert hashlib.sha256(model.labels_.astype(np.int64).tobytes()).hexdigest()[:16] == labels_digest
+    assert hashlib.sha256(model.feature_mask_.tobytes()).hexdigest()[:16] == mask_digest
+    assert model.n_noise_ == 0 and model.objective_terms_.noise == 0.0
+
+
+# ----------------------------------------------------------------------
+# Every surface that indexes by label reads -1 as "in no cluster"
+
+
+@pytest.fixture(scope="module")
+def noisy_fit():
+    X, y, _ = fig2_numeric(random_state=0)
+    table = pd.concat([X, far_rows(X, 5, 0)], ignore_index=True)
+    return quiet_fit(CRAFT(m=1 / 3, k=3, noise=True, random_state=0), table), table
+
+
+def test_matching_counts_noise_rows_in_no_cluster():
+    from craft.metrics import align_clusters, planted_agreement
+    from craft.stability import best_match_jaccard
+
+    # Three rows of planted group 0 are noise: the one fitted cluster holds group 1's row.
+    assert align_clusters([0, 0, 0, 1], [-1, -1, -1, 0]).tolist() == [1]
+    # Cluster 0 = rows {0, 1}; the resample puts row 1 in noise: Jaccard({0, 1}, {0}) = 0.5.
+    jaccard, match, _ = best_match_jaccard([0, 0, 1, 1], [0, 1, 2, 3], [0, -1, 1, 1])
+    assert jaccard.tolist() == [0.5, 1.0] and match.tolist() == [0, 1]
+    # A planted cluster whose rows are mostly noise is not matched.
+    result = planted_agreement([0, 0, 0, 1, 1], [[True], [False]], [-1, -1, 0, 1, 1], [[True], [False]])
+    assert result["clusters_matched"] == 1 and not result["exact"]
+
+
+def test_figures_and_silhouette_with_noise_rows(noisy_fit):
+    from craft import plots
+    from craft.stability import cost_silhouette
+
+    model, table = noisy_fit
+    noise = model.labels_ < 0
+    assert noise.sum() == 5
+    silhouette = cost_silhouette(model, table)
+    assert np.isfinite(silhouette).all() and (silhouette[noise] == 0).all()
+    heatmap = plots.fig_data_heatmap(model, table, max_rows=1000)
+    assert len(heatmap.data[0].y) == len(table) - 5  # noise rows have no selection to colour: not drawn
+    assert "5 noise rows" in heatmap.layout.title.text
+    projection = plots.fig_projection(plots.projection_frame(model, table))
+    grey = [trace for trace in projection.data if trace.marker.color == plots.NOISE_COLOR]
+    assert len(grey) == 1 and sorted(grey[0].customdata) == np.flatnonzero(noise).tolist()
+
+
+def test_app_switch_counts_draws_and_exports_noise_rows():
+    from streamlit.testing.v1 import AppTest  # noqa: F401 - the helpers below drive it
+    from test_app import clear_caches, ctx, start, upload, visit  # noqa: F401 - clear_caches is an autouse fixture
+
+    from craft import plots
+
+    X, _, _ = fig2_numeric(random_state=0)
+    table = pd.concat([X, far_rows(X, 5, 0)], ignore_index=True)
+    at = upload(start(), "noisy.csv", table.to_csv(index=False).encode())
+    at.number_input(key="k").set_value(3).run()
+    assert ctx(at).model.n_noise_ == 0  # the switch is off by default
+    at.checkbox(key="noise").check().run()
+    model = ctx(at).model
+    n_noise = model.n_noise_
+    # The plumbing is what is tested here (detection is above): noise rows are far rows, counted where shown.
+    assert model.noise and n_noise >= 1 and set(np.flatnonzero(model.labels_ < 0)) <= set(range(len(X), len(table)))
+    assert any(f"{n_noise} rows fit no cluster (noise, −1)" in element.value for element in at.success)
+    visit(at, "evaluate")
+    bars = [c for c in at.get("plotly_chart") if '"noise"' in c.proto.spec and plots.NOISE_COLOR in c.proto.spec]
+    assert bars, "the sizes chart has no grey noise bar"
+    visit(at, "export")
+    buttons = [b for b in at.get("download_button") if "Noise rows" in str(b.proto.label)]
+    assert buttons and f"{n_noise} original rows" in buttons[0].proto.label
+    # A link that names the switch opens the view with it on.
+    assert ctx(start(dataset="fig2_numeric", syn_n=90, noise="true")).params.noise is True
+
+
+def test_noise_benchmark_writes_its_section(tmp_path):
+    from benchmarks import noise
+
+    results = tmp_path / "RESULTS.md"
+    results.write_text("# Benchmark results\n\n## Missing values\n\nkept\n", encoding="utf-8")
+    assert noise.main(["--quick", "--write-results", "--results", str(results)]) == 0
+    text = results.read_text(encoding="utf-8")
+    assert "kept" in text and "## Noise rows" in text and "*Produced by `python -m benchmarks.noise" in text
+    # Figure 2 with half its rows noise: only the option recovers the subspaces, every noise row -1, no planted one.
+    assert "| fig2_numeric | 50% | noise=False | 0% |" in text
+    assert "| fig2_numeric | 50% | noise=True | 100% | 1.000 | 1.000 | 100% / 0% |" in text
+
+
+def test_cli_noise_flag_writes_what_the_library_finds(tmp_path, capsys):
+    from craft.cli import main
+
+    X, _, _ = fig2_numeric(random_state=0)
+    path = tmp_path / "noisy.csv"
+    pd.concat([X, far_rows(X, 5, 0)], ignore_index=True).to_csv(path, index=False)
+    out = tmp_path / "out"
+    assert main(["fit", str(path), "--k", "3", "--m", "0.3333333333", "--noise", "--seed", "0", "--out", str(out),
+                 "--no-progress", "--quiet"]) == 0
+    labels = pd.read_csv(out / "labels.csv")
+    model = quiet_fit(CRAFT(m=0.3333333333, k=3, noise=True, random_state=0), pd.read_csv(path))
+    np.testing.assert_array_equal(labels["cluster"], model.labels_)
+    assert (labels["cluster"].to_numpy()[-5:] == -1).all()
+    summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    assert summary["result"]["n_noise"] == 5 and summary["parameters"]["noise"] is True
