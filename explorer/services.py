@@ -20,9 +20,12 @@ them directly. Nothing here imports Streamlit.
 from __future__ import annotations
 
 import dataclasses
+import io
 import math
 import re
 import time
+import warnings
+import zipfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -30,7 +33,7 @@ import numpy as np
 import pandas as pd
 from scipy import sparse
 
-from craft import baselines, datasets, metrics, profiles, synthetic, warm_up
+from craft import baselines, datasets, metrics, persist, profiles, synthetic, warm_up
 from craft._optional import missing
 from craft.encoding import Encoder
 from craft.estimator import CRAFT
@@ -56,6 +59,14 @@ __all__ = [
     "example_names",
     "load_example",
     "load_upload",
+    "read_upload",
+    "cells_as_written",
+    "read_rows_to_score",
+    "load_saved_model",
+    "model_file",
+    "Scoring",
+    "score_rows",
+    "scored_cells",
     "fit_schema",
     "column_report",
     "rho_from_share",
@@ -327,6 +338,21 @@ def load_example(name: str, *, n_samples: int = 300, seed: int = 0) -> LoadedDat
     raise CraftInputError(f"Unknown example {name!r}; choose one of {valid}.")
 
 
+#: File types the app's uploaders take (the formats :func:`craft.read_table` reads).
+UPLOAD_TYPES = ("csv", "tsv", "tab", "txt", "parquet", "pq", "xlsx", "xlsm", "xls")
+
+
+def file_stem(name: str) -> str:
+    """The start of download file names made from a table's name: safe characters only.
+
+    Examples
+    --------
+    >>> file_stem("my data (May).csv"), file_stem("?.csv")
+    ('my_data__May_', '_')
+    """
+    return "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in name.rsplit(".", 1)[0])[:60] or "data"
+
+
 def upload_key(sha: str, *, tokens_in_text: bool = False, sheet: str | None = None) -> str:
     """The data key of an upload read with these options (the plain reading keeps ``upload:<sha>``).
 
@@ -341,6 +367,28 @@ def upload_key(sha: str, *, tokens_in_text: bool = False, sheet: str | None = No
     if sheet is not None:
         key += f":sheet={sheet!r}"
     return key
+
+
+def read_upload(data: bytes, file_name: str | None, *, tokens_in_text: bool = False,
+                sheet: str | None = None) -> pd.DataFrame:
+    """Read an uploaded file with :func:`craft.read_table` (this machine's limits), any problem in words.
+
+    The one reading of every upload of the app: the table to cluster
+    (:func:`load_upload`) and the rows to score (:func:`read_rows_to_score`).
+
+    Raises
+    ------
+    CraftInputError
+        The reader's message (the file cannot be read, is too large...) with
+        what to upload instead.
+    """
+    try:
+        return read_table(data, name=file_name, tokens_in_text=tokens_in_text, sheet=sheet)
+    except CraftInputError as error:
+        raise CraftInputError(
+            f"{_sentence(str(error))} Upload a CSV/TSV, Parquet or Excel (.xlsx) table with a header row "
+            f"and one row per item."
+        ) from None
 
 
 def load_upload(data: bytes, file_name: str | None, *, tokens_in_text: bool = False,
@@ -379,13 +427,7 @@ def load_upload(data: bytes, file_name: str | None, *, tokens_in_text: bool = Fa
     'integer with 3 distinct values (≤ 20) → categorical'
     """
     shown = file_name or "the uploaded file"
-    try:
-        table = read_table(data, name=file_name, tokens_in_text=tokens_in_text, sheet=sheet)
-    except CraftInputError as error:
-        raise CraftInputError(
-            f"{_sentence(str(error))} Upload a CSV/TSV, Parquet or Excel (.xlsx) table with a header row "
-            f"and one row per item."
-        ) from None
+    table = read_upload(data, file_name, tokens_in_text=tokens_in_text, sheet=sheet)
     if table.shape[0] < 2:
         raise CraftInputError(
             f"{shown!r} has only {table.shape[0]} data row; clustering needs at least 2 rows (items). "
@@ -427,12 +469,26 @@ def original_cells(data: LoadedData, content: bytes | None) -> pd.DataFrame:
     """
     if data.kind != "upload" or content is None:
         return data.table
-    info = read_info(data.table)
-    cells = read_table(content, name=data.name, sheet=info.sheet if info else None, as_text=True)
-    if cells.shape != data.table.shape:  # the same reader, so never; but never write misaligned rows
+    return cells_as_written(data.table, content, data.name)
+
+
+def cells_as_written(table: pd.DataFrame, content: bytes, file_name: str) -> pd.DataFrame:
+    """The cells of ``table``, read from the file's bytes ``content``, as the file writes them (text).
+
+    Same rows and columns as ``table`` (read by :func:`read_upload` from ``content``).
+
+    Raises
+    ------
+    CraftInputError
+        Where the two readings do not line up (never, with one reader; but
+        misaligned rows are never written).
+    """
+    info = read_info(table)
+    cells = read_table(content, name=file_name, sheet=info.sheet if info else None, as_text=True)
+    if cells.shape != table.shape:
         raise CraftInputError(
-            f"The original cells of {data.name!r} ({cells.shape[0]} rows) do not line up with the table read "
-            f"({data.table.shape[0]} rows); download the labels of the table as read instead."
+            f"The original cells of {file_name!r} ({cells.shape[0]} rows) do not line up with the table read "
+            f"({table.shape[0]} rows); download the table as read instead."
         )
     return cells
 
@@ -1184,3 +1240,169 @@ def distance_table(model: CRAFT, data, state, row: int) -> pd.DataFrame:
         feature_control=terms.feature_control[0], total=terms.total[0],
         n_selected=state.selection.selected.sum(axis=1).astype(int),
     ))
+
+
+# ---------------------------------------------------------------------------
+# Scoring new rows with a fit or a saved model
+
+
+def read_rows_to_score(data: bytes, file_name: str | None) -> pd.DataFrame:
+    """Read a table of new rows to score (:func:`read_upload`, the reading of every upload).
+
+    Raises
+    ------
+    CraftInputError
+        The reader's message, or a table without rows or columns.
+    """
+    shown = file_name or "the uploaded file"
+    table = read_upload(data, file_name)
+    if table.shape[1] == 0:
+        raise CraftInputError(f"{shown!r} has no columns. Upload a table with a header row.")
+    if table.shape[0] == 0:
+        raise CraftInputError(f"{shown!r} has no data rows: there is nothing to score. Upload a table with a "
+                              "header row and one row per item.")
+    return table
+
+
+#: File types of the model uploader: the extension :func:`model_file` downloads are named with.
+MODEL_FILE_TYPES = ("craft",)
+
+
+def model_file(model: CRAFT) -> bytes:
+    """``model`` in the model file format of :mod:`craft.persist` (the Export page's download)."""
+    buffer = io.BytesIO()
+    persist.save(model, buffer)
+    return buffer.getvalue()
+
+
+def load_saved_model(data: bytes, file_name: str | None) -> CRAFT:
+    """A model saved by :func:`craft.persist.save` (the Export page's download), read from its bytes.
+
+    :func:`craft.load` reads a format that cannot run code: nothing here
+    unpickles a file. The archive may expand to at most this machine's
+    ``table_limits().max_unzipped_bytes`` (the bound of an Excel upload),
+    checked from its directory before anything is expanded.
+
+    Raises
+    ------
+    CraftInputError
+        The library's message (not a model file, a file of another format
+        version...) or the size bound, naming the file.
+    """
+    shown = repr(file_name or "the uploaded file")
+    limit = table_limits().max_unzipped_bytes
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            unzipped = sum(info.file_size for info in archive.infolist())
+    except (zipfile.BadZipFile, OSError, ValueError):
+        unzipped = 0  # not a zip archive: craft.load says what it is not
+    if unzipped > limit:
+        raise CraftInputError(f"{shown} cannot be used as a model: it expands to {unzipped / 2**20:,.0f} MB, and "
+                              f"this machine reads at most {limit / 2**20:,.0f} MB of a model file.")
+    try:
+        return persist.load(data)
+    except CraftInputError as error:
+        raise CraftInputError(f"{shown} cannot be used as a model: {_sentence(str(error))}") from None
+
+
+@dataclass
+class Scoring:
+    """New rows scored by a fitted model.
+
+    Attributes
+    ----------
+    assignment : DataFrame
+        :meth:`craft.CRAFT.assign`'s table, one row per scored row: ``cluster``,
+        ``cost``, ``margin``, ``fits_no_cluster``.
+    counts : ndarray of int
+        Rows per cluster of the model (nearest cluster), K entries.
+    set_aside : tuple of str
+        Columns of the table not given to the model: those the fitted table
+        had without fitting them (its label, ignored columns).
+    notes : tuple of str
+        What the model said about the rows while it scored them (its
+        warnings: levels unseen in the fit and how its rule treats them...).
+    """
+
+    assignment: pd.DataFrame
+    counts: np.ndarray
+    set_aside: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+
+    @property
+    def n_no_cluster(self) -> int:
+        """Rows that fit no cluster (CRAFT would have opened a new cluster for them)."""
+        return int(self.assignment["fits_no_cluster"].sum())
+
+
+def score_rows(model: CRAFT, table: pd.DataFrame, *, not_fitted: Sequence[str] = ()) -> Scoring:
+    """Assign the rows of ``table`` to ``model``'s clusters (:meth:`craft.CRAFT.assign`).
+
+    Parameters
+    ----------
+    model : CRAFT
+        Fitted (in this session or loaded from a file).
+    table : DataFrame
+        The rows to score, as read.
+    not_fitted : sequence of str
+        Columns of the table the model was fitted from that the fit did not
+        use (label, ignored): set aside here when the new table has them, as
+        they were for the fit. Any other column beyond the model's features is
+        the library's to name.
+
+    Raises
+    ------
+    CraftInputError
+        The library's message naming every missing, extra or differently
+        typed column.
+    """
+    unused = {str(c) for c in not_fitted}
+    set_aside = tuple(str(c) for c in table.columns if str(c) in unused)
+    X = table.drop(columns=list(set_aside)) if set_aside else table
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        try:
+            assignment = model.assign(X)
+        except CraftInputError as error:
+            raise CraftInputError(_sentence(str(error))) from None
+    counts = np.bincount(assignment["cluster"].to_numpy(dtype=np.int64), minlength=model.n_clusters_)
+    notes = tuple(dict.fromkeys(_sentence(str(w.message)) for w in said if issubclass(w.category, UserWarning)))
+    return Scoring(assignment, counts, set_aside, notes)
+
+
+def scored_cells(cells: pd.DataFrame, assignment: pd.DataFrame, rows=None) -> pd.DataFrame:
+    """The rows' cells as written beside their assignment (the downloads of the scored rows).
+
+    Parameters
+    ----------
+    cells : DataFrame
+        The table's cells (:func:`cells_as_written`), same rows as ``assignment``.
+    assignment : DataFrame
+        :attr:`Scoring.assignment`.
+    rows : array-like of bool, optional
+        The rows to keep (e.g. those that fit no cluster); all by default.
+
+    Returns
+    -------
+    DataFrame
+        ``cells`` followed by the assignment's columns, each prefixed
+        ``craft_`` (and suffixed with ``_`` while it clashes with a column of
+        the table).
+
+    Examples
+    --------
+    >>> cells = pd.DataFrame({"x": ["1,5", "2"]})
+    >>> a = pd.DataFrame({"cluster": [0, 1], "cost": [1.0, 9.0], "margin": [0.5, 0.1],
+    ...                   "fits_no_cluster": [False, True]})
+    >>> scored_cells(cells, a, a["fits_no_cluster"]).to_dict("list")
+    {'x': ['2'], 'craft_cluster': [1], 'craft_cost': [9.0], 'craft_margin': [0.1], 'craft_fits_no_cluster': [True]}
+    """
+    keep = np.ones(len(cells), dtype=bool) if rows is None else np.asarray(rows, dtype=bool)
+    out = cells.iloc[keep].reset_index(drop=True)
+    values = assignment.iloc[keep].reset_index(drop=True)
+    for column in values.columns:
+        name = f"craft_{column}"
+        while name in out.columns:
+            name += "_"
+        out[name] = values[column].to_numpy()
+    return out
