@@ -921,8 +921,9 @@ def margin_frame(assignment: pd.DataFrame, *, bins: int = 40) -> pd.DataFrame:
     Examples
     --------
     >>> a = pd.DataFrame({"cluster": [0, 0, 1], "margin": [0.0, 1.0, 2.0]})
-    >>> margin_frame(a, bins=2)[["cluster", "left", "rows"]].values.tolist()
-    [[0, 0.0, 2], [0, 1.0, 0], [1, 0.0, 0], [1, 1.0, 1]]
+    >>> frame = margin_frame(a, bins=2)
+    >>> frame["cluster"].tolist(), frame["left"].tolist(), frame["rows"].tolist()
+    ([0, 0, 1, 1], [0.0, 1.0, 0.0, 1.0], [1, 1, 0, 1])
     """
     margins = assignment["margin"].to_numpy(dtype=np.float64)
     clusters = assignment["cluster"].to_numpy(dtype=np.int64)

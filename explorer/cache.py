@@ -518,8 +518,8 @@ def iteration_inspection(key: str, iteration: int, _model, _data):
 
 @_kept_in(STORE, spinner="Reading the rows to score…")
 def rows_to_score(sha: str, file_name: str, _data: bytes):
-    """A table of new rows to score, keyed by the SHA-256 of its bytes (:func:`services.read_rows_to_score`)."""
-    return services.read_rows_to_score(_data, file_name)
+    """A table of new rows to score, keyed by the SHA-256 of its bytes (:func:`services.read_upload`)."""
+    return services.read_upload(_data, file_name)
 
 
 @_kept_in(STORE, spinner="Reading the original cells…")
@@ -529,9 +529,9 @@ def cells_as_written(sha: str, file_name: str, _table, _data: bytes):
 
 
 @_kept_in(STORE, spinner="Scoring the rows…")
-def scoring(model_key: str, sha: str, not_fitted: tuple, _model, _table) -> services.Scoring:
+def scoring(model_key: str, sha: str, _model, _table) -> services.Scoring:
     """The rows of the table ``sha`` scored by the model named ``model_key`` (a fit's key or a file's SHA-256)."""
-    return services.score_rows(_model, _table, not_fitted=not_fitted)
+    return services.score_rows(_model, _table)
 
 
 @_stored

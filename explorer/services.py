@@ -61,7 +61,6 @@ __all__ = [
     "load_upload",
     "read_upload",
     "cells_as_written",
-    "read_rows_to_score",
     "load_saved_model",
     "model_file",
     "Scoring",
@@ -374,7 +373,8 @@ def read_upload(data: bytes, file_name: str | None, *, tokens_in_text: bool = Fa
     """Read an uploaded file with :func:`craft.read_table` (this machine's limits), any problem in words.
 
     The one reading of every upload of the app: the table to cluster
-    (:func:`load_upload`) and the rows to score (:func:`read_rows_to_score`).
+    (:func:`load_upload`) and the rows to score. The reader refuses a file
+    without data rows or columns.
 
     Raises
     ------
@@ -1246,24 +1246,6 @@ def distance_table(model: CRAFT, data, state, row: int) -> pd.DataFrame:
 # Scoring new rows with a fit or a saved model
 
 
-def read_rows_to_score(data: bytes, file_name: str | None) -> pd.DataFrame:
-    """Read a table of new rows to score (:func:`read_upload`, the reading of every upload).
-
-    Raises
-    ------
-    CraftInputError
-        The reader's message, or a table without rows or columns.
-    """
-    shown = file_name or "the uploaded file"
-    table = read_upload(data, file_name)
-    if table.shape[1] == 0:
-        raise CraftInputError(f"{shown!r} has no columns. Upload a table with a header row.")
-    if table.shape[0] == 0:
-        raise CraftInputError(f"{shown!r} has no data rows: there is nothing to score. Upload a table with a "
-                              "header row and one row per item.")
-    return table
-
-
 #: File types of the model uploader: the extension :func:`model_file` downloads are named with.
 MODEL_FILE_TYPES = ("craft",)
 
@@ -1316,9 +1298,9 @@ class Scoring:
         ``cost``, ``margin``, ``fits_no_cluster``.
     counts : ndarray of int
         Rows per cluster of the model (nearest cluster), K entries.
-    set_aside : tuple of str
-        Columns of the table not given to the model: those the fitted table
-        had without fitting them (its label, ignored columns).
+    left_out : tuple of str
+        Columns of the table that are not features of the model: the model
+        leaves them out (as the fit left out its label and ignored columns).
     notes : tuple of str
         What the model said about the rows while it scored them (its
         warnings: levels unseen in the fit and how its rule treats them...).
@@ -1326,7 +1308,7 @@ class Scoring:
 
     assignment: pd.DataFrame
     counts: np.ndarray
-    set_aside: tuple[str, ...] = ()
+    left_out: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
 
     @property
@@ -1335,7 +1317,7 @@ class Scoring:
         return int(self.assignment["fits_no_cluster"].sum())
 
 
-def score_rows(model: CRAFT, table: pd.DataFrame, *, not_fitted: Sequence[str] = ()) -> Scoring:
+def score_rows(model: CRAFT, table: pd.DataFrame) -> Scoring:
     """Assign the rows of ``table`` to ``model``'s clusters (:meth:`craft.CRAFT.assign`).
 
     Parameters
@@ -1344,11 +1326,6 @@ def score_rows(model: CRAFT, table: pd.DataFrame, *, not_fitted: Sequence[str] =
         Fitted (in this session or loaded from a file).
     table : DataFrame
         The rows to score, as read.
-    not_fitted : sequence of str
-        Columns of the table the model was fitted from that the fit did not
-        use (label, ignored): set aside here when the new table has them, as
-        they were for the fit. Any other column beyond the model's features is
-        the library's to name.
 
     Raises
     ------
@@ -1356,18 +1333,17 @@ def score_rows(model: CRAFT, table: pd.DataFrame, *, not_fitted: Sequence[str] =
         The library's message naming every missing, extra or differently
         typed column.
     """
-    unused = {str(c) for c in not_fitted}
-    set_aside = tuple(str(c) for c in table.columns if str(c) in unused)
-    X = table.drop(columns=list(set_aside)) if set_aside else table
     with warnings.catch_warnings(record=True) as said:
         warnings.simplefilter("always")
         try:
-            assignment = model.assign(X)
+            assignment = model.assign(table)
         except CraftInputError as error:
             raise CraftInputError(_sentence(str(error))) from None
     counts = np.bincount(assignment["cluster"].to_numpy(dtype=np.int64), minlength=model.n_clusters_)
+    features = {str(c) for c in model.feature_names_in_}
+    left_out = tuple(str(c) for c in table.columns if str(c) not in features)
     notes = tuple(dict.fromkeys(_sentence(str(w.message)) for w in said if issubclass(w.category, UserWarning)))
-    return Scoring(assignment, counts, set_aside, notes)
+    return Scoring(assignment, counts, left_out, notes)
 
 
 def scored_cells(cells: pd.DataFrame, assignment: pd.DataFrame, rows=None) -> pd.DataFrame:
@@ -1399,6 +1375,7 @@ def scored_cells(cells: pd.DataFrame, assignment: pd.DataFrame, rows=None) -> pd
     """
     keep = np.ones(len(cells), dtype=bool) if rows is None else np.asarray(rows, dtype=bool)
     out = cells.iloc[keep].reset_index(drop=True)
+    out.attrs = {}  # the reader's notes describe the whole file, not these rows
     values = assignment.iloc[keep].reset_index(drop=True)
     for column in values.columns:
         name = f"craft_{column}"

@@ -68,13 +68,10 @@ if source == SAVED:
     except CraftInputError as problem:
         error(str(problem))
         st.stop()
-    model_key, not_fitted = f"model:{held_model['sha']}", ()
+    model_key = f"model:{held_model['sha']}"
 else:
     model = context.require_model(ctx)
-    assert ctx.data is not None  # require_model stopped the page otherwise
-    fitted = {str(c) for c in model.feature_names_in_}
     model_key = ctx.key
-    not_fitted = tuple(str(c) for c in ctx.data.table.columns if str(c) not in fitted)
 st.caption(f"The model: K = {model.n_clusters_} clusters on {len(model.feature_names_in_)} features "
            f"({esc(', '.join(str(c) for c in model.feature_names_in_[:12]))}"
            + (", …" if len(model.feature_names_in_) > 12 else "") + ").")
@@ -84,7 +81,7 @@ if held_table is None:
     st.stop()
 try:
     rows = cache.rows_to_score(held_table["sha"], held_table["name"], held_table["data"])
-    scoring = cache.scoring(model_key, held_table["sha"], not_fitted, model, rows)
+    scoring = cache.scoring(model_key, held_table["sha"], model, rows)
     cells = cache.cells_as_written(held_table["sha"], held_table["name"], rows, held_table["data"])
 except CraftInputError as problem:
     error(f"{held_table['name']!r} cannot be scored: {problem}")
@@ -93,8 +90,9 @@ except CraftInputError as problem:
 assignment = scoring.assignment
 n_rows, n_none = len(assignment), scoring.n_no_cluster
 stem = file_stem(held_table["name"])
-if scoring.set_aside:
-    note("Set aside as in the fitted table (not features of the fit): " + ", ".join(scoring.set_aside) + ".")
+if scoring.left_out:
+    note("Not features of the model, so left out of the scoring (as the fit left out its label and ignored "
+         "columns); they stay in the downloads: " + ", ".join(scoring.left_out) + ".")
 for message in scoring.notes:
     note(message)
 columns = st.columns(3)

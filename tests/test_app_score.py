@@ -8,6 +8,8 @@ downloaded from the Export page; what the page shows is compared with
 from __future__ import annotations
 
 import io
+import json
+import zipfile
 
 import numpy as np
 import pandas as pd
@@ -62,7 +64,13 @@ def test_scoring_a_table_with_the_current_fit_shows_counts_and_the_rows_that_fit
     listed = at.dataframe[0].value
     assert len(listed) == 2 and (listed[table.columns[1]] == FAR).all()  # the cells as written
     assert listed["craft_cluster"].tolist() == expected["cluster"].iloc[40:].tolist()
-    assert any("Set aside as in the fitted table" in text(i) and ctx(at).label in text(i) for i in at.info)
+    assert any("left out of the scoring" in text(i) and text(i).endswith(f": {ctx(at).label}.") for i in at.info)
+
+
+def persist_bytes(model) -> bytes:
+    buffer = io.BytesIO()
+    persist.save(model, buffer)
+    return buffer.getvalue()
 
 
 def _downloads(monkeypatch) -> dict[str, bytes]:
@@ -97,19 +105,22 @@ def test_a_model_downloaded_from_export_and_uploaded_back_scores_the_session_fit
     assert scored["name"] == "wine.csv"
     from explorer.cache import scoring  # the page's own cached result, by the model file's digest
 
-    result = scoring(f"model:{at.session_state['score_model']['sha']}", scored["sha"], (), None, None)
+    result = scoring(f"model:{at.session_state['score_model']['sha']}", scored["sha"], None, None)
     assert np.array_equal(result.assignment["cluster"].to_numpy(), model.labels_)
 
 
-def test_missing_and_extra_columns_are_named():
+def test_missing_extra_and_differently_typed_columns_are_all_named():
     at = start("score", dataset="wine")
     model = ctx(at).model
     table, _ = new_rows(ctx(at).data.table)
-    missing = str(model.feature_names_in_[0])
+    missing, typed = (str(c) for c in model.feature_names_in_[:2])
     changed = table.drop(columns=[missing]).assign(shop_id=np.arange(len(table)))
+    changed[typed] = changed[typed].astype(str) + " mg"
     score_table(at, "changed.csv", changed.to_csv(index=False).encode())
     shown = " ".join(errors(at))
-    assert "'changed.csv' cannot be scored" in shown and missing in shown and "shop_id" in shown
+    assert "'changed.csv' cannot be scored" in shown, shown
+    assert f"lacks the fitted column(s) ['{missing}']" in shown and "shop_id" in shown, shown
+    assert f"Column '{typed}' is numeric in the schema" in shown, shown
     assert "Traceback" not in shown and not at.get("plotly_chart")
 
 
@@ -118,11 +129,26 @@ def test_a_corrupt_model_file_gets_a_readable_message(content):
     at = start("score", dataset="wine")
     score_model(at, "model.craft", content)
     shown = " ".join(errors(at))
-    assert "'model.craft' cannot be used as a model" in shown and "Traceback" not in shown
+    assert "'model.craft' cannot be used as a model" in shown and "not a CRAFT model file" in shown, shown
+    assert "Traceback" not in shown and not at.get("plotly_chart")
 
 
-def test_an_empty_table_gets_a_readable_message():
+def test_a_model_file_of_another_format_version_names_both_versions():
+    at = start("score", dataset="wine")
+    saved = zipfile.ZipFile(io.BytesIO(persist_bytes(ctx(at).model)))
+    header = json.loads(saved.read("model.json"))
+    header["format_version"] = persist.FORMAT_VERSION + 1
+    future = io.BytesIO()
+    with zipfile.ZipFile(future, "w") as archive:
+        archive.writestr("model.json", json.dumps(header))
+        archive.writestr("arrays.npz", saved.read("arrays.npz"))
+    score_model(at, "future.craft", future.getvalue())
+    shown = " ".join(errors(at))
+    assert f"format version {persist.FORMAT_VERSION + 1}" in shown and f"format version {persist.FORMAT_VERSION} only" in shown
+
+
+def test_a_table_without_data_rows_gets_a_readable_message():
     at = start("score", dataset="wine")
     header = ",".join(ctx(at).data.table.columns)
     score_table(at, "empty.csv", (header + "\n").encode())
-    assert "'empty.csv' has no data rows: there is nothing to score" in " ".join(errors(at))
+    assert "'empty.csv' cannot be scored: Cannot read 'empty.csv': it has a header but no data rows" in " ".join(errors(at))
