@@ -967,7 +967,7 @@ def fig_margins(assignment: pd.DataFrame, *, n_clusters: int | None = None, bins
             hovertemplate="margin %{customdata[0]:.3g} – %{customdata[1]:.3g}: %{y:,} rows<extra>"
                           + f"cluster {k}</extra>",
         ))
-    fig.update_layout(barmode="stack", bargap=0, legend=dict(title="nearest cluster"))
+    fig.update_layout(barmode="stack", bargap=0, legend=dict(title="nearest cluster", traceorder="normal"))
     fig.update_xaxes(title="cost margin: cost to the next-nearest cluster − cost to the nearest (0: a tie)")
     fig.update_yaxes(title="rows")
     return _finish(fig, f"How sure each assignment is: cost margins of {len(assignment):,} rows", height=420,

@@ -30,7 +30,7 @@ def test_a_second_table_uploaded_on_the_score_page_draws_its_margin_histogram(pa
     page.locator(".st-key-score_uploader input[type=file]").set_input_files(
         files=[{"name": "more_people.csv", "mimeType": "text/csv", "buffer": mixed_csv(24)}])
     wait_idle(page)
-    page.wait_for_selector(".st-key-score_margins .js-plotly-plot .plot", timeout=RUN_TIMEOUT_MS)
+    page.wait_for_function(f"({_MARGINS_JS})()?.painted > 0", timeout=RUN_TIMEOUT_MS)
     drawn = page.evaluate(_MARGINS_JS)
     assert drawn is not None and sum(drawn["rows"]) == 24, drawn
     assert drawn["painted"] > 0 and drawn["title"].startswith("How sure each assignment is"), drawn
