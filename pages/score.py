@@ -82,7 +82,6 @@ if held_table is None:
 try:
     rows = cache.rows_to_score(held_table["sha"], held_table["name"], held_table["data"])
     scoring = cache.scoring(model_key, held_table["sha"], model, rows)
-    cells = cache.cells_as_written(held_table["sha"], held_table["name"], rows, held_table["data"])
 except CraftInputError as problem:
     error(f"{held_table['name']!r} cannot be scored: {problem}")
     st.stop()
@@ -90,6 +89,14 @@ except CraftInputError as problem:
 assignment = scoring.assignment
 n_rows, n_none = len(assignment), scoring.n_no_cluster
 stem = file_stem(held_table["name"])
+figure_key = f"{model_key}|{held_table['sha']}"
+
+
+def original_cells():
+    """The table's cells as its file writes them: read (once) where they are listed or downloaded."""
+    return cache.cells_as_written(held_table["sha"], held_table["name"], rows, held_table["data"])
+
+
 if scoring.left_out:
     note("Not features of the model, so left out of the scoring (as the fit left out its label and ignored "
          "columns); they stay in the downloads: " + ", ".join(scoring.left_out) + ".")
@@ -101,17 +108,18 @@ columns[1].metric("Clusters", model.n_clusters_)
 columns[2].metric("Fit no cluster", f"{n_none:,}", help="Rows whose cost to every cluster exceeds λ + D·F₀.")
 
 left, right = st.columns(2)
-chart(plots.fig_cluster_sizes(scoring.counts, title=f"Where the {n_rows:,} rows go (nearest cluster)"),
-      key="score_sizes", name=f"{stem}_craft_scored_sizes", container=left)
-chart(plots.fig_margins(assignment, n_clusters=model.n_clusters_), key="score_margins",
-      name=f"{stem}_craft_margins", container=right)
+sizes = cache.figure(figure_key, "scored sizes", lambda: plots.fig_cluster_sizes(
+    scoring.counts, title=f"Where the {n_rows:,} rows go (nearest cluster)"))
+chart(sizes, key="score_sizes", name=f"{stem}_craft_scored_sizes", container=left)
+margins = cache.figure(figure_key, "margins", lambda: plots.fig_margins(assignment, n_clusters=model.n_clusters_))
+chart(margins, key="score_margins", name=f"{stem}_craft_margins", container=right)
 
 st.subheader("Rows that fit no cluster")
 if n_none == 0:
     st.success("Every row fits a cluster: none costs more than opening a cluster of its own.",
                icon=":material/check_circle:")
 else:
-    outliers = scored_cells(cells, assignment, assignment["fits_no_cluster"].to_numpy())
+    outliers = scored_cells(original_cells(), assignment, assignment["fits_no_cluster"].to_numpy())
     st.caption(f"{n_none:,} of {n_rows:,} rows, with their cells as the file writes them"
                + (f"; the first {LISTED_ROWS:,} are listed, the download holds all" if n_none > LISTED_ROWS else "")
                + ". craft_cluster is the nearest cluster all the same.")
@@ -119,5 +127,5 @@ else:
     st.download_button("Rows that fit no cluster (CSV)", lambda: to_csv_bytes(outliers),
                        file_name=f"{stem}_craft_no_cluster.csv", mime="text/csv", key="dl_no_cluster")
 st.download_button("Every row with its cluster, cost, margin and fit (CSV)",
-                   lambda: to_csv_bytes(scored_cells(cells, assignment)), file_name=f"{stem}_craft_scored.csv",
+                   lambda: to_csv_bytes(scored_cells(original_cells(), assignment)), file_name=f"{stem}_craft_scored.csv",
                    mime="text/csv", key="dl_scored", type="primary")

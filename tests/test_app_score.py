@@ -18,7 +18,7 @@ from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
 from streamlit.testing.v1 import AppTest
 
 from craft import persist
-from test_app import array, charts, clear_caches, ctx, errors, start, text, visit  # noqa: F401 - clear_caches: autouse
+from test_app import array, charts, clear_caches, ctx, errors, start, text, upload, visit  # noqa: F401 - clear_caches: autouse
 
 #: Cells written far from every wine cluster (and kept as the file writes them).
 FAR = "99999.5"
@@ -152,3 +152,17 @@ def test_a_table_without_data_rows_gets_a_readable_message():
     header = ",".join(ctx(at).data.table.columns)
     score_table(at, "empty.csv", (header + "\n").encode())
     assert "'empty.csv' cannot be scored: Cannot read 'empty.csv': it has a header but no data rows" in " ".join(errors(at))
+
+
+def test_levels_unseen_in_the_fit_are_scored_by_the_fits_rule_and_said():
+    people = pd.DataFrame({"height": [150.0 + i % 7 + 30 * (i % 2) for i in range(40)],
+                           "eyes": [["blue", "brown"][i % 2] for i in range(40)]})
+    at = start()
+    upload(at, "people.csv", people.to_csv(index=False).encode())
+    visit(at, "score")
+    new = pd.DataFrame({"height": [151.0, 182.0], "eyes": ["green", "brown"]})
+    score_table(at, "new.csv", new.to_csv(index=False).encode())
+    assert not errors(at), errors(at)
+    said = [text(i) for i in at.info]
+    assert any("Column 'eyes': 1 of 2 row(s) hold values not seen in fit ('green')" in s for s in said), said
+    assert [m.value for m in at.metric][0] == "2"
