@@ -311,6 +311,9 @@ def _header(raw: bytes, given) -> dict:
 
 
 def _arrays(member: IO[bytes], given) -> dict[str, np.ndarray]:
+    if not zipfile.is_zipfile(member):  # NumPy would take any other bytes for a pickle
+        raise CraftInputError(f"{_name(given)} is a damaged CRAFT model file ({_ARRAYS} is not a NumPy archive).")
+    member.seek(0)
     try:
         with np.load(member, allow_pickle=False) as archive:
             arrays = {name: archive[name] for name in archive.files}
