@@ -124,6 +124,7 @@ def load(path_or_file_or_bytes: str | os.PathLike | IO[bytes] | bytes):
                     f"{_name(path_or_file_or_bytes)} is a zip archive but not a CRAFT model file (it lacks "
                     f"{_JSON} or {_ARRAYS}); save a model with model.save(path)."
                 )
+            _check_unpacked_size(archive, path_or_file_or_bytes)
             header = _header(archive.read(_JSON), path_or_file_or_bytes)
             with archive.open(_ARRAYS) as member:
                 arrays = _arrays(io.BytesIO(member.read()), path_or_file_or_bytes)
@@ -288,6 +289,24 @@ def _source(given) -> IO[bytes]:
 
 def _name(given) -> str:
     return repr(str(given)) if isinstance(given, (str, os.PathLike)) else "The given data"
+
+
+def _check_unpacked_size(archive: zipfile.ZipFile, given) -> None:
+    """Refuse, before unpacking, members larger than half this machine's free memory (a zip bomb, say).
+
+    ``zipfile`` reads no more than a member's declared size, so the declared
+    sizes bound what loading can take.
+    """
+    from .limits import _available_memory
+
+    declared = sum(archive.getinfo(name).file_size for name in (_JSON, _ARRAYS))
+    limit = _available_memory() // 2
+    if declared > limit:
+        raise CraftInputError(
+            f"{_name(given)} unpacks to {declared:,} bytes, more than this machine loads ({limit:,} bytes, half its "
+            "free memory); a CRAFT model holds a few numbers per cluster and feature (and, fitted in memory, one "
+            "label a row), so this file is not one this machine can load."
+        )
 
 
 def _header(raw: bytes, given) -> dict:

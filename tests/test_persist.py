@@ -294,3 +294,10 @@ def test_column_mismatch_names_every_column(planted):
         model.predict(X.drop(columns=["f1"]))
     # Extra columns alone are left out.
     pd.testing.assert_frame_equal(model.assign(X.assign(extra=1)), model.assign(X))
+
+
+def test_members_beyond_free_memory_are_refused_before_unpacking(monkeypatch):
+    data = saved()
+    monkeypatch.setattr("craft.limits._available_memory", lambda: 1_000)
+    with pytest.raises(CraftInputError, match=r"unpacks to [\d,]+ bytes, more than this machine loads \(500 bytes"):
+        craft.load(data)
