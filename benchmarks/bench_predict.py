@@ -105,7 +105,7 @@ def markdown(data: dict, info: dict) -> str:
         md_table(["step", "median", "rows / s"], rows),
         f"`CRAFT.predict` reads the table as it is (numbers standardized, levels coded) and runs the compiled "
         f"pass; `KMeans.predict` is given its dense one-hot matrix ready, so the last row adds the encoding it "
-        f"needs. `assign` also forms the rows × clusters cost matrix for the margin, a chunk of rows at a time. "
+        f"needs. `assign` runs the same pass a second time, over the other clusters of each row, for the margin. "
         f"Load average {load[0]:.1f} at the start, {data['load_after'][0]:.1f} at the end: other work shared "
         f"the {info['cores']} cores.",
         produced_by("bench_predict", info),

@@ -148,7 +148,7 @@ def load(path_or_file_or_bytes: str | os.PathLike | IO[bytes] | bytes):
 
 def _write(target: IO[bytes], header: dict, arrays: bytes) -> None:
     with zipfile.ZipFile(target, "w", compression=zipfile.ZIP_DEFLATED) as archive:
-        archive.writestr(_JSON, json.dumps(header, indent=1, allow_nan=False))
+        archive.writestr(_JSON, json.dumps(header, indent=1, allow_nan=False, default=_plain))
         # Already compressed by NumPy.
         archive.writestr(_ARRAYS, arrays, compress_type=zipfile.ZIP_STORED)
 
@@ -221,6 +221,13 @@ def _describe(model) -> tuple[dict, dict[str, np.ndarray]]:
     return header, {name: np.asarray(value) for name, value in arrays.items()}
 
 
+def _plain(value):
+    """A NumPy scalar (an option derived from a NumPy ``k``, say) as the Python number JSON writes."""
+    if isinstance(value, np.generic):
+        return value.item()
+    raise TypeError(f"{type(value).__name__} is not a JSON value")
+
+
 def _params(model) -> dict[str, Any]:
     """CRAFT's parameters as JSON values (a Generator seed is not kept: its state is not a value)."""
     from .estimator import CRAFT
@@ -234,9 +241,6 @@ def _params(model) -> dict[str, Any]:
         params["categorical"] = [c if isinstance(c, str) else int(c) for c in categorical]
     seed = params["random_state"]
     params["random_state"] = int(seed) if isinstance(seed, numbers.Integral) and not isinstance(seed, bool) else None
-    for name, value in params.items():
-        if isinstance(value, (np.generic,)):
-            params[name] = value.item()
     return params
 
 

@@ -301,3 +301,11 @@ def test_members_beyond_free_memory_are_refused_before_unpacking(monkeypatch):
     monkeypatch.setattr("craft.limits._available_memory", lambda: 1_000)
     with pytest.raises(CraftInputError, match=r"unpacks to [\d,]+ bytes, more than this machine loads \(500 bytes"):
         craft.load(data)
+
+
+def test_numpy_parameters_are_saved_as_numbers():
+    X, _ = datasets.load("wine")
+    model = CRAFT(m=np.float64(0.5), k=np.int64(3), n_init=np.int64(1), random_state=np.int64(0)).fit(X)
+    loaded = craft.load(saved(model))
+    assert loaded.get_params() == model.get_params() and loaded.options_ == model.options_
+    np.testing.assert_array_equal(loaded.predict(X), model.predict(X))
