@@ -447,10 +447,9 @@ class CRAFT(ClusterMixin, BaseEstimator):
             * ``cluster`` (int64): :meth:`predict`'s label, the nearest cluster;
             * ``cost``: the row's distance d_nk to that cluster;
             * ``margin``: its distance to the next-nearest cluster minus its
-              distance to the nearest (>= 0; read from
-              ``_engine.cost_matrix``). 0 for every row of a model of one
-              cluster, where no other cluster competes; ``fits_no_cluster``
-              then says how well a row fits;
+              distance to the nearest (>= 0; 0 is a tie). 0 for every row of
+              a model of one cluster, where no other cluster competes;
+              ``fits_no_cluster`` then says how well a row fits;
             * ``fits_no_cluster`` (bool): CRAFT's own opening test on the
               fitted clusters (``_engine.opening_candidates``): the row's
               distance to every cluster exceeds ``lam_ + D F0`` and it has
@@ -897,32 +896,30 @@ class CRAFT(ClusterMixin, BaseEstimator):
 
 # ----------------------------------------------------------------------
 
-#: Rows whose (rows x clusters) distances :func:`assignment_frame` holds at once.
-_ASSIGN_CHUNK = 65_536
-
-
 def assignment_frame(data: EncodedData, clusters: _engine.Clusters, options: _engine.Options, index) -> pd.DataFrame:
     """``CRAFT.assign``'s table for encoded rows: cluster, cost, margin and fits_no_cluster.
 
     Both backends call it (``DaskCRAFT`` once per partition). The cluster and
     its cost are the compiled pass's (:func:`_engine.nearest_cluster`, what
     ``predict`` returns), the opening test is the pass's own
-    (:func:`_engine.opening_candidates` at ``options.threshold``), and the
-    margin is the gap between the two smallest entries of the row's
-    :func:`_engine.cost_matrix`, formed a chunk of rows at a time.
+    (:func:`_engine.opening_candidates` at ``options.threshold``). The
+    next-nearest distance is the same kernel's over the other clusters, run
+    once per cluster on the rows it took: K passes over N/K rows on average,
+    one pass's work, with no rows x clusters matrix. A row's distance to a
+    cluster does not depend on which other clusters are present, so the
+    margin is never negative.
     """
     best, labels = _engine.nearest_cluster(data, clusters, options.terms)
     opening = np.zeros(data.n_samples, dtype=bool)
     opening[_engine.opening_candidates(data, best, options.threshold(data.n_features))] = True
     margin = np.zeros(data.n_samples)
-    if clusters.n_clusters > 1:
-        for start in range(0, data.n_samples, _ASSIGN_CHUNK):
-            rows = np.arange(start, min(start + _ASSIGN_CHUNK, data.n_samples))
-            costs = _engine.cost_matrix(data.take(rows), clusters, options.terms)
-            own = costs[np.arange(rows.size), labels[rows]]
-            costs[np.arange(rows.size), labels[rows]] = np.inf
-            # The kernel and the matrix may round a near tie apart by an ulp; such a row's margin is 0.
-            margin[rows] = np.maximum(costs.min(axis=1) - own, 0.0)
+    for k in range(clusters.n_clusters if clusters.n_clusters > 1 else 0):
+        rows = np.flatnonzero(labels == k)
+        others = np.arange(clusters.n_clusters) != k
+        rest = _engine.Clusters(clusters.means[others], clusters.variances[others], clusters.log_eta[others],
+                                clusters.weights[others])
+        second, _ = _engine.nearest_cluster(data, rest, options.terms, rows=rows)
+        margin[rows] = second - best[rows]
     return pd.DataFrame(
         {"cluster": labels.astype(np.int64), "cost": best, "margin": margin, "fits_no_cluster": opening}, index=index
     )

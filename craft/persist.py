@@ -124,6 +124,7 @@ def load(path_or_file_or_bytes: str | os.PathLike | IO[bytes] | bytes):
                     f"{_name(path_or_file_or_bytes)} is a zip archive but not a CRAFT model file (it lacks "
                     f"{_JSON} or {_ARRAYS}); save a model with model.save(path)."
                 )
+            _check_unpacked_size(archive, path_or_file_or_bytes)
             header = _header(archive.read(_JSON), path_or_file_or_bytes)
             with archive.open(_ARRAYS) as member:
                 arrays = _arrays(io.BytesIO(member.read()), path_or_file_or_bytes)
@@ -147,7 +148,7 @@ def load(path_or_file_or_bytes: str | os.PathLike | IO[bytes] | bytes):
 
 def _write(target: IO[bytes], header: dict, arrays: bytes) -> None:
     with zipfile.ZipFile(target, "w", compression=zipfile.ZIP_DEFLATED) as archive:
-        archive.writestr(_JSON, json.dumps(header, indent=1, allow_nan=False))
+        archive.writestr(_JSON, json.dumps(header, indent=1, allow_nan=False, default=_plain))
         # Already compressed by NumPy.
         archive.writestr(_ARRAYS, arrays, compress_type=zipfile.ZIP_STORED)
 
@@ -220,6 +221,13 @@ def _describe(model) -> tuple[dict, dict[str, np.ndarray]]:
     return header, {name: np.asarray(value) for name, value in arrays.items()}
 
 
+def _plain(value):
+    """A NumPy scalar (an option derived from a NumPy ``k``, say) as the Python number JSON writes."""
+    if isinstance(value, np.generic):
+        return value.item()
+    raise TypeError(f"{type(value).__name__} is not a JSON value")
+
+
 def _params(model) -> dict[str, Any]:
     """CRAFT's parameters as JSON values (a Generator seed is not kept: its state is not a value)."""
     from .estimator import CRAFT
@@ -233,9 +241,6 @@ def _params(model) -> dict[str, Any]:
         params["categorical"] = [c if isinstance(c, str) else int(c) for c in categorical]
     seed = params["random_state"]
     params["random_state"] = int(seed) if isinstance(seed, numbers.Integral) and not isinstance(seed, bool) else None
-    for name, value in params.items():
-        if isinstance(value, (np.generic,)):
-            params[name] = value.item()
     return params
 
 
@@ -290,6 +295,24 @@ def _name(given) -> str:
     return repr(str(given)) if isinstance(given, (str, os.PathLike)) else "The given data"
 
 
+def _check_unpacked_size(archive: zipfile.ZipFile, given) -> None:
+    """Refuse, before unpacking, members larger than half this machine's free memory (a zip bomb, say).
+
+    ``zipfile`` reads no more than a member's declared size, so the declared
+    sizes bound what loading can take.
+    """
+    from .limits import _available_memory
+
+    declared = sum(archive.getinfo(name).file_size for name in (_JSON, _ARRAYS))
+    limit = _available_memory() // 2
+    if declared > limit:
+        raise CraftInputError(
+            f"{_name(given)} unpacks to {declared:,} bytes, more than this machine loads ({limit:,} bytes, half its "
+            "free memory); a CRAFT model holds a few numbers per cluster and feature (and, fitted in memory, one "
+            "label a row), so this file is not one this machine can load."
+        )
+
+
 def _header(raw: bytes, given) -> dict:
     try:
         header = json.loads(raw.decode("utf-8"))
@@ -311,6 +334,9 @@ def _header(raw: bytes, given) -> dict:
 
 
 def _arrays(member: IO[bytes], given) -> dict[str, np.ndarray]:
+    if not zipfile.is_zipfile(member):  # NumPy would take any other bytes for a pickle
+        raise CraftInputError(f"{_name(given)} is a damaged CRAFT model file ({_ARRAYS} is not a NumPy archive).")
+    member.seek(0)
     try:
         with np.load(member, allow_pickle=False) as archive:
             arrays = {name: archive[name] for name in archive.files}
