@@ -25,7 +25,6 @@ import math
 import re
 import time
 import warnings
-import zipfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -1260,31 +1259,22 @@ def model_file(model: CRAFT) -> bytes:
 def load_saved_model(data: bytes, file_name: str | None) -> CRAFT:
     """A model saved by :func:`craft.persist.save` (the Export page's download), read from its bytes.
 
-    :func:`craft.load` reads a format that cannot run code: nothing here
-    unpickles a file. The archive may expand to at most this machine's
-    ``table_limits().max_unzipped_bytes`` (the bound of an Excel upload),
-    checked from its directory before anything is expanded.
+    :func:`craft.load` reads a format that cannot run code (nothing here
+    unpickles a file) and refuses an archive that would unpack beyond what
+    this machine can hold; the upload itself is bounded as every upload
+    (``server.maxUploadSize``).
 
     Raises
     ------
     CraftInputError
-        The library's message (not a model file, a file of another format
-        version...) or the size bound, naming the file.
+        The library's message (not a model file, a damaged one, a file of
+        another format version, too large to unpack), naming the file.
     """
-    shown = repr(file_name or "the uploaded file")
-    limit = table_limits().max_unzipped_bytes
-    try:
-        with zipfile.ZipFile(io.BytesIO(data)) as archive:
-            unzipped = sum(info.file_size for info in archive.infolist())
-    except (zipfile.BadZipFile, OSError, ValueError):
-        unzipped = 0  # not a zip archive: craft.load says what it is not
-    if unzipped > limit:
-        raise CraftInputError(f"{shown} cannot be used as a model: it expands to {unzipped / 2**20:,.0f} MB, and "
-                              f"this machine reads at most {limit / 2**20:,.0f} MB of a model file.")
     try:
         return persist.load(data)
     except CraftInputError as error:
-        raise CraftInputError(f"{shown} cannot be used as a model: {_sentence(str(error))}") from None
+        raise CraftInputError(f"{file_name or 'the uploaded file'!r} cannot be used as a model: "
+                              f"{_sentence(str(error))}") from None
 
 
 @dataclass

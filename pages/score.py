@@ -12,7 +12,6 @@ import streamlit as st
 from craft import CraftInputError, plots
 from craft.export import to_csv_bytes
 from craft.io import table_fingerprint
-from craft.limits import table_limits
 from explorer import cache, context
 from explorer.figure_export import chart
 from explorer.services import MODEL_FILE_TYPES, UPLOAD_TYPES, file_stem, load_saved_model, scored_cells
@@ -47,9 +46,8 @@ limit = st.get_option("server.maxUploadSize")
 if source == SAVED:
     st.file_uploader("Saved model file (.craft)", type=list(MODEL_FILE_TYPES), key="score_model_uploader",
                      on_change=_keep_upload, args=("score_model_uploader", "score_model"),
-                     help=f"The model file of the Export page, up to {limit} MB (as every upload) and "
-                          f"{table_limits().max_unzipped_bytes / 2**20:,.0f} MB unzipped. It holds numbers and text "
-                          "only and is never run as code.")
+                     help=f"The model file of the Export page, up to {limit} MB as every upload. It holds numbers "
+                          "and text only and is never run as code.")
 st.file_uploader("Table of rows to score: CSV, TSV, Parquet or Excel", type=list(UPLOAD_TYPES), key="score_uploader",
                  on_change=_keep_upload, args=("score_uploader", "score_table"),
                  help=f"A header row and one row per item, read as the Data page reads a table. Up to {limit} MB.")
