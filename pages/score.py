@@ -90,9 +90,9 @@ stem = file_stem(held_table["name"])
 figure_key = f"{model_key}|{held_table['sha']}"
 
 
-def original_cells():
+def original_cells(scored: dict = held_table):
     """The table's cells as its file writes them: read (once) where they are listed or downloaded."""
-    return cache.cells_as_written(held_table["sha"], held_table["name"], rows, held_table["data"])
+    return cache.cells_as_written(scored["sha"], scored["name"], rows, scored["data"])
 
 
 if scoring.left_out:
