@@ -18,6 +18,7 @@ PAGES = [
     st.Page("pages/teach.py", title="Teach", icon=":material/school:", url_path="teach"),
     st.Page("pages/compare.py", title="Compare", icon=":material/balance:", url_path="compare"),
     st.Page("pages/whatif.py", title="What-if", icon=":material/tune:", url_path="whatif"),
+    st.Page("pages/score.py", title="Score new rows", icon=":material/input:", url_path="score"),
     st.Page("pages/export.py", title="Export", icon=":material/download:", url_path="export"),
 ]
 page = st.navigation(PAGES)

@@ -14,6 +14,7 @@ from .cards import ClusterCard, cluster_card
 from .estimator import CRAFT
 from .exceptions import CraftInputError
 from .io import read_table
+from .persist import load
 from .priors import default_rho, prior_terms
 from .schema import Schema, infer_schema
 
@@ -31,6 +32,7 @@ __all__ = [
     "datasets",
     "default_rho",
     "infer_schema",
+    "load",
     "metrics",
     "prior_terms",
     "read_table",

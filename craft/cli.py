@@ -205,7 +205,35 @@ def _parser() -> argparse.ArgumentParser:
     output.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None, help="progress bar on stderr (default: when stderr is a terminal)")
     output.add_argument("--quiet", action="store_true", help="print nothing on success")
 
-    dask_group = fit.add_argument_group("Dask backend (pip install 'craft-explorer[dask]')")
+    output.add_argument("--save-model", metavar="PATH", type=Path, default=None,
+                        help="write the fitted model to PATH (a zip of JSON and arrays, no code: `craft predict` and "
+                        "craft.load read it)")
+
+    dask_group = _dask_options(fit)
+    dask_group.add_argument("--chunk-rows", type=int, default=65_536, help="most proposed rows the driver receives at once (default 65536)")
+    dask_group.add_argument("--persist", action="store_true", help="keep the encoded partitions in cluster memory (faster when they fit)")
+
+    predict = commands.add_parser(
+        "predict",
+        help="score a table with a saved model: each row's cluster, cost, margin and whether it fits no cluster",
+        description="Place every row of DATA in the nearest cluster of the saved MODEL (never opening one) and "
+        f"write {_ASSIGNMENTS} (row, cluster, cost, margin, fits_no_cluster, in DATA's row order) and {_NO_CLUSTER} "
+        "(the rows that fit no cluster, with their cells as read). See help(craft.CRAFT.assign).",
+    )
+    predict.set_defaults(command="predict", run=_run_predict, label=None)
+    predict.add_argument("model", metavar="MODEL", help="a model file written by `craft fit --save-model` or model.save")
+    predict.add_argument("data", metavar="DATA", help="the table to score, as for `craft fit` (a file, a bundled "
+                         "dataset's name; with --scheduler or --local-workers also a folder of Parquet files or a glob)")
+    predict.add_argument("--out", type=Path, required=True, help="folder for the two CSV files (created if needed)")
+    predict.add_argument("--sheet", metavar="NAME", default=None, help="the sheet of an Excel workbook to read")
+    predict.add_argument("--quiet", action="store_true", help="print nothing on success")
+    _dask_options(predict)
+    return parser
+
+
+def _dask_options(command: argparse.ArgumentParser):
+    """The options that choose and size a Dask cluster, shared by ``fit`` and ``predict``."""
+    dask_group = command.add_argument_group("Dask backend (pip install 'craft-explorer[dask]')")
     where = dask_group.add_mutually_exclusive_group()
     where.add_argument("--scheduler", metavar="ADDRESS", default=None, help="run on the Dask cluster at ADDRESS, e.g. tcp://10.0.0.1:8786")
     where.add_argument("--local-workers", metavar="N", type=int, default=None, help="start a local Dask cluster of N worker processes")
@@ -213,9 +241,7 @@ def _parser() -> argparse.ArgumentParser:
     dask_group.add_argument("--threads-per-worker", type=int, default=1, help="threads per local worker (default 1)")
     dask_group.add_argument("--memory-limit", default="auto", help="memory limit per local worker, e.g. 4GB (default auto: the machine's memory shared)")
     dask_group.add_argument("--partition-size", default="64MB", help="target size of a partition when Dask reads text files (default 64MB)")
-    dask_group.add_argument("--chunk-rows", type=int, default=65_536, help="most proposed rows the driver receives at once (default 65536)")
-    dask_group.add_argument("--persist", action="store_true", help="keep the encoded partitions in cluster memory (faster when they fit)")
-    return parser
+    return dask_group
 
 
 # ----------------------------------------------------------------------
@@ -238,13 +264,7 @@ def _run_fit(args) -> int:
     categorical = _names(args.categorical, "--categorical")
     ignore = _names(args.ignore, "--ignore") or []
     distributed = args.scheduler is not None or args.local_workers is not None
-    if args.sheet is not None and distributed:
-        raise CraftInputError("--sheet reads an Excel workbook, which the Dask backend does not read: leave out "
-                              "--local-workers/--scheduler, or save the sheet as CSV or Parquet.")
-    if args.local_workers is not None and args.local_workers < 1:
-        raise CraftInputError(f"--local-workers={args.local_workers} must be at least 1.")
-    if args.out is not None and args.out.exists() and not args.out.is_dir():
-        raise CraftInputError(f"--out {str(args.out)!r} exists and is not a folder.")
+    _check_run_options(args, distributed)
     progress = _progress_bar(args)
     given = {
         "m": args.m, "rho": args.rho, "lam": args.lam, "k": args.k, "k_method": args.k_method, "budget": args.budget,
@@ -268,9 +288,33 @@ def _run_fit(args) -> int:
     summary = _summary(args, parameters, model, result, messages, time.perf_counter() - started)
     if args.out is not None:
         _write_outputs(args, result, model, summary)
+    if args.save_model is not None:
+        _save_model(model, args.save_model)
     if not args.quiet:
         _report(model, result, messages, args.out)
+        if args.save_model is not None:
+            print(f"saved the model to {args.save_model}")
     return 0
+
+
+def _save_model(model, path: Path) -> None:
+    try:
+        if path.parent != Path(""):
+            path.parent.mkdir(parents=True, exist_ok=True)
+        model.save(path)
+    except OSError as error:
+        raise CraftInputError(f"cannot write {str(path)!r}: {error.strerror or error}.") from None
+
+
+def _check_run_options(args, distributed: bool) -> None:
+    """Options of ``fit`` and ``predict`` that contradict each other, refused before any work."""
+    if args.sheet is not None and distributed:
+        raise CraftInputError("--sheet reads an Excel workbook, which the Dask backend does not read: leave out "
+                              "--local-workers/--scheduler, or save the sheet as CSV or Parquet.")
+    if args.local_workers is not None and args.local_workers < 1:
+        raise CraftInputError(f"--local-workers={args.local_workers} must be at least 1.")
+    if args.out is not None and args.out.exists() and not args.out.is_dir():
+        raise CraftInputError(f"--out {str(args.out)!r} exists and is not a folder.")
 
 
 def _write_outputs(args, result, model, summary: str) -> None:
@@ -755,6 +799,116 @@ def _fit_dask_read(args, parameters, categorical, ignore, callback) -> dict:
             "n_partitions": int(model.partition_sizes_.size),
             "workers": len(client.scheduler_info().get("workers", {})),
         }
+
+
+# ----------------------------------------------------------------------
+# craft predict
+
+_ASSIGNMENTS = "assignments.csv"
+_NO_CLUSTER = "no_cluster.csv"
+_ASSIGNED = ("cluster", "cost", "margin", "fits_no_cluster")
+
+
+def _run_predict(args) -> int:
+    from .persist import load
+
+    distributed = args.scheduler is not None or args.local_workers is not None
+    _check_run_options(args, distributed)
+    model = load(args.model)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        counts = _predict_dask(args, model) if distributed else _predict_memory(args, model)
+    if not args.quiet:
+        n_rows, n_outside = counts
+        print(f"{n_rows:,} rows scored against K={model.n_clusters_} clusters; {n_outside:,} fit no cluster")
+        for message in dict.fromkeys(str(w.message) for w in caught if Path(w.filename).parent.name == "craft"):
+            print(f"warning: {message}", file=sys.stderr)
+        print(f"wrote {args.out / _ASSIGNMENTS}, {args.out / _NO_CLUSTER}")
+    return 0
+
+
+def _predict_memory(args, model) -> tuple[int, int]:
+    """Score the table in memory; (rows, rows that fit no cluster)."""
+    table, _, _ = _load_memory(args)
+    assigned = model.assign(table)
+    with _PredictWriter(args.out, table.columns) as writer:
+        writer.write(assigned, table, 0)
+    return len(table), int(assigned["fits_no_cluster"].sum())
+
+
+def _predict_dask(args, model) -> tuple[int, int]:
+    """Score the table partition by partition; the driver holds one partition's result at a time."""
+    import dask.dataframe as dd
+
+    from .distributed import assign_partitions
+
+    table, _, _ = _read_dask(args)
+    if args.local_workers is not None:
+        _check_memory_limit(args, table)
+    with _dask_client(args) as client:
+        if isinstance(table, pd.DataFrame):  # a bundled dataset: one partition per worker thread
+            table = dd.from_pandas(table, npartitions=max(1, sum(client.nthreads().values())), sort=False)
+        assigned = assign_partitions(model, table)
+        n_rows = n_outside = 0
+        with _PredictWriter(args.out, table.columns) as writer:
+            for piece, part in zip(assigned.partitions, table.partitions, strict=True):
+                scored = client.compute(piece).result()
+                flagged = scored["fits_no_cluster"].to_numpy()
+                # The partition's cells are read again only where some of its rows fit no cluster.
+                cells = client.compute(part).result() if flagged.any() else None
+                writer.write(scored, cells, n_rows)
+                n_rows += len(scored)
+                n_outside += int(flagged.sum())
+    return n_rows, n_outside
+
+
+class _PredictWriter:
+    """The two CSV files of ``craft predict``, written a piece of rows at a time, in row order.
+
+    Rows are numbered by their position in DATA (``row``, from 0); in the
+    file of rows that fit no cluster that column is named ``row_`` (``_``
+    added while it clashes with a column of DATA) and the table's cells follow.
+    """
+
+    def __init__(self, out: Path, columns):
+        self.out = out
+        self.columns = [c for c in columns if c != PATH_COLUMN]
+        self.position = "row"
+        while self.position in self.columns:
+            self.position += "_"
+        self._files: dict = {}
+
+    def __enter__(self) -> "_PredictWriter":
+        try:
+            self.out.mkdir(parents=True, exist_ok=True)
+            for name in (_ASSIGNMENTS, _NO_CLUSTER):
+                self._files[name] = open(self.out / name, "wb")  # noqa: SIM115 - closed in __exit__
+        except OSError as error:
+            self.__exit__(None, None, None)
+            raise CraftInputError(f"cannot write into {str(self.out)!r}: {error.strerror or error}.") from None
+        self._append(_ASSIGNMENTS, pd.DataFrame(columns=["row", *_ASSIGNED]), header=True)
+        self._append(_NO_CLUSTER, pd.DataFrame(columns=[self.position, *self.columns]), header=True)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        for handle in self._files.values():
+            handle.close()
+
+    def write(self, scored: pd.DataFrame, cells: pd.DataFrame | None, start: int) -> None:
+        """``scored`` (one piece of ``assign``), its rows numbered from ``start``; the flagged rows' ``cells``."""
+        rows = np.arange(start, start + len(scored), dtype=np.int64)
+        self._append(_ASSIGNMENTS, pd.DataFrame({"row": rows, **{c: scored[c].to_numpy() for c in _ASSIGNED}}))
+        flagged = np.flatnonzero(scored["fits_no_cluster"].to_numpy())
+        if flagged.size and cells is not None:
+            outside = cells.iloc[flagged][self.columns]
+            outside.insert(0, self.position, rows[flagged])
+            self._append(_NO_CLUSTER, outside)
+
+    def _append(self, name: str, frame: pd.DataFrame, *, header: bool = False) -> None:
+        try:
+            self._files[name].write(export.to_csv_bytes(frame, header=header))
+        except OSError as error:
+            raise CraftInputError(f"cannot write {str(self.out / name)!r}: {error.strerror or error}.") from None
 
 
 # ----------------------------------------------------------------------

@@ -72,7 +72,7 @@ import pandas as pd
 from . import _engine
 from .encoding import EncodedData, Encoder, _level_sort_key, check_observed
 from ._random import as_generator
-from .estimator import CRAFT, _check_callback, _number, _Rule
+from .estimator import CRAFT, _check_callback, _number, _Rule, assignment_frame, check_fitted_columns
 from ._optional import missing
 from .exceptions import CraftInputError
 from .priors import PriorTerms
@@ -87,7 +87,7 @@ try:
 except ImportError as error:  # pragma: no cover - depends on the installation
     raise missing("dask[dataframe,distributed]", extra="dask", needed_for="craft.distributed") from error
 
-__all__ = ["DaskCRAFT"]
+__all__ = ["DaskCRAFT", "assign_partitions"]
 
 _DASK_RULES = {
     "chunk_rows": _number(1, None, low_open=False, integer=True),
@@ -292,16 +292,29 @@ class DaskCRAFT(CRAFT):
         if not _is_dask_frame(X):
             return super().predict(X)
         self._check_fitted()
-        columns = [str(c) for c in X.columns]
-        missing = [name for name in self.engine_features_ if name not in columns]
-        if missing:
-            raise CraftInputError(f"X lacks the fitted column(s) {missing[:5]}.")
-        if columns != list(X.columns):
-            X = X.rename(columns=str)
+        X = _checked_frame(self, X)
         meta = pd.Series(np.zeros(0, dtype=np.int64), name="cluster", index=X._meta.index)
         return X.map_partitions(
             _predict_partition, self.encoder_, self.clusters_, self.options_, meta=meta, align_dataframes=False
         )
+
+    def assign(self, X):
+        """Each row's cluster, cost, margin and whether it fits no cluster (:meth:`craft.CRAFT.assign`).
+
+        Parameters
+        ----------
+        X : dask.dataframe.DataFrame or pandas.DataFrame
+
+        Returns
+        -------
+        dask.dataframe.DataFrame or pandas.DataFrame
+            For a dask DataFrame, a dask DataFrame with ``X``'s index and
+            partitions (:func:`assign_partitions`); for a pandas DataFrame
+            the in-memory ``CRAFT.assign``.
+        """
+        if not _is_dask_frame(X):
+            return super().assign(X)
+        return assign_partitions(self, X)
 
     # ------------------------------------------------------------------
     def _validated_options(self) -> _engine.Options:
@@ -310,6 +323,50 @@ class DaskCRAFT(CRAFT):
             if not rule.check(value):
                 raise CraftInputError(f"Parameter {name}={value!r} is invalid: it must be {rule.text}.")
         return super()._validated_options()
+
+
+def assign_partitions(model: CRAFT, X):
+    """:meth:`craft.CRAFT.assign` of a dask DataFrame, one task per partition, with any fitted model.
+
+    A model read by :func:`craft.load` (in memory, whichever backend fitted
+    it) scores a table beyond memory this way; ``DaskCRAFT.assign`` is this
+    function. The columns are checked on the driver first (names and dtypes,
+    every problem in one message), and each partition's values again as it
+    is encoded.
+
+    Parameters
+    ----------
+    model : craft.CRAFT
+        A fitted model.
+    X : dask.dataframe.DataFrame
+
+    Returns
+    -------
+    dask.dataframe.DataFrame
+        Columns ``cluster``, ``cost``, ``margin``, ``fits_no_cluster``, with
+        ``X``'s index and partitions.
+    """
+    model._check_fitted()
+    X = _checked_frame(model, X)
+    meta = pd.DataFrame({"cluster": np.zeros(0, dtype=np.int64), "cost": np.zeros(0), "margin": np.zeros(0),
+                         "fits_no_cluster": np.zeros(0, dtype=bool)}, index=X._meta.index)
+    return X.map_partitions(_scored_partition, model.encoder_, model.clusters_, model.options_,
+                            list(model.feature_names_in_), meta=meta, align_dataframes=False)
+
+
+def _checked_frame(model: CRAFT, X):
+    """``X`` with text column names, refused (as in memory) when its columns do not fit the model."""
+    if any(not isinstance(c, str) for c in X.columns):
+        X = X.rename(columns=str)
+    check_fitted_columns(X._meta, model.encoder_, model.feature_names_in_)
+    return X
+
+
+def _scored_partition(table: pd.DataFrame, encoder: Encoder, clusters: _engine.Clusters, options: _engine.Options,
+                      fitted_columns: list) -> pd.DataFrame:
+    table = table.rename(columns=str)
+    check_fitted_columns(table, encoder, fitted_columns)
+    return assignment_frame(encoder.transform(table), clusters, options, table.index)
 
 
 # ----------------------------------------------------------------------

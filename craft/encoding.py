@@ -332,7 +332,7 @@ class Encoder:
         else:
             block = np.empty((len(table), len(self.numeric)), dtype=np.float64, order="F")
             for j, name in enumerate(self.numeric):
-                block[:, j] = _numeric_column(table[name], name)
+                block[:, j] = numeric_column(table[name], name)
         n_missing, n_infinite, n_too_large = _kernels.scan(block, MAX_MAGNITUDE)
         if n_infinite.any():
             j = int(np.flatnonzero(n_infinite)[0])
@@ -429,7 +429,7 @@ def _level_sort_key(level):
     return (type(level).__name__, str(level))
 
 
-def _numeric_column(column: pd.Series, name: str) -> np.ndarray:
+def numeric_column(column: pd.Series, name: str) -> np.ndarray:
     if pd.api.types.is_datetime64_any_dtype(column.dtype) or pd.api.types.is_timedelta64_dtype(column.dtype) \
             or isinstance(column.dtype, pd.PeriodDtype):
         # Their integer form (nanoseconds) would be taken for the number silently.

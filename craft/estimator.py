@@ -16,7 +16,7 @@ from sklearn.exceptions import ConvergenceWarning
 
 from . import _engine
 from ._random import as_generator
-from .encoding import MISSING_MODES, Encoder, EncodedData
+from .encoding import MISSING_MODES, Encoder, EncodedData, numeric_column
 from .exceptions import CraftInputError
 from .priors import prior_terms
 from .limits import check_columns
@@ -455,6 +455,58 @@ class CRAFT(ClusterMixin, BaseEstimator):
         """Fit and return ``labels_`` (``callback`` as in :meth:`fit`)."""
         return self.fit(X, callback=callback).labels_
 
+    def assign(self, X) -> pd.DataFrame:
+        """Where every row of ``X`` goes, and how sure that is; never opens a cluster.
+
+        Parameters
+        ----------
+        X : DataFrame or array-like
+            Rows with the fitted columns (checked as :meth:`predict` checks
+            them; levels unseen in fit follow its rule).
+
+        Returns
+        -------
+        DataFrame
+            Indexed like ``X``, with columns
+
+            * ``cluster`` (int64): :meth:`predict`'s label, the nearest cluster;
+            * ``cost``: the row's distance d_nk to that cluster;
+            * ``margin``: its distance to the next-nearest cluster minus its
+              distance to the nearest (>= 0; 0 is a tie). 0 for every row of
+              a model of one cluster, where no other cluster competes;
+              ``fits_no_cluster`` then says how well a row fits;
+            * ``fits_no_cluster`` (bool): CRAFT's own opening test on the
+              fitted clusters (``_engine.opening_candidates``): the row's
+              distance to every cluster exceeds ``lam_ + D F0`` and it has
+              an observed cell, so a pass would have opened a cluster for it.
+
+        Examples
+        --------
+        >>> import pandas as pd
+        >>> X = pd.DataFrame({"a": [0.0, 0.1, 5.0, 5.1], "b": [3.0, -3.0, 2.0, -2.0]})
+        >>> model = CRAFT(m=0.5, k=2, random_state=0).fit(X)
+        >>> scored = model.assign(pd.DataFrame({"a": [0.05, 40.0], "b": [0.0, 0.0]}))
+        >>> scored["cluster"].tolist(), scored["fits_no_cluster"].tolist()
+        ([0, 1], [False, True])
+        """
+        self._check_fitted()
+        table = _as_table(X)
+        notes: list[str] = []
+        data = self._encoded(table, notes)
+        for note in notes:
+            warnings.warn(note, UserWarning, stacklevel=2)
+        return assignment_frame(data, self.clusters_, self.options_, table.index)
+
+    def save(self, path) -> None:
+        """Write the fitted model to ``path`` (a path or a binary file object); :func:`craft.load` reads it.
+
+        The file holds values only, never code (``craft.persist``,
+        ``docs/model-format.md``).
+        """
+        from .persist import save
+
+        save(self, path)
+
     # ------------------------------------------------------------------
     # Inspection: what the engine computed, read from the engine's own functions.
 
@@ -568,9 +620,7 @@ class CRAFT(ClusterMixin, BaseEstimator):
         if isinstance(X, EncodedData):  # encoded once by the caller (a wide table costs per column)
             return X
         table = _as_table(X)
-        missing = [name for name in self.engine_features_ if name not in table.columns]
-        if missing:
-            raise CraftInputError(f"X lacks the fitted column(s) {missing[:5]}.")
+        check_fitted_columns(table, self.encoder_, self.feature_names_in_)
         return self.encoder_.transform(table, notes)
 
     # ------------------------------------------------------------------
@@ -878,6 +928,68 @@ class CRAFT(ClusterMixin, BaseEstimator):
 
 
 # ----------------------------------------------------------------------
+
+def assignment_frame(data: EncodedData, clusters: _engine.Clusters, options: _engine.Options, index) -> pd.DataFrame:
+    """``CRAFT.assign``'s table for encoded rows: cluster, cost, margin and fits_no_cluster.
+
+    Both backends call it (``DaskCRAFT`` once per partition). The cluster and
+    its cost are the compiled pass's (:func:`_engine.nearest_cluster`, what
+    ``predict`` returns), the opening test is the pass's own
+    (:func:`_engine.opening_candidates` at ``options.threshold``). The
+    next-nearest distance is the same kernel's over the other clusters, run
+    once per cluster on the rows it took: K passes over N/K rows on average,
+    one pass's work, with no rows x clusters matrix. A row's distance to a
+    cluster does not depend on which other clusters are present, so the
+    margin is never negative.
+    """
+    best, labels = _engine.nearest_cluster(data, clusters, options.terms)
+    opening = np.zeros(data.n_samples, dtype=bool)
+    opening[_engine.opening_candidates(data, best, options.threshold(data.n_features))] = True
+    margin = np.zeros(data.n_samples)
+    for k in range(clusters.n_clusters if clusters.n_clusters > 1 else 0):
+        rows = np.flatnonzero(labels == k)
+        others = np.arange(clusters.n_clusters) != k
+        rest = _engine.Clusters(clusters.means[others], clusters.variances[others], clusters.log_eta[others],
+                                clusters.weights[others])
+        second, _ = _engine.nearest_cluster(data, rest, options.terms, rows=rows)
+        margin[rows] = second - best[rows]
+    return pd.DataFrame(
+        {"cluster": labels.astype(np.int64), "cost": best, "margin": margin, "fits_no_cluster": opening}, index=index
+    )
+
+
+def check_fitted_columns(table: pd.DataFrame, encoder: Encoder, fitted_columns) -> None:
+    """Refuse a table for a fitted model, naming every missing, extra and differently typed column at once.
+
+    Missing: a column the model uses (numeric or categorical) that the
+    table lacks. Differently typed: a numeric column whose values are not
+    numbers (text that is not a number, dates, durations). Extra: a column
+    the fit never saw; extra columns alone are no error (they are left out,
+    as the fit's ignored columns are), but are named with the others, since
+    a renamed column is both missing and extra. A categorical column takes
+    any values: levels unseen in fit follow the fit's rule
+    (:meth:`craft.encoding.Encoder.transform`, ``docs/numerics.md``).
+    """
+    present = set(table.columns)
+    missing = [name for name in [*encoder.numeric, *encoder.categorical] if name not in present]
+    mistyped = []
+    for name in encoder.numeric:
+        dtype = table[name].dtype if name in present else None
+        if dtype is None or (pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_bool_dtype(dtype)):
+            continue
+        try:  # the encoder's own reading of a numeric column, so that the two cannot disagree
+            numeric_column(table[name], name)
+        except CraftInputError as error:
+            mistyped.append(str(error))
+    if not missing and not mistyped:
+        return
+    known = {str(c) for c in fitted_columns}
+    extra = [name for name in table.columns if name not in known]
+    parts = [f"X lacks the fitted column(s) {missing}."] if missing else []
+    parts += mistyped
+    if extra:
+        parts.append(f"X has column(s) the fit did not see (they would be left out): {extra}.")
+    raise CraftInputError(" ".join(parts) + " Pass a table with the fitted columns and types.")
 
 
 def _ranking(result: _engine.RunResult, target):

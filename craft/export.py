@@ -94,14 +94,15 @@ def neutralize_frame(frame: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def to_csv_bytes(frame: pd.DataFrame, *, index: bool = False) -> bytes:
+def to_csv_bytes(frame: pd.DataFrame, *, index: bool = False, header: bool = True) -> bytes:
     """UTF-8 CSV of ``frame`` with formula injection neutralised.
 
     Lines end with CRLF: Python's writer then quotes every cell that holds
     a CR or an LF (with ``"\\n"`` as line end it would leave a lone CR
-    unquoted, and a reader would start a new row there).
+    unquoted, and a reader would start a new row there). ``header=False``
+    leaves out the names, for a file written a piece at a time.
     """
-    text = neutralize_frame(frame).to_csv(index=index, lineterminator="\r\n", quoting=csv.QUOTE_MINIMAL)
+    text = neutralize_frame(frame).to_csv(index=index, header=header, lineterminator="\r\n", quoting=csv.QUOTE_MINIMAL)
     return text.encode("utf-8")
 
 

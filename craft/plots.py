@@ -43,6 +43,8 @@ __all__ = [
     "sample_rows",
     "fig_data_heatmap",
     "fig_cluster_sizes",
+    "margin_frame",
+    "fig_margins",
     "fig_profile_overview",
     "fig_feature_detail",
     "projection_frame",
@@ -912,6 +914,83 @@ def fig_cluster_sizes(sizes, *, title: str | None = None) -> go.Figure:
     return _finish(fig, title or f"Cluster sizes ({n_clusters} clusters, {total:,} rows{noise})",
                    height=int(340 + _x_room(names, angle)), left=_y_room([f"{int(sizes.max()):,}"]) + 24,
                    bottom=_x_room(names, angle))
+
+
+def margin_frame(assignment: pd.DataFrame, *, bins: int = 40) -> pd.DataFrame:
+    """Rows per cluster in each bin of the cost margin, for :func:`fig_margins`.
+
+    The bins are shared by every cluster and computed from all the margins,
+    so that a table of a million rows is drawn as ``bins`` bars per cluster
+    rather than sent to the browser row by row.
+
+    Parameters
+    ----------
+    assignment : DataFrame
+        :meth:`craft.CRAFT.assign`'s table: ``cluster`` (the nearest cluster)
+        and ``margin`` (cost to the next-nearest cluster minus cost to the
+        nearest, finite and ≥ 0).
+    bins : int
+        Number of bins.
+
+    Returns
+    -------
+    DataFrame
+        One row per cluster and bin: ``cluster``, ``left``, ``right``, ``rows``.
+
+    Examples
+    --------
+    >>> a = pd.DataFrame({"cluster": [0, 0, 1], "margin": [0.0, 1.0, 2.0]})
+    >>> frame = margin_frame(a, bins=2)
+    >>> frame["cluster"].tolist(), frame["left"].tolist(), frame["rows"].tolist()
+    ([0, 0, 1, 1], [0.0, 1.0, 0.0, 1.0], [1, 1, 0, 1])
+    """
+    margins = assignment["margin"].to_numpy(dtype=np.float64)
+    clusters = assignment["cluster"].to_numpy(dtype=np.int64)
+    edges = np.histogram_bin_edges(margins, bins=bins)
+    parts = []
+    for k in np.unique(clusters):
+        counts, _ = np.histogram(margins[clusters == k], bins=edges)
+        parts.append(pd.DataFrame({"cluster": int(k), "left": edges[:-1], "right": edges[1:], "rows": counts}))
+    columns = {"cluster": np.int64, "left": np.float64, "right": np.float64, "rows": np.int64}
+    if not parts:
+        return pd.DataFrame({name: np.empty(0, dtype=dtype) for name, dtype in columns.items()})
+    return pd.concat(parts, ignore_index=True).astype(columns)
+
+
+def fig_margins(assignment: pd.DataFrame, *, n_clusters: int | None = None, bins: int = 40) -> go.Figure:
+    """Histogram of the cost margins of scored rows, stacked by their cluster in the cluster colours.
+
+    A small margin means the row is almost as close to a second cluster as
+    to its own: its assignment is a near tie. The margins are those
+    :meth:`craft.CRAFT.assign` computed; only their binning is done here
+    (:func:`margin_frame`).
+
+    Parameters
+    ----------
+    assignment : DataFrame
+        :meth:`craft.CRAFT.assign`'s table (``cluster``, ``margin``).
+    n_clusters : int, optional
+        Clusters of the model (for the colours: cluster k keeps the colour it
+        has in every figure); the largest cluster seen + 1 by default.
+    bins : int
+    """
+    frame = margin_frame(assignment, bins=bins)
+    seen = int(frame["cluster"].max()) + 1 if len(frame) else 0
+    colors = cluster_colors(max(seen, n_clusters or 0))
+    fig = go.Figure()
+    for k, part in frame.groupby("cluster", sort=True):
+        fig.add_trace(go.Bar(
+            x=(part["left"] + part["right"]) / 2, y=part["rows"], width=part["right"] - part["left"],
+            name=f"cluster {k}", marker=dict(color=colors[int(k)], line=dict(width=0)),
+            customdata=np.column_stack([part["left"], part["right"]]),
+            hovertemplate="margin %{customdata[0]:.3g} – %{customdata[1]:.3g}: %{y:,} rows<extra>"
+                          + f"cluster {k}</extra>",
+        ))
+    fig.update_layout(barmode="stack", bargap=0, legend=dict(title="nearest cluster", traceorder="normal"))
+    fig.update_xaxes(title="cost margin: cost to the next-nearest cluster − cost to the nearest (0: a tie)")
+    fig.update_yaxes(title="rows")
+    return _finish(fig, f"How sure each assignment is: cost margins of {len(assignment):,} rows", height=420,
+                   left=_y_room([f"{int(frame['rows'].max()) if len(frame) else 0:,}"]) + 24)
 
 
 #: Characters per line of an axis title under one of two side-by-side panels.

@@ -514,3 +514,27 @@ def encoded(key: str, _model, _X):
 def iteration_inspection(key: str, iteration: int, _model, _data):
     """Clusters, selection and objective terms after one iteration of the fit named ``key``."""
     return _model.inspect_iteration(_data, iteration)
+
+
+@_kept_in(STORE, spinner="Reading the rows to score…")
+def rows_to_score(sha: str, file_name: str, _data: bytes):
+    """A table of new rows to score, keyed by the SHA-256 of its bytes (:func:`services.read_upload`)."""
+    return services.read_upload(_data, file_name)
+
+
+@_kept_in(STORE, spinner="Reading the original cells…")
+def cells_as_written(sha: str, file_name: str, _table, _data: bytes):
+    """The cells of an uploaded table as its file writes them, keyed by the SHA-256 of its bytes."""
+    return services.cells_as_written(_table, _data, file_name)
+
+
+@_kept_in(STORE, spinner="Scoring the rows…")
+def scoring(model_key: str, sha: str, _model, _table) -> services.Scoring:
+    """The rows of the table ``sha`` scored by the model named ``model_key`` (a fit's key or a file's SHA-256)."""
+    return services.score_rows(_model, _table)
+
+
+@_stored
+def model_file(key: str, _model) -> bytes:
+    """The fit named ``key`` as a model file (:func:`services.model_file`)."""
+    return services.model_file(_model)

@@ -20,9 +20,11 @@ them directly. Nothing here imports Streamlit.
 from __future__ import annotations
 
 import dataclasses
+import io
 import math
 import re
 import time
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -30,7 +32,7 @@ import numpy as np
 import pandas as pd
 from scipy import sparse
 
-from craft import baselines, datasets, metrics, profiles, synthetic, warm_up
+from craft import baselines, datasets, metrics, persist, profiles, synthetic, warm_up
 from craft._optional import missing
 from craft.encoding import Encoder
 from craft.estimator import CRAFT
@@ -56,6 +58,13 @@ __all__ = [
     "example_names",
     "load_example",
     "load_upload",
+    "read_upload",
+    "cells_as_written",
+    "load_saved_model",
+    "model_file",
+    "Scoring",
+    "score_rows",
+    "scored_cells",
     "fit_schema",
     "column_report",
     "rho_from_share",
@@ -330,6 +339,21 @@ def load_example(name: str, *, n_samples: int = 300, seed: int = 0) -> LoadedDat
     raise CraftInputError(f"Unknown example {name!r}; choose one of {valid}.")
 
 
+#: File types the app's uploaders take (the formats :func:`craft.read_table` reads).
+UPLOAD_TYPES = ("csv", "tsv", "tab", "txt", "parquet", "pq", "xlsx", "xlsm", "xls")
+
+
+def file_stem(name: str) -> str:
+    """The start of download file names made from a table's name: safe characters only.
+
+    Examples
+    --------
+    >>> file_stem("my data (May).csv"), file_stem("?.csv")
+    ('my_data__May_', '_')
+    """
+    return "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in name.rsplit(".", 1)[0])[:60] or "data"
+
+
 def upload_key(sha: str, *, tokens_in_text: bool = False, sheet: str | None = None) -> str:
     """The data key of an upload read with these options (the plain reading keeps ``upload:<sha>``).
 
@@ -344,6 +368,29 @@ def upload_key(sha: str, *, tokens_in_text: bool = False, sheet: str | None = No
     if sheet is not None:
         key += f":sheet={sheet!r}"
     return key
+
+
+def read_upload(data: bytes, file_name: str | None, *, tokens_in_text: bool = False,
+                sheet: str | None = None) -> pd.DataFrame:
+    """Read an uploaded file with :func:`craft.read_table` (this machine's limits), any problem in words.
+
+    The one reading of every upload of the app: the table to cluster
+    (:func:`load_upload`) and the rows to score. The reader refuses a file
+    without data rows or columns.
+
+    Raises
+    ------
+    CraftInputError
+        The reader's message (the file cannot be read, is too large...) with
+        what to upload instead.
+    """
+    try:
+        return read_table(data, name=file_name, tokens_in_text=tokens_in_text, sheet=sheet)
+    except CraftInputError as error:
+        raise CraftInputError(
+            f"{_sentence(str(error))} Upload a CSV/TSV, Parquet or Excel (.xlsx) table with a header row "
+            f"and one row per item."
+        ) from None
 
 
 def load_upload(data: bytes, file_name: str | None, *, tokens_in_text: bool = False,
@@ -382,13 +429,7 @@ def load_upload(data: bytes, file_name: str | None, *, tokens_in_text: bool = Fa
     'integer with 3 distinct values (≤ 20) → categorical'
     """
     shown = file_name or "the uploaded file"
-    try:
-        table = read_table(data, name=file_name, tokens_in_text=tokens_in_text, sheet=sheet)
-    except CraftInputError as error:
-        raise CraftInputError(
-            f"{_sentence(str(error))} Upload a CSV/TSV, Parquet or Excel (.xlsx) table with a header row "
-            f"and one row per item."
-        ) from None
+    table = read_upload(data, file_name, tokens_in_text=tokens_in_text, sheet=sheet)
     if table.shape[0] < 2:
         raise CraftInputError(
             f"{shown!r} has only {table.shape[0]} data row; clustering needs at least 2 rows (items). "
@@ -430,12 +471,26 @@ def original_cells(data: LoadedData, content: bytes | None) -> pd.DataFrame:
     """
     if data.kind != "upload" or content is None:
         return data.table
-    info = read_info(data.table)
-    cells = read_table(content, name=data.name, sheet=info.sheet if info else None, as_text=True)
-    if cells.shape != data.table.shape:  # the same reader, so never; but never write misaligned rows
+    return cells_as_written(data.table, content, data.name)
+
+
+def cells_as_written(table: pd.DataFrame, content: bytes, file_name: str) -> pd.DataFrame:
+    """The cells of ``table``, read from the file's bytes ``content``, as the file writes them (text).
+
+    Same rows and columns as ``table`` (read by :func:`read_upload` from ``content``).
+
+    Raises
+    ------
+    CraftInputError
+        Where the two readings do not line up (never, with one reader; but
+        misaligned rows are never written).
+    """
+    info = read_info(table)
+    cells = read_table(content, name=file_name, sheet=info.sheet if info else None, as_text=True)
+    if cells.shape != table.shape:
         raise CraftInputError(
-            f"The original cells of {data.name!r} ({cells.shape[0]} rows) do not line up with the table read "
-            f"({data.table.shape[0]} rows); download the labels of the table as read instead."
+            f"The original cells of {file_name!r} ({cells.shape[0]} rows) do not line up with the table read "
+            f"({table.shape[0]} rows); download the table as read instead."
         )
     return cells
 
@@ -1187,3 +1242,137 @@ def distance_table(model: CRAFT, data, state, row: int) -> pd.DataFrame:
         feature_control=terms.feature_control[0], total=terms.total[0],
         n_selected=state.selection.selected.sum(axis=1).astype(int),
     ))
+
+
+# ---------------------------------------------------------------------------
+# Scoring new rows with a fit or a saved model
+
+
+#: File types of the model uploader: the extension :func:`model_file` downloads are named with.
+MODEL_FILE_TYPES = ("craft",)
+
+
+def model_file(model: CRAFT) -> bytes:
+    """``model`` in the model file format of :mod:`craft.persist` (the Export page's download)."""
+    buffer = io.BytesIO()
+    persist.save(model, buffer)
+    return buffer.getvalue()
+
+
+def load_saved_model(data: bytes, file_name: str | None) -> CRAFT:
+    """A model saved by :func:`craft.persist.save` (the Export page's download), read from its bytes.
+
+    :func:`craft.load` reads a format that cannot run code (nothing here
+    unpickles a file) and refuses an archive that would unpack beyond what
+    this machine can hold; the upload itself is bounded as every upload
+    (``server.maxUploadSize``).
+
+    Raises
+    ------
+    CraftInputError
+        The library's message (not a model file, a damaged one, a file of
+        another format version, too large to unpack), naming the file.
+    """
+    try:
+        return persist.load(data)
+    except CraftInputError as error:
+        raise CraftInputError(f"{file_name or 'the uploaded file'!r} cannot be used as a model: "
+                              f"{_sentence(str(error))}") from None
+
+
+@dataclass
+class Scoring:
+    """New rows scored by a fitted model.
+
+    Attributes
+    ----------
+    assignment : DataFrame
+        :meth:`craft.CRAFT.assign`'s table, one row per scored row: ``cluster``,
+        ``cost``, ``margin``, ``fits_no_cluster``.
+    counts : ndarray of int
+        Rows per cluster of the model (nearest cluster), K entries.
+    left_out : tuple of str
+        Columns of the table that are not features of the model: the model
+        leaves them out (as the fit left out its label and ignored columns).
+    notes : tuple of str
+        What the model said about the rows while it scored them (its
+        warnings: levels unseen in the fit and how its rule treats them...).
+    """
+
+    assignment: pd.DataFrame
+    counts: np.ndarray
+    left_out: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+
+    @property
+    def n_no_cluster(self) -> int:
+        """Rows that fit no cluster (CRAFT would have opened a new cluster for them)."""
+        return int(self.assignment["fits_no_cluster"].sum())
+
+
+def score_rows(model: CRAFT, table: pd.DataFrame) -> Scoring:
+    """Assign the rows of ``table`` to ``model``'s clusters (:meth:`craft.CRAFT.assign`).
+
+    Parameters
+    ----------
+    model : CRAFT
+        Fitted (in this session or loaded from a file).
+    table : DataFrame
+        The rows to score, as read.
+
+    Raises
+    ------
+    CraftInputError
+        The library's message naming every missing, extra or differently
+        typed column.
+    """
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        try:
+            assignment = model.assign(table)
+        except CraftInputError as error:
+            raise CraftInputError(_sentence(str(error))) from None
+    counts = np.bincount(assignment["cluster"].to_numpy(dtype=np.int64), minlength=model.n_clusters_)
+    features = {str(c) for c in model.feature_names_in_}
+    left_out = tuple(str(c) for c in table.columns if str(c) not in features)
+    notes = tuple(dict.fromkeys(_sentence(str(w.message)) for w in said if issubclass(w.category, UserWarning)))
+    return Scoring(assignment, counts, left_out, notes)
+
+
+def scored_cells(cells: pd.DataFrame, assignment: pd.DataFrame, rows=None) -> pd.DataFrame:
+    """The rows' cells as written beside their assignment (the downloads of the scored rows).
+
+    Parameters
+    ----------
+    cells : DataFrame
+        The table's cells (:func:`cells_as_written`), same rows as ``assignment``.
+    assignment : DataFrame
+        :attr:`Scoring.assignment`.
+    rows : array-like of bool, optional
+        The rows to keep (e.g. those that fit no cluster); all by default.
+
+    Returns
+    -------
+    DataFrame
+        ``cells`` followed by the assignment's columns, each prefixed
+        ``craft_`` (and suffixed with ``_`` while it clashes with a column of
+        the table).
+
+    Examples
+    --------
+    >>> cells = pd.DataFrame({"x": ["1,5", "2"]})
+    >>> a = pd.DataFrame({"cluster": [0, 1], "cost": [1.0, 9.0], "margin": [0.5, 0.1],
+    ...                   "fits_no_cluster": [False, True]})
+    >>> scored_cells(cells, a, a["fits_no_cluster"]).to_dict("list")
+    {'x': ['2'], 'craft_cluster': [1], 'craft_cost': [9.0], 'craft_margin': [0.1], 'craft_fits_no_cluster': [True]}
+    """
+    keep = np.ones(len(cells), dtype=bool) if rows is None else np.asarray(rows, dtype=bool)
+    out = cells.iloc[keep].reset_index(drop=True)
+    out.attrs = {}  # the reader's notes describe the whole file, not these rows
+    values = assignment.iloc[keep].reset_index(drop=True)
+    for column in values.columns:
+        name = f"craft_{column}"
+        while name in out.columns:
+            name += "_"
+        out[name] = values[column].to_numpy()
+    return out

@@ -6,10 +6,9 @@ from craft import CraftInputError
 from craft.io import read_info
 from craft.limits import table_limits
 from explorer import context, state
-from explorer.services import column_report, k_advice, load_upload, reading_notes
+from explorer.services import UPLOAD_TYPES, column_report, k_advice, load_upload, reading_notes
 from explorer.ui import error, esc, note
 
-UPLOAD_TYPES = ["csv", "tsv", "tab", "txt", "parquet", "pq", "xlsx", "xlsm", "xls"]
 PREVIEW_ROWS = 500
 #: Columns the preview draws: a table's every column is a row of the roles table below it.
 PREVIEW_COLUMNS = 200
@@ -91,7 +90,7 @@ uploading = (ctx.data is not None and ctx.data.kind == "upload") or bool(st.sess
 with st.expander("Upload your own table", expanded=uploading):
     st.file_uploader(
         "CSV, TSV, Parquet or Excel",
-        type=UPLOAD_TYPES,
+        type=list(UPLOAD_TYPES),
         key="uploader",
         on_change=_on_upload,
         help=f"One row per item, one column per feature, a header row. Up to {limit} MB per file.",

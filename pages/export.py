@@ -6,7 +6,7 @@ from craft import plots
 from craft.export import labels_csv, masks_csv, params_json
 from explorer import cache, context, state
 from explorer.figure_export import download_buttons, server_export_available
-from explorer.services import labels_for_evaluation
+from explorer.services import file_stem, labels_for_evaluation
 from explorer.ui import esc
 
 ctx = context.current()
@@ -14,7 +14,7 @@ st.title("Export")
 model = context.require_model(ctx)
 data = ctx.data
 assert data is not None and ctx.outcome is not None  # require_model stopped the page otherwise
-stem = "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in data.name.rsplit(".", 1)[0])[:60] or "data"
+stem = file_stem(data.name)
 
 st.markdown("The labels CSV holds your cells as the file wrote them (missing markers, numbers such as 1,50 or "
             "12,345 included) plus the cluster. Text cells that a spreadsheet would run as a formula (starting "
@@ -33,6 +33,11 @@ with left:
                            mime="text/csv", key="dl_noise")
     st.download_button("Feature masks (CSV, clusters × features)", masks_csv(model),
                        file_name=f"{stem}_craft_masks.csv", mime="text/csv", key="dl_masks")
+    st.download_button("Model (.craft file: score new rows on the Score page, or craft.load in Python)",
+                       cache.model_file(ctx.key, model), file_name=f"{stem}_craft_model.craft",
+                       mime="application/zip", key="dl_model",
+                       help="The parameters, the column roles and levels, and the fitted clusters, as JSON and "
+                            "NumPy arrays in a zip archive: data only, never code (docs/model-format.md).")
     result = dict(n_clusters=model.n_clusters_, objective=model.objective_, lam_used=model.lam_, rho_used=model.rho_,
                   n_iter=model.n_iter_, converged=bool(model.converged_), cluster_sizes=model.cluster_sizes_,
                   n_noise=model.n_noise_)
@@ -85,7 +90,7 @@ for title, (name, make) in figures.items():
 
 st.subheader("Share this view")
 pages = {"clusters": "Tune & see", "": "Data", "evaluate": "Evaluate", "teach": "Teach", "compare": "Compare",
-         "whatif": "What-if", "export": "Export"}
+         "whatif": "What-if", "score": "Score new rows", "export": "Export"}
 last = st.session_state.get("last_page")
 target = st.selectbox("The link opens", list(pages), index=list(pages).index(last) if last in pages else 0,
                       format_func=pages.__getitem__, key="share_page",

@@ -38,6 +38,7 @@ PAGES = {
     "teach": "pages/teach.py",
     "compare": "pages/compare.py",
     "whatif": "pages/whatif.py",
+    "score": "pages/score.py",
     "export": "pages/export.py",
 }
 TABS = ["Feature masks", "Data heatmap", "Sizes & profiles", "Projection", "Iterations"]

@@ -438,3 +438,72 @@ def test_dask_memory_limit_below_one_partition_is_refused_with_the_numbers(tmp_p
     assert "--memory-limit 10MB (10,000,000 bytes) is less than one worker needs" in err
     need = int(err.split("needs: about ")[1].split(" bytes")[0].replace(",", ""))
     assert need > 10_000_000 and f"Give at least {-(-need // 10**6):,}MB" in err
+
+
+# ----------------------------------------------------------------------
+# craft fit --save-model, craft predict
+
+
+def _far_wine(path: Path) -> pd.DataFrame:
+    """Wine with rows 0-4 and 7 moved far from every cluster (every column at ±1000)."""
+    X, _ = datasets.load("wine")
+    X = X.copy()
+    X.iloc[:5, :] = 1000.0
+    X.iloc[7, :] = -1000.0
+    X.to_csv(path, index=False)
+    return X
+
+
+def test_predict_writes_the_loaded_models_assignment(tmp_path, capsys):
+    import craft
+
+    code, _, err = run(["fit", "wine", "--k", 3, "--n-init", 1, "--seed", 0, "--no-progress", "--quiet",
+                        "--save-model", tmp_path / "models" / "wine.craft"], capsys)
+    assert code == 0, err
+    X = _far_wine(tmp_path / "new.csv")
+    code, out, err = run(["predict", tmp_path / "models" / "wine.craft", tmp_path / "new.csv", "--out", tmp_path / "out"],
+                         capsys)
+    assert code == 0, err
+    assert "178 rows scored against K=3 clusters; 6 fit no cluster" in out
+    model = craft.load(tmp_path / "models" / "wine.craft")
+    expected = model.assign(pd.read_csv(tmp_path / "new.csv"))
+    assigned = pd.read_csv(tmp_path / "out" / "assignments.csv")
+    assert list(assigned.columns) == ["row", "cluster", "cost", "margin", "fits_no_cluster"]
+    np.testing.assert_array_equal(assigned["row"], np.arange(178))
+    pd.testing.assert_frame_equal(assigned.drop(columns="row"), expected)
+    outside = pd.read_csv(tmp_path / "out" / "no_cluster.csv")
+    assert outside["row"].tolist() == [0, 1, 2, 3, 4, 7]
+    pd.testing.assert_frame_equal(outside.drop(columns="row"), X.iloc[[0, 1, 2, 3, 4, 7]].reset_index(drop=True))
+
+
+def test_predict_on_dask_writes_the_same_files(tmp_path, capsys):
+    distributed = pytest.importorskip("distributed")
+    model, _ = library_fit("wine", k=3, n_init=1, random_state=0)
+    model.save(tmp_path / "wine.craft")
+    _far_wine(tmp_path / "new.csv")
+    common = ["predict", tmp_path / "wine.craft", tmp_path / "new.csv", "--quiet"]
+    assert run(common + ["--out", tmp_path / "memory"], capsys)[0] == 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, protocol="tcp",
+                                           dashboard_address=None)
+    with cluster:
+        # Small partitions: several pieces, some with rows that fit no cluster and some without.
+        code, _, err = run(common + ["--scheduler", cluster.scheduler_address, "--partition-size", "4kB",
+                                     "--out", tmp_path / "dask"], capsys)
+    assert code == 0, err
+    for name in ("assignments.csv", "no_cluster.csv"):
+        assert (tmp_path / "dask" / name).read_bytes() == (tmp_path / "memory" / name).read_bytes()
+
+
+def test_predict_refuses_a_bad_model_and_mismatched_columns(tmp_path, capsys):
+    (tmp_path / "model.craft").write_bytes(b"not a model")
+    X, _ = datasets.load("wine")
+    X.drop(columns=["alcohol", "hue"]).assign(extra=1).to_csv(tmp_path / "new.csv", index=False)
+    code, _, err = run(["predict", tmp_path / "model.craft", tmp_path / "new.csv", "--out", tmp_path / "out"], capsys)
+    assert code == 2 and "is not a CRAFT model file" in err
+    model, _ = library_fit("wine", k=3, n_init=1, random_state=0)
+    model.save(tmp_path / "model.craft")
+    code, _, err = run(["predict", tmp_path / "model.craft", tmp_path / "new.csv", "--out", tmp_path / "out"], capsys)
+    assert code == 2
+    assert "X lacks the fitted column(s) ['alcohol', 'hue']" in err and "['extra']" in err

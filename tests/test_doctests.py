@@ -3,6 +3,7 @@
 import doctest
 import importlib
 import pkgutil
+from pathlib import Path
 
 import pytest
 
@@ -13,7 +14,7 @@ MODULES = sorted(f"{package.__name__}.{info.name}" for package in (craft, explor
                  for info in pkgutil.iter_modules(package.__path__))
 # Modules whose docstrings hold examples: a module that loses all of them fails here.
 WITH_EXAMPLES = {"craft", "craft.baselines", "craft.datasets", "craft.estimator", "craft.export", "craft.io",
-                 "craft.metrics", "craft.plots", "craft.priors", "craft.profiles", "craft.schema", "craft.synthetic",
+                 "craft.metrics", "craft.persist", "craft.plots", "craft.priors", "craft.profiles", "craft.schema", "craft.synthetic",
                  "explorer.services"}
 
 
@@ -24,3 +25,13 @@ def test_docstring_examples(name):
     assert result.failed == 0, f"{result.failed} of {result.attempted} examples in {name} failed (see above)"
     if name in WITH_EXAMPLES:
         assert result.attempted > 0
+
+
+def test_readme_examples(tmp_path, monkeypatch):
+    """The README's notebook walk-through runs (it saves a model file, here in a temporary folder)."""
+    monkeypatch.chdir(tmp_path)
+    readme = Path(__file__).resolve().parents[1] / "README.md"
+    result = doctest.testfile(str(readme), module_relative=False,
+                              optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE, report=True)
+    assert result.failed == 0, f"{result.failed} of {result.attempted} README examples failed (see above)"
+    assert result.attempted > 0

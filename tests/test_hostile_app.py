@@ -80,7 +80,7 @@ PARSED = {
 
 #: Pages other than Data, visited after hostile uploads.
 PAGES = ["pages/clusters.py", "pages/cards.py", "pages/evaluate.py", "pages/teach.py", "pages/compare.py",
-         "pages/whatif.py", "pages/export.py"]
+         "pages/whatif.py", "pages/score.py", "pages/export.py"]
 
 
 def test_every_corpus_file_has_an_expectation():

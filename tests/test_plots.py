@@ -289,6 +289,20 @@ def test_fig_cluster_sizes(fig1):
     assert figure.data[0].text[0].endswith("(33%)")
 
 
+def test_fig_margins_stacks_every_rows_margin_in_its_cluster_colour(mixed):
+    X, _, _, model = mixed
+    assignment = model.assign(X)
+    frame = plots.margin_frame(assignment, bins=25)
+    assert frame.groupby("cluster")["rows"].sum().tolist() == np.bincount(assignment["cluster"]).tolist()
+    assert frame["left"].min() == assignment["margin"].min() and frame["right"].max() == assignment["margin"].max()
+    figure = plots.fig_margins(assignment, n_clusters=model.n_clusters_, bins=25)
+    colors = plots.cluster_colors(model.n_clusters_)
+    assert [trace.name for trace in figure.data] == [f"cluster {k}" for k in range(model.n_clusters_)]
+    assert [trace.marker.color for trace in figure.data] == colors
+    assert sum(int(np.sum(trace.y)) for trace in figure.data) == len(X)
+    assert figure.layout.barmode == "stack"
+
+
 def test_fig_profile_overview_draws_the_rules_numbers_and_cut(mixed):
     X, _, _, model = mixed
     profiles = cluster_profiles(model)

@@ -1,0 +1,129 @@
+"""Score new rows: a second table placed in the clusters of the current fit or of a saved model.
+
+Every number shown is :meth:`craft.CRAFT.assign`'s: each row's nearest
+cluster, its cost, its cost margin to the next-nearest cluster and whether it
+fits no cluster (CRAFT's own test for opening a cluster). The table is read
+by the same reader as the Data page's upload; a model file is read by
+:func:`craft.load`, which never unpickles.
+"""
+
+import streamlit as st
+
+from craft import CraftInputError, plots
+from craft.export import to_csv_bytes
+from craft.io import table_fingerprint
+from explorer import cache, context
+from explorer.figure_export import chart
+from explorer.services import MODEL_FILE_TYPES, UPLOAD_TYPES, file_stem, load_saved_model, scored_cells
+from explorer.ui import error, esc, note
+
+CURRENT, SAVED = "The current fit", "A saved model file"
+#: Rows of the "fits no cluster" list drawn on the page; its download holds all of them.
+LISTED_ROWS = 1_000
+
+
+def _keep_upload(widget: str, slot: str) -> None:
+    """Keep an uploaded file in the session (the uploader forgets it when the page changes)."""
+    uploaded = st.session_state.get(widget)
+    if uploaded is None:
+        st.session_state.pop(slot, None)
+        return
+    content = uploaded.getvalue()
+    st.session_state[slot] = dict(name=uploaded.name, data=content, sha=table_fingerprint(content))
+
+
+ctx = context.current()
+st.title("Score new rows")
+st.markdown("Upload a second table with the columns the model was fitted on: each row goes to its nearest "
+            "cluster, with its **cost margin** (how much more the next-nearest cluster would cost; near 0, the "
+            "row is almost a tie between two clusters) and whether it **fits no cluster**: its cost to every "
+            "cluster exceeds λ + D·F₀, the cost of opening a cluster of its own, so CRAFT would have opened a new "
+            "cluster for it.")
+
+source = st.radio("Score with", [CURRENT, SAVED], key="score_with", horizontal=True,
+                  captions=["the clustering of this session (sidebar)", "a model downloaded from the Export page"])
+limit = st.get_option("server.maxUploadSize")
+if source == SAVED:
+    st.file_uploader("Saved model file (.craft)", type=list(MODEL_FILE_TYPES), key="score_model_uploader",
+                     on_change=_keep_upload, args=("score_model_uploader", "score_model"),
+                     help=f"The model file of the Export page, up to {limit} MB as every upload. It holds numbers "
+                          "and text only and is never run as code.")
+st.file_uploader("Table of rows to score: CSV, TSV, Parquet or Excel", type=list(UPLOAD_TYPES), key="score_uploader",
+                 on_change=_keep_upload, args=("score_uploader", "score_table"),
+                 help=f"A header row and one row per item, read as the Data page reads a table. Up to {limit} MB.")
+held_table = st.session_state.get("score_table")
+held_model = st.session_state.get("score_model") if source == SAVED else None
+if held_table is not None:
+    st.caption(f"Rows to score: {esc(held_table['name'])}" + (f"; model: {esc(held_model['name'])}" if held_model else "")
+               + ". Uploaded files stay in this browser session.")
+
+if source == SAVED:
+    if held_model is None:
+        note("Upload a model file saved from the Export page (and a table of rows to score).")
+        st.stop()
+    try:
+        model = load_saved_model(held_model["data"], held_model["name"])
+    except CraftInputError as problem:
+        error(str(problem))
+        st.stop()
+    model_key = f"model:{held_model['sha']}"
+else:
+    model = context.require_model(ctx)
+    model_key = ctx.key
+st.caption(f"The model: K = {model.n_clusters_} clusters on {len(model.feature_names_in_)} features "
+           f"({esc(', '.join(str(c) for c in model.feature_names_in_[:12]))}"
+           + (", …" if len(model.feature_names_in_) > 12 else "") + ").")
+
+if held_table is None:
+    note("Upload a table of rows to score.")
+    st.stop()
+try:
+    rows = cache.rows_to_score(held_table["sha"], held_table["name"], held_table["data"])
+    scoring = cache.scoring(model_key, held_table["sha"], model, rows)
+except CraftInputError as problem:
+    error(f"{held_table['name']!r} cannot be scored: {problem}")
+    st.stop()
+
+assignment = scoring.assignment
+n_rows, n_none = len(assignment), scoring.n_no_cluster
+stem = file_stem(held_table["name"])
+figure_key = f"{model_key}|{held_table['sha']}"
+
+
+def original_cells(scored: dict = held_table):
+    """The table's cells as its file writes them: read (once) where they are listed or downloaded."""
+    return cache.cells_as_written(scored["sha"], scored["name"], rows, scored["data"])
+
+
+if scoring.left_out:
+    note("Not features of the model, so left out of the scoring (as the fit left out its label and ignored "
+         "columns); they stay in the downloads: " + ", ".join(scoring.left_out) + ".")
+for message in scoring.notes:
+    note(message)
+columns = st.columns(3)
+columns[0].metric("Rows scored", f"{n_rows:,}")
+columns[1].metric("Clusters", model.n_clusters_)
+columns[2].metric("Fit no cluster", f"{n_none:,}", help="Rows whose cost to every cluster exceeds λ + D·F₀.")
+
+left, right = st.columns(2)
+sizes = cache.figure(figure_key, "scored sizes", lambda: plots.fig_cluster_sizes(
+    scoring.counts, title=f"Where the {n_rows:,} rows go (nearest cluster)"))
+chart(sizes, key="score_sizes", name=f"{stem}_craft_scored_sizes", container=left)
+margins = cache.figure(figure_key, "margins", lambda: plots.fig_margins(assignment, n_clusters=model.n_clusters_))
+chart(margins, key="score_margins", name=f"{stem}_craft_margins", container=right)
+
+st.subheader("Rows that fit no cluster")
+if n_none == 0:
+    st.success("Every row fits a cluster: none costs more than opening a cluster of its own.",
+               icon=":material/check_circle:")
+else:
+    outliers = scored_cells(original_cells(), assignment, assignment["fits_no_cluster"].to_numpy())
+    st.caption(f"{n_none:,} of {n_rows:,} rows, with their cells as the file writes them"
+               + (f"; the first {LISTED_ROWS:,} are listed, the download holds all" if n_none > LISTED_ROWS else "")
+               + ". craft_cluster is the nearest cluster all the same.")
+    st.dataframe(outliers.iloc[:LISTED_ROWS], key="score_outliers", hide_index=True)
+    st.download_button("Rows that fit no cluster (CSV)", lambda: to_csv_bytes(outliers),
+                       file_name=f"{stem}_craft_no_cluster.csv", mime="text/csv", key="dl_no_cluster")
+st.download_button("Every row with its cluster, cost, margin and fit (CSV)",
+                   lambda: to_csv_bytes(scored_cells(original_cells(), assignment)), file_name=f"{stem}_craft_scored.csv",
+                   mime="text/csv", key="dl_scored", type="primary")

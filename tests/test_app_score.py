@@ -1,0 +1,168 @@
+"""The Score new rows page through ``streamlit.testing.v1.AppTest``.
+
+A second table is scored with the session's fit or with a model file
+downloaded from the Export page; what the page shows is compared with
+:meth:`craft.CRAFT.assign` on the same rows.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import zipfile
+
+import numpy as np
+import pandas as pd
+import pytest
+from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
+from streamlit.testing.v1 import AppTest
+
+from craft import persist
+from test_app import array, charts, clear_caches, ctx, errors, start, text, upload, visit  # noqa: F401 - clear_caches: autouse
+
+#: Cells written far from every wine cluster (and kept as the file writes them).
+FAR = "99999.5"
+
+
+def score_table(at: AppTest, name: str, content: bytes) -> AppTest:
+    at.file_uploader(key="score_uploader").set_value((name, content, "text/csv")).run()
+    assert not at.exception, at.exception
+    return at
+
+
+def score_model(at: AppTest, name: str, content: bytes) -> AppTest:
+    at.radio(key="score_with").set_value("A saved model file").run()
+    at.file_uploader(key="score_model_uploader").set_value((name, content, "application/octet-stream")).run()
+    assert not at.exception, at.exception
+    return at
+
+
+def new_rows(table: pd.DataFrame) -> tuple[pd.DataFrame, bytes]:
+    """40 rows of ``table`` (its label column too) and 2 rows written far from every cluster, as a CSV file."""
+    rows = table.iloc[::4].head(40).reset_index(drop=True)
+    written = rows.to_csv(index=False)
+    far = rows.head(2).astype(object)
+    far[rows.select_dtypes("number").columns] = FAR
+    written += far.to_csv(index=False, header=False)
+    return pd.read_csv(io.StringIO(written)), written.encode()
+
+
+def test_scoring_a_table_with_the_current_fit_shows_counts_and_the_rows_that_fit_no_cluster():
+    at = start("score", dataset="wine")
+    model = ctx(at).model
+    table, content = new_rows(ctx(at).data.table)
+    score_table(at, "next_month.csv", content)
+    assert not errors(at), errors(at)
+    expected = model.assign(table[[str(c) for c in model.feature_names_in_]])
+    assert expected["fits_no_cluster"].to_numpy().nonzero()[0].tolist() == [40, 41]
+    sizes, margins = charts(at)[:2]
+    shown = array(sizes["data"][0]["y"])
+    assert shown.tolist() == np.bincount(expected["cluster"], minlength=model.n_clusters_).tolist()
+    assert "Where the 42 rows go" in sizes["layout"]["title"]["text"]
+    assert sum(array(bar["y"]).sum() for bar in margins["data"]) == 42
+    assert [m.value for m in at.metric] == ["42", str(model.n_clusters_), "2"]
+    listed = at.dataframe[0].value
+    assert len(listed) == 2 and (listed[table.columns[1]] == FAR).all()  # the cells as written
+    assert listed["craft_cluster"].tolist() == expected["cluster"].iloc[40:].tolist()
+    assert any("left out of the scoring" in text(i) and text(i).endswith(f": {ctx(at).label}.") for i in at.info)
+
+
+def persist_bytes(model) -> bytes:
+    buffer = io.BytesIO()
+    persist.save(model, buffer)
+    return buffer.getvalue()
+
+
+def _downloads(monkeypatch) -> dict[str, bytes]:
+    """The bytes of every download a page offers, by file name (AppTest keeps its media files in a mock runtime)."""
+    kept: dict[str, bytes] = {}
+    original = MemoryMediaFileStorage.load_and_get_id
+
+    def keep(self, path_or_data, mimetype, kind, filename=None):
+        if filename is not None and isinstance(path_or_data, bytes):
+            kept[filename] = path_or_data
+        return original(self, path_or_data, mimetype, kind, filename)
+
+    monkeypatch.setattr(MemoryMediaFileStorage, "load_and_get_id", keep)
+    return kept
+
+
+def test_a_model_downloaded_from_export_and_uploaded_back_scores_the_session_fit_labels(monkeypatch):
+    downloads = _downloads(monkeypatch)
+    at = start("export", dataset="wine")
+    model = ctx(at).model
+    name = next(file for file in downloads if file.startswith("wine_craft_model"))
+    saved = downloads[name]
+    table = ctx(at).data.table
+    assert np.array_equal(persist.load(saved).predict(ctx(at).X), model.labels_)  # the library's format
+    visit(at, "score")
+    score_model(at, name, saved)
+    score_table(at, "wine.csv", table.to_csv(index=False).encode())
+    assert not errors(at), errors(at)
+    sizes = charts(at)[0]
+    assert array(sizes["data"][0]["y"]).tolist() == model.cluster_sizes_.tolist()
+    scored = at.session_state["score_table"]
+    assert scored["name"] == "wine.csv"
+    from explorer.cache import scoring  # the page's own cached result, by the model file's digest
+
+    result = scoring(f"model:{at.session_state['score_model']['sha']}", scored["sha"], None, None)
+    assert np.array_equal(result.assignment["cluster"].to_numpy(), model.labels_)
+
+
+def test_missing_extra_and_differently_typed_columns_are_all_named():
+    at = start("score", dataset="wine")
+    model = ctx(at).model
+    table, _ = new_rows(ctx(at).data.table)
+    missing, typed = (str(c) for c in model.feature_names_in_[:2])
+    changed = table.drop(columns=[missing]).assign(shop_id=np.arange(len(table)))
+    changed[typed] = changed[typed].astype(str) + " mg"
+    score_table(at, "changed.csv", changed.to_csv(index=False).encode())
+    shown = " ".join(errors(at))
+    assert "'changed.csv' cannot be scored" in shown, shown
+    assert f"lacks the fitted column(s) ['{missing}']" in shown and "shop_id" in shown, shown
+    assert f"Column '{typed}' is numeric in the schema" in shown, shown
+    assert "Traceback" not in shown and not at.get("plotly_chart")
+
+
+@pytest.mark.parametrize("content", [b"not a model at all", b"PK\x03\x04" + bytes(200)])
+def test_a_corrupt_model_file_gets_a_readable_message(content):
+    at = start("score", dataset="wine")
+    score_model(at, "model.craft", content)
+    shown = " ".join(errors(at))
+    assert "'model.craft' cannot be used as a model" in shown and "not a CRAFT model file" in shown, shown
+    assert "Traceback" not in shown and not at.get("plotly_chart")
+
+
+def test_a_model_file_of_another_format_version_names_both_versions():
+    at = start("score", dataset="wine")
+    saved = zipfile.ZipFile(io.BytesIO(persist_bytes(ctx(at).model)))
+    header = json.loads(saved.read("model.json"))
+    header["format_version"] = persist.FORMAT_VERSION + 1
+    future = io.BytesIO()
+    with zipfile.ZipFile(future, "w") as archive:
+        archive.writestr("model.json", json.dumps(header))
+        archive.writestr("arrays.npz", saved.read("arrays.npz"))
+    score_model(at, "future.craft", future.getvalue())
+    shown = " ".join(errors(at))
+    assert f"format version {persist.FORMAT_VERSION + 1}" in shown and f"format version {persist.FORMAT_VERSION} only" in shown
+
+
+def test_a_table_without_data_rows_gets_a_readable_message():
+    at = start("score", dataset="wine")
+    header = ",".join(ctx(at).data.table.columns)
+    score_table(at, "empty.csv", (header + "\n").encode())
+    assert "'empty.csv' cannot be scored: Cannot read 'empty.csv': it has a header but no data rows" in " ".join(errors(at))
+
+
+def test_levels_unseen_in_the_fit_are_scored_by_the_fits_rule_and_said():
+    people = pd.DataFrame({"height": [150.0 + i % 7 + 30 * (i % 2) for i in range(40)],
+                           "eyes": [["blue", "brown"][i % 2] for i in range(40)]})
+    at = start()
+    upload(at, "people.csv", people.to_csv(index=False).encode())
+    visit(at, "score")
+    new = pd.DataFrame({"height": [151.0, 182.0], "eyes": ["green", "brown"]})
+    score_table(at, "new.csv", new.to_csv(index=False).encode())
+    assert not errors(at), errors(at)
+    said = [text(i) for i in at.info]
+    assert any("Column 'eyes': 1 of 2 row(s) hold values not seen in fit ('green')" in s for s in said), said
+    assert [m.value for m in at.metric][0] == "2"
