@@ -477,6 +477,7 @@ def test_predict_writes_the_loaded_models_assignment(tmp_path, capsys):
 
 
 def test_predict_on_dask_writes_the_same_files(tmp_path, capsys):
+    """--scheduler (a running cluster) and --local-workers (worker processes) write what the in-memory run writes."""
     distributed = pytest.importorskip("distributed")
     model, _ = library_fit("wine", k=3, n_init=1, random_state=0)
     model.save(tmp_path / "wine.craft")
@@ -492,8 +493,11 @@ def test_predict_on_dask_writes_the_same_files(tmp_path, capsys):
         code, _, err = run(common + ["--scheduler", cluster.scheduler_address, "--partition-size", "4kB",
                                      "--out", tmp_path / "dask"], capsys)
     assert code == 0, err
+    code, _, err = run(common + ["--local-workers", 1, "--partition-size", "4kB", "--out", tmp_path / "local"], capsys)
+    assert code == 0, err
     for name in ("assignments.csv", "no_cluster.csv"):
         assert (tmp_path / "dask" / name).read_bytes() == (tmp_path / "memory" / name).read_bytes()
+        assert (tmp_path / "local" / name).read_bytes() == (tmp_path / "memory" / name).read_bytes()
 
 
 def test_predict_refuses_a_bad_model_and_mismatched_columns(tmp_path, capsys):
