@@ -58,15 +58,15 @@ def _tracks_panel(fig: go.Figure, path: MaskPath, x: list[str], colors: list[str
         events = [e for e in path.events if e.kind == kind]
         xs: list[str | None] = []
         ys: list[int | None] = []
-        hover: list[str | None] = []
+        texts: list[str | None] = []
         for e in events:
             text = (f"{kind}: track {e.source} → track {e.target} at {path.knob} = {x[e.step]} "
                     f"(Jaccard of the rows {e.jaccard:.2f})")
             xs += [x[e.step - 1], x[e.step], None]
             ys += [e.source, e.target, None]
-            hover += [text, text, None]
+            texts += [text, text, None]
         fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", name=f"{kind} ({len(events)})", line=dict(width=2, **style),
-                                 text=hover, hovertemplate="%{text}<extra></extra>", showlegend=True,
+                                 text=texts, hovertemplate="%{text}<extra></extra>", showlegend=True,
                                  visible=True if events else "legendonly"), row=1, col=1)
 
 
