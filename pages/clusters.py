@@ -4,12 +4,12 @@ import streamlit as st
 
 from craft import plots
 from craft.profiles import cluster_summary
-from explorer import cache, context
+from explorer import cache, context, mask_path
 from explorer.figure_export import chart
 from explorer.ui import esc, fit_summary, truth_line
 
 ORDERS = {"subspace": "subspaces as blocks", "natural": "table order", "count": "most selected first"}
-TABS = ["Feature masks", "Data heatmap", "Sizes & profiles", "Projection", "Iterations"]
+TABS = ["Feature masks", "Data heatmap", "Sizes & profiles", "Projection", "Iterations", "Mask path"]
 
 ctx = context.current()
 st.title("Tune & see")
@@ -113,6 +113,9 @@ def views() -> None:
             st.dataframe(plots.history_frame(model), hide_index=True)
             st.caption("The kept restart's iterations: the objective after each update and the number of clusters "
                        "after each pass (bars: clusters opened). λ-search fits are not shown.")
+    with tabs[5]:
+        if tabs[5].open:
+            mask_path.section(ctx, where="tune")
 
 
 views()
