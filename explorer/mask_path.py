@@ -16,6 +16,10 @@ again.
 A table of more than :data:`PATH_ROWS` rows is not fitted over the whole
 grid: the path is fitted on a fixed sample of that many rows (the page says
 so), its fits are not the sliders', and they are not stored as such.
+
+Tune & see starts the m path as soon as its fit is shown (:func:`prefetch`),
+so the grid is being fitted while the user looks at the first fit; the
+"Mask path" tab and Teach draw it, and start the k or ρ path when asked.
 """
 
 from __future__ import annotations
@@ -137,6 +141,16 @@ def request(ctx, knob: str) -> tuple[str, PathResult | None, EvidenceJob | None]
     assert isinstance(job, EvidenceJob)  # JOBS makes its jobs of job_class
     held[knob] = job
     return key, None, job
+
+
+def prefetch(ctx) -> None:
+    """Start fitting the m path of this session's table in the background, without waiting (Tune & see calls it).
+
+    Only where its fits are the sliders' (at most :data:`PATH_ROWS` rows): then a move of m to a value of the
+    grid finds its fit made. A path already known or running is left as it is.
+    """
+    if ctx.data is not None and ctx.schema is not None and len(ctx.data.table) <= PATH_ROWS:
+        request(ctx, "m")
 
 
 def _progress(job: EvidenceJob, knob: str) -> None:

@@ -17,6 +17,8 @@ model = context.require_model(ctx)
 assert ctx.data is not None  # require_model stopped the page otherwise
 # The agreement with the planted truth sits under the figures it judges, so the heatmap stays above the fold.
 fit_summary(ctx, truth=False)
+# The m path's grid is fitted in the background from here on: m moved to a value of it shows a fit already made.
+mask_path.prefetch(ctx)
 X = ctx.X
 has_truth = ctx.data.true_mask is not None
 

@@ -74,3 +74,9 @@ def test_a_large_table_is_fitted_on_a_sample_and_says_so(monkeypatch):
     result = cache.STORE.get(key)
     assert result.sampled and result.n_rows == 60
     assert any("fixed sample of 60 of the 101 rows" in text(m) for m in [*at.markdown, *at.caption, *at.info])
+
+
+def test_tune_and_see_starts_fitting_the_m_grid_at_once():
+    at = start("clusters", dataset="zoo", k=4)
+    job = at.session_state["_path_jobs"]["m"]
+    assert job.wait(180) and job.result().path.values.tolist() == list(mask_path.M_GRID)
