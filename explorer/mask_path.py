@@ -89,8 +89,10 @@ def path_key(data_key: str, schema, params: FitParams, knob: str, values: tuple)
     return hashlib.sha256(text.encode()).hexdigest()[:20]
 
 
-def compute(data_key: str, table, schema, params: FitParams, knob: str, values: tuple, report) -> PathResult:
-    """Fit every value of the grid (the fits in the store are reused, new ones stored) and follow the masks."""
+def compute(data: services.LoadedData, schema, params: FitParams, knob: str, values: tuple, report) -> PathResult:
+    """Fit every value of the grid (the fits in the store are reused, new ones stored with their mask heatmap)
+    and follow the masks."""
+    table = data.table
     sampled = len(table) > PATH_ROWS
     rows = table.sample(n=PATH_ROWS, random_state=0).sort_index() if sampled else table
     models = []
@@ -98,13 +100,16 @@ def compute(data_key: str, table, schema, params: FitParams, knob: str, values: 
         share, text = position / len(values), f"{KNOBS[knob]} = {value:g} ({position + 1} of {len(values)})"
         report(share, text)
         current = services._swept(params, knob, value)
-        key = cache.fit_key(data_key, schema, current)
+        key = cache.fit_key(data.key, schema, current)
         outcome = None if sampled else cache.STORE.get(key)
         if outcome is None:
             outcome = services.fit_craft(rows, schema, current,
                                          callback=lambda record, share=share, text=text: report(share, text))
-            if not sampled:
+            if not sampled and outcome.model is not None:
                 cache.STORE.put(key, outcome)
+                # The mask heatmap Tune & see opens with, built here too: a slider landing here only draws it.
+                has_truth = data.true_mask is not None
+                cache.masks_figure(key, cache.default_order(data), has_truth, outcome.model, data)
         if outcome.model is None:
             raise CraftInputError(f"{text}: {outcome.error}")
         models.append(outcome.model)
@@ -135,7 +140,7 @@ def request(ctx, knob: str) -> tuple[str, PathResult | None, EvidenceJob | None]
     data, schema, params = ctx.data, ctx.schema, ctx.params
     # The job's result is a PathResult where FitJobs speaks of fits: typed Any, as explorer.evidence's results.
     def fitting(report: Callable) -> Any:
-        return compute(data.key, data.table, schema, params, knob, values, report)
+        return compute(data, schema, params, knob, values, report)
 
     job = JOBS.submit(key, cache.session_token(), fitting)
     assert isinstance(job, EvidenceJob)  # JOBS makes its jobs of job_class

@@ -27,7 +27,7 @@ has_truth = ctx.data.true_mask is not None
 def masks_view() -> None:
     """Mask heatmap with its (view-only) ordering control."""
     left, right = st.columns([2, 1])
-    default = "natural" if has_truth else "subspace"
+    default = cache.default_order(ctx.data)
     order = left.segmented_control("Feature order", list(ORDERS), default=default, format_func=ORDERS.__getitem__,
                                    key="mask_order", required=True)
     # Only synthetic sets know their planted clusters and subspaces: other tables get no switch at all.
@@ -45,7 +45,7 @@ def masks_view() -> None:
 def heatmap_view() -> None:
     """The paper's "Dataset | CRAFT" figure, live."""
     left, middle, right = st.columns([2, 1, 1])
-    default = "natural" if has_truth else "subspace"
+    default = cache.default_order(ctx.data)
     order = left.segmented_control("Feature order", list(ORDERS), default=default, format_func=ORDERS.__getitem__,
                                    key="heat_order", required=True)
     max_rows = middle.select_slider("Rows drawn at most", [100, 200, 400, 800, 1500], value=400, key="heat_rows")

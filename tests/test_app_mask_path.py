@@ -41,8 +41,12 @@ def test_tune_and_see_draws_the_mask_path_from_the_grid_fits():
     path = result.path
     assert path.values.tolist() == list(mask_path.M_GRID) and not result.sampled
     for step, m in enumerate(mask_path.M_GRID):
-        outcome = cache.STORE.get(cache.fit_key(ctx.data.key, ctx.schema, ctx.params.replace(m=m)))
+        fit_key = cache.fit_key(ctx.data.key, ctx.schema, ctx.params.replace(m=m))
+        outcome = cache.STORE.get(fit_key)
         assert outcome is not None, f"the fit at m = {m} is not stored under its own digest"
+        # Its mask heatmap as Tune & see opens it is built too (no model given: a figure not kept would fail).
+        built = cache.masks_figure(fit_key, cache.default_order(ctx.data), False, None, ctx.data)
+        assert built.data
         for track in np.flatnonzero(path.present[:, step]):
             mask = outcome.model.feature_mask_[path.clusters[track, step]]
             assert path.selected[track, step].tolist() == mask.tolist()
