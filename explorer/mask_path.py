@@ -25,6 +25,7 @@ so the grid is being fitted while the user looks at the first fit; the
 from __future__ import annotations
 
 import hashlib
+import time
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -51,6 +52,8 @@ K_MAX = 8
 RHO_GRID = (0.001, 0.01, 0.1, 0.25, 0.5, 0.75, 0.9, 0.999)
 #: The knobs, in the app's words.
 KNOBS = {"m": "m", "k": "k", "rho": "ρ share"}
+#: Seconds the m path started by Tune & see waits before its first fit (a parameter moved meanwhile cancels it).
+PREFETCH_DELAY_S = 1.0
 #: How often a running path's progress is polled (seconds).
 POLL_SECONDS = 0.5
 
@@ -89,9 +92,14 @@ def path_key(data_key: str, schema, params: FitParams, knob: str, values: tuple)
     return hashlib.sha256(text.encode()).hexdigest()[:20]
 
 
-def compute(data: services.LoadedData, schema, params: FitParams, knob: str, values: tuple, report) -> PathResult:
+def compute(data: services.LoadedData, schema, params: FitParams, knob: str, values: tuple, report, *,
+            delay: float = 0.0) -> PathResult:
     """Fit every value of the grid (the fits in the store are reused, new ones stored with their mask heatmap)
-    and follow the masks."""
+    and follow the masks, after ``delay`` seconds in which a cancellation stops it before any fit."""
+    deadline = time.monotonic() + delay
+    while time.monotonic() < deadline:
+        report(0.0, "waiting for the parameters to rest")  # raises once the job is cancelled
+        time.sleep(0.05)
     table = data.table
     sampled = len(table) > PATH_ROWS
     rows = table.sample(n=PATH_ROWS, random_state=0).sort_index() if sampled else table
@@ -121,8 +129,11 @@ def _held() -> dict:
     return st.session_state.setdefault("_path_jobs", {})
 
 
-def request(ctx, knob: str) -> tuple[str, PathResult | None, EvidenceJob | None]:
-    """This session's path over ``knob``: its key, and its result if known, else the job fitting it."""
+def request(ctx, knob: str, *, delay: float = 0.0) -> tuple[str, PathResult | None, EvidenceJob | None]:
+    """This session's path over ``knob``: its key, and its result if known, else the job fitting it.
+
+    A job started here waits ``delay`` seconds before its first fit (:func:`compute`).
+    """
     assert ctx.data is not None and ctx.schema is not None
     values = grid(knob, len(ctx.data.table))
     key = path_key(ctx.data.key, ctx.schema, ctx.params, knob, values)
@@ -140,7 +151,7 @@ def request(ctx, knob: str) -> tuple[str, PathResult | None, EvidenceJob | None]
     data, schema, params = ctx.data, ctx.schema, ctx.params
     # The job's result is a PathResult where FitJobs speaks of fits: typed Any, as explorer.evidence's results.
     def fitting(report: Callable) -> Any:
-        return compute(data, schema, params, knob, values, report)
+        return compute(data, schema, params, knob, values, report, delay=delay)
 
     job = JOBS.submit(key, cache.session_token(), fitting)
     assert isinstance(job, EvidenceJob)  # JOBS makes its jobs of job_class
@@ -152,10 +163,12 @@ def prefetch(ctx) -> None:
     """Start fitting the m path of this session's table in the background, without waiting (Tune & see calls it).
 
     Only where its fits are the sliders' (at most :data:`PATH_ROWS` rows): then a move of m to a value of the
-    grid finds its fit made. A path already known or running is left as it is.
+    grid finds its fit made. A path already known or running is left as it is. It waits
+    :data:`PREFETCH_DELAY_S` before its first fit: a user moving k or another parameter releases it (and so
+    cancels it) before it takes a core from the fits and redraws the user asked for.
     """
     if ctx.data is not None and ctx.schema is not None and len(ctx.data.table) <= PATH_ROWS:
-        request(ctx, "m")
+        request(ctx, "m", delay=PREFETCH_DELAY_S)
 
 
 def _progress(job: EvidenceJob, knob: str) -> None:

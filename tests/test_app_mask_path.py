@@ -84,3 +84,18 @@ def test_tune_and_see_starts_fitting_the_m_grid_at_once():
     at = start("clusters", dataset="zoo", k=4)
     job = at.session_state["_path_jobs"]["m"]
     assert job.wait(180) and job.result().path.values.tolist() == list(mask_path.M_GRID)
+
+
+def test_a_parameter_moved_before_the_prefetch_starts_cancels_it(monkeypatch):
+    monkeypatch.setattr(mask_path, "PREFETCH_DELAY_S", 60.0)
+    at = start("clusters", dataset="zoo", k=4)
+    first = at.session_state["_path_jobs"]["m"]
+    ctx = at.session_state["ctx"]
+    at.number_input(key="k").set_value(5).run()
+    assert not at.exception, at.exception
+    assert first.wait(10) and first.cancelled and first.result() is None
+    # No value of its grid was fitted (the fit on screen, m = 0.5, is the page's own).
+    assert cache.STORE.get(cache.fit_key(ctx.data.key, ctx.schema, ctx.params.replace(m=0.1))) is None
+    second = at.session_state["_path_jobs"]["m"]
+    assert second is not first
+    mask_path.JOBS.cancel(second.key)  # not left waiting to fit in a later test
