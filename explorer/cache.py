@@ -432,6 +432,12 @@ def projection(key: str, max_points: int, _model, _X):
     return plots.projection_frame(_model, _X, max_points=max_points)
 
 
+def default_order(data) -> str:
+    """The feature order Tune & see opens with: table order where the planted subspaces are known (they are blocks
+    in it), else the subspaces as blocks."""
+    return "natural" if data.true_mask is not None else "subspace"
+
+
 @_shared
 def masks_figure(key: str, order: str, with_truth: bool, _model, _data):
     """The mask heatmap of the fit named ``key`` (beside the planted mask when asked)."""

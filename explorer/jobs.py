@@ -217,6 +217,14 @@ class FitJobs:
         if job is not None:
             job.cancel()
 
+    def cancel_all(self) -> list[FitJob]:
+        """Stop every job whoever holds it (a page's background work that must not outlive its app); the jobs."""
+        with self._lock:
+            jobs = list(self._jobs.values())
+        for job in jobs:
+            job.cancel()
+        return jobs
+
     def running(self, key: str) -> FitJob | None:
         """The job computing ``key``, if one runs and is not cancelled."""
         with self._lock:

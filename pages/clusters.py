@@ -4,12 +4,12 @@ import streamlit as st
 
 from craft import plots
 from craft.profiles import cluster_summary
-from explorer import cache, context
+from explorer import cache, context, mask_path
 from explorer.figure_export import chart
 from explorer.ui import esc, fit_summary, truth_line
 
 ORDERS = {"subspace": "subspaces as blocks", "natural": "table order", "count": "most selected first"}
-TABS = ["Feature masks", "Data heatmap", "Sizes & profiles", "Projection", "Iterations"]
+TABS = ["Feature masks", "Data heatmap", "Sizes & profiles", "Projection", "Iterations", "Mask path"]
 
 ctx = context.current()
 st.title("Tune & see")
@@ -17,6 +17,8 @@ model = context.require_model(ctx)
 assert ctx.data is not None  # require_model stopped the page otherwise
 # The agreement with the planted truth sits under the figures it judges, so the heatmap stays above the fold.
 fit_summary(ctx, truth=False)
+# The m path's grid is fitted in the background from here on: m moved to a value of it shows a fit already made.
+mask_path.prefetch(ctx)
 X = ctx.X
 has_truth = ctx.data.true_mask is not None
 
@@ -25,7 +27,7 @@ has_truth = ctx.data.true_mask is not None
 def masks_view() -> None:
     """Mask heatmap with its (view-only) ordering control."""
     left, right = st.columns([2, 1])
-    default = "natural" if has_truth else "subspace"
+    default = cache.default_order(ctx.data)
     order = left.segmented_control("Feature order", list(ORDERS), default=default, format_func=ORDERS.__getitem__,
                                    key="mask_order", required=True)
     # Only synthetic sets know their planted clusters and subspaces: other tables get no switch at all.
@@ -43,7 +45,7 @@ def masks_view() -> None:
 def heatmap_view() -> None:
     """The paper's "Dataset | CRAFT" figure, live."""
     left, middle, right = st.columns([2, 1, 1])
-    default = "natural" if has_truth else "subspace"
+    default = cache.default_order(ctx.data)
     order = left.segmented_control("Feature order", list(ORDERS), default=default, format_func=ORDERS.__getitem__,
                                    key="heat_order", required=True)
     max_rows = middle.select_slider("Rows drawn at most", [100, 200, 400, 800, 1500], value=400, key="heat_rows")
@@ -113,6 +115,9 @@ def views() -> None:
             st.dataframe(plots.history_frame(model), hide_index=True)
             st.caption("The kept restart's iterations: the objective after each update and the number of clusters "
                        "after each pass (bars: clusters opened). λ-search fits are not shown.")
+    with tabs[5]:
+        if tabs[5].open:
+            mask_path.section(ctx, where="tune")
 
 
 views()

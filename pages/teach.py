@@ -5,7 +5,7 @@ import streamlit as st
 
 from craft import CraftInputError, plots, prior_terms
 from craft.metrics import align_clusters
-from explorer import cache, context
+from explorer import cache, context, mask_path
 from explorer.figure_export import chart
 from explorer.services import TEACH_ROWS, distance_table, rho_from_share
 from explorer.ui import RHO_SELECTION_HELP, esc, note
@@ -231,3 +231,16 @@ def rho_masks_view() -> None:
 
 
 rho_masks_view()
+
+
+@st.fragment
+def mask_path_view() -> None:
+    """The whole path: which features each cluster selects as m, k or ρ moves, clusters followed along it."""
+    st.subheader("The mask path: the selection against one knob")
+    st.markdown("As the lasso path draws each coefficient against its penalty, the mask path draws each cluster's "
+                "selected features against m, k or ρ, so you see which selections hold whatever the knob and "
+                "where clusters split or merge.")
+    mask_path.section(ctx, where="teach")
+
+
+mask_path_view()

@@ -21,6 +21,7 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
+from explorer import mask_path
 from explorer.cache import STORE
 from explorer.state import CONTINUED
 from explorer.services import EXAMPLES, rho_from_share
@@ -57,6 +58,9 @@ def clear_caches():
     st.cache_data.clear()
     STORE.clear()
     yield
+    # The mask path's background fits of this test must not run into the next one (nor land in its store).
+    for job in mask_path.JOBS.cancel_all():
+        job.wait(60)
     st.cache_data.clear()
     STORE.clear()
 

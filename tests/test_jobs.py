@@ -190,3 +190,13 @@ def test_a_job_whose_holders_all_left_is_cancelled(monkeypatch):
     assert not job.wait(0.3) and not job.cancelled  # session-2 still there
     gone.add("session-2")  # its tab closed too: nobody will look at this fit
     assert job.wait(10) and job.cancelled and job.result() is None
+
+
+def test_cancel_all_stops_every_job_whoever_holds_it():
+    results = Results()
+    registry = jobs.FitJobs(results)
+    gate = threading.Event()
+    running = [registry.submit(key, holder, blocked_fit(gate)) for key, holder in (("a", "s1"), ("b", "s2"))]
+    assert sorted(job.key for job in registry.cancel_all()) == ["a", "b"]
+    assert all(job.wait(10) and job.cancelled and job.result() is None for job in running)
+    assert results.by_key == {} and len(registry) == 0

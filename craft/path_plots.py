@@ -1,0 +1,137 @@
+"""The mask path's figure: a pure function of :class:`craft.path.MaskPath`.
+
+It draws with :mod:`craft.plots`' colours and layout, so it needs the
+``plots`` extra (plotly) while :mod:`craft.path` itself needs only the
+engine.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._optional import missing
+
+try:
+    import plotly.graph_objects as go
+    from plotly.subplots import make_subplots
+except ImportError as error:  # pragma: no cover - depends on the installation
+    raise missing("plotly", extra="plots", needed_for="craft.path_plots") from error
+
+from . import plots
+from .path import MaskPath
+
+#: Most features drawn: those selected most often along the path (the title says when some are left out).
+MAX_FEATURES = 60
+#: How each kind of event is drawn in the tracks panel.
+EVENT_STYLE = {"split": dict(dash="solid", color="#2ca02c"), "merge": dict(dash="dash", color=plots.CUT_COLOR)}
+#: Pixels of one feature row of the mask panels: a line of tick text with room around it.
+_ROW_PX = 20
+
+
+def feature_order(path: MaskPath) -> list[int]:
+    """Features by how many (track, value) cells select them, most first (ties in table order).
+
+    Selections robust to the knob come first; features never selected come last.
+    """
+    counts = path.selected.sum(axis=(0, 1))
+    return sorted(range(len(path.features)), key=lambda d: (-counts[d], d))
+
+
+def _value_labels(path: MaskPath) -> list[str]:
+    return [f"{value:g}" for value in path.values]
+
+
+def _tracks_panel(fig: go.Figure, path: MaskPath, x: list[str], colors: list[str]) -> None:
+    """One lane per track, a marker per value sized by the cluster's share of rows, and the events linking lanes."""
+    total = max(int(path.sizes[:, 0].sum()), 1)
+    for track in range(path.n_tracks):
+        steps = np.flatnonzero(path.present[track])
+        hover = [f"{plots._esc(path.track_label(track))}<br>{path.knob} = {x[s]}: cluster {path.clusters[track, s]}, "
+                 f"{path.sizes[track, s]:,} rows, {int(path.selected[track, s].sum())} features selected"
+                 for s in steps]
+        fig.add_trace(go.Scatter(
+            x=[x[s] for s in steps], y=[track] * len(steps), mode="lines+markers", name=f"track {track}",
+            line=dict(color=colors[track], width=3), showlegend=False, text=hover, hovertemplate="%{text}<extra></extra>",
+            marker=dict(color=colors[track], size=8 + 22 * np.sqrt(path.sizes[track, steps] / total)),
+        ), row=1, col=1)
+    for kind, style in EVENT_STYLE.items():
+        events = [e for e in path.events if e.kind == kind]
+        xs: list[str | None] = []
+        ys: list[int | None] = []
+        texts: list[str | None] = []
+        for e in events:
+            text = (f"{kind}: track {e.source} → track {e.target} at {path.knob} = {x[e.step]} "
+                    f"(Jaccard of the rows {e.jaccard:.2f})")
+            xs += [x[e.step - 1], x[e.step], None]
+            ys += [e.source, e.target, None]
+            texts += [text, text, None]
+        fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", name=f"{kind} ({len(events)})", line=dict(width=2, **style),
+                                 text=texts, hovertemplate="%{text}<extra></extra>", showlegend=True,
+                                 visible=True if events else "legendonly"), row=1, col=1)
+
+
+def _mask_cells(path: MaskPath, track: int, features: list[int], x: list[str]) -> go.Heatmap:
+    """One track's selection: features down, values across; blank where the track does not exist."""
+    present = path.present[track]
+    z = np.where(present[None, :], path.selected[track][:, features].T.astype(np.float64), np.nan)
+    names = plots._esc_all(path.features[d] for d in features)
+    text = np.array([[f"track {track} · {name} at {path.knob} = {value}: "
+                      + (("selected" if z[i, s] else "not selected") + f" (cluster {path.clusters[track, s]})"
+                         if present[s] else "the track does not exist here")
+                      for s, value in enumerate(x)] for i, name in enumerate(names)], dtype=object)
+    return go.Heatmap(
+        z=z, x=x, y=names, zmin=0, zmax=1, showscale=False, xgap=1, ygap=1, text=text,
+        hovertemplate="%{text}<extra></extra>", name=f"track {track}",
+        colorscale=[[0, plots.UNSELECTED_COLOR], [0.5, plots.UNSELECTED_COLOR], [0.5, plots.SELECTED_COLOR],
+                    [1, plots.SELECTED_COLOR]],
+    )
+
+
+def fig_mask_path(path: MaskPath) -> go.Figure:
+    """The mask path: the clusters followed along the knob (top) and each one's selected features (below).
+
+    Top: one lane per track of :attr:`MaskPath.clusters`, a marker at every
+    value where it exists (its area grows with the cluster's rows), green
+    links where a track splits off another and dashed red ones where a track
+    merges into another. Below: one panel per track, features down and the
+    knob's values across, selected cells blue and unselected grey (the fits'
+    ``feature_mask_``), blank where the track does not exist; a row blue
+    across a whole panel is a selection that holds whatever the knob.
+    Features are ordered by :func:`feature_order`; at most
+    :data:`MAX_FEATURES` are drawn.
+    """
+    x = _value_labels(path)
+    colors = plots.cluster_colors(path.n_tracks)
+    order = feature_order(path)
+    features = order[:MAX_FEATURES]
+    names = plots._esc_all(path.features[d] for d in features)
+    n_panels = path.n_tracks
+    lanes_px = 60 + 34 * n_panels
+    masks_px = _ROW_PX * len(features) + 40
+    axis, room = plots._name_axis(x)
+    height = int(plots._LEGEND_TOP + lanes_px + masks_px + 2 * room + 70)
+    fig = make_subplots(
+        rows=2, cols=n_panels, shared_yaxes=True, horizontal_spacing=min(0.02, 0.2 / max(n_panels, 1)),
+        vertical_spacing=(room + 60) / height, row_heights=[lanes_px, masks_px],
+        specs=[[{"colspan": n_panels}] + [None] * (n_panels - 1), [{} for _ in range(n_panels)]],
+        subplot_titles=[f"Clusters along {path.knob}: tracks, splits and merges"]
+                       + [f"track {t}" for t in range(n_panels)],
+    )
+    _tracks_panel(fig, path, x, colors)
+    for track in range(n_panels):
+        fig.add_trace(_mask_cells(path, track, features, x), row=2, col=track + 1)
+        fig.update_xaxes(row=2, col=track + 1, **axis)
+    fig.update_xaxes(type="category", categoryorder="array", categoryarray=x)
+    fig.update_xaxes(title=path.knob, row=1, col=1, **axis)
+    lanes = [f"track {t}" for t in range(n_panels)]
+    fig.update_yaxes(row=1, col=1, autorange="reversed", tickmode="array", tickvals=list(range(n_panels)),
+                     ticktext=lanes, range=[n_panels - 0.5, -0.5], automargin=False)
+    fig.update_yaxes(row=2, col=1, autorange="reversed", **plots._all_ticks("y", names))
+    plots._selection_legend(fig, plots.SELECTED_COLOR, plots.UNSELECTED_COLOR)
+    # White behind the cells: where a track does not exist its panel is blank, unlike a grey "not selected".
+    fig.update_layout(plot_bgcolor="white")
+    fig.update_yaxes(row=1, col=1, showgrid=True, gridcolor="#eeeeee")
+    left_out = len(order) - len(features)
+    title = (f"The mask path over {path.knob}: {len(path.values)} fits, {path.n_tracks} cluster tracks"
+             + (f" ({left_out} features selected least are not drawn)" if left_out else ""))
+    return plots._finish(fig, title, height=height, left=max(plots._y_room(names), plots._y_room(lanes)), bottom=room)

@@ -1,0 +1,227 @@
+"""The mask path in the app: the fits over a grid of m, k or ρ, computed in the background and drawn.
+
+One :class:`PathJob` per digest of the data, the roles, the other
+parameters, the knob and its grid, for the whole server (as every fit:
+:mod:`explorer.jobs`), held by the sessions that look at it, cancellable, its
+result kept in the fit store (:data:`explorer.cache.STORE`).
+
+Each value of the grid is fitted by :func:`explorer.services.fit_craft` with
+the sidebar's parameters and the knob set to that value, and the outcome is
+stored under that fit's own digest (:func:`explorer.cache.fit_key`): when a
+slider of the sidebar lands on a value of the grid, the page finds the fit
+already made and shows it at once. The grid's fits and the path picture are
+one computation; a fit already in the store (the one on screen) is not made
+again.
+
+A table of more than :data:`PATH_ROWS` rows is not fitted over the whole
+grid: the path is fitted on a fixed sample of that many rows (the page says
+so), its fits are not the sliders', and they are not stored as such.
+
+Tune & see starts the m path as soon as its fit is shown (:func:`prefetch`),
+so the grid is being fitted while the user looks at the first fit; the
+"Mask path" tab and Teach draw it, and start the k or ρ path when asked.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+import streamlit as st
+
+from craft import CraftInputError
+from craft.path import MaskPath, mask_path
+from craft.path_plots import fig_mask_path
+
+from . import cache, jobs, services
+from .evidence import EvidenceJob
+from .figure_export import chart
+from .services import FitParams
+from .ui import error, esc, note
+
+#: Above this many rows the path is fitted on a fixed sample of this many rows.
+PATH_ROWS = 20_000
+#: Values of m on the path: steps of the sidebar's m slider (0.05 to 0.95 by 0.01).
+M_GRID = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
+#: Largest k on the path (and at most a tenth of the rows).
+K_MAX = 8
+#: Shares of m(1-m) on the ρ path: steps of the sidebar's ρ slider (0.001 to 0.999 by 0.001).
+RHO_GRID = (0.001, 0.01, 0.1, 0.25, 0.5, 0.75, 0.9, 0.999)
+#: The knobs, in the app's words.
+KNOBS = {"m": "m", "k": "k", "rho": "ρ share"}
+#: Seconds the m path started by Tune & see waits before its first fit (a parameter moved meanwhile cancels it).
+PREFETCH_DELAY_S = 1.0
+#: How often a running path's progress is polled (seconds).
+POLL_SECONDS = 0.5
+
+
+@dataclass(frozen=True)
+class PathResult:
+    """A mask path of the app: the path, and the rows it was fitted on."""
+
+    path: MaskPath
+    n_rows: int
+    sampled: bool
+
+
+#: The paths being fitted; a finished one goes to the fit store.
+JOBS = jobs.FitJobs(on_result=cache.STORE.put, alive=cache._session_alive, job_class=EvidenceJob)
+
+
+def knobs(params: FitParams) -> list[str]:
+    """The knobs offered: ρ only under the "shrink" rule, where it changes the selection."""
+    return [knob for knob in KNOBS if knob != "rho" or params.rho_selection == "shrink"]
+
+
+def grid(knob: str, n_rows: int) -> tuple:
+    """The values of ``knob`` the path fits (k from 2 to :data:`K_MAX`, and at most a tenth of the rows)."""
+    if knob == "m":
+        return M_GRID
+    if knob == "rho":
+        return RHO_GRID
+    return tuple(range(2, max(3, min(K_MAX, n_rows // 10)) + 1))
+
+
+def path_key(data_key: str, schema, params: FitParams, knob: str, values: tuple) -> str:
+    """The digest of one path: the data, the roles, the parameters other than the knob, the grid."""
+    base = services._swept(params, knob, values[0])
+    text = repr(("mask-path", cache.fit_key(data_key, schema, base), knob, values, PATH_ROWS))
+    return hashlib.sha256(text.encode()).hexdigest()[:20]
+
+
+def compute(data: services.LoadedData, schema, params: FitParams, knob: str, values: tuple, report, *,
+            delay: float = 0.0) -> PathResult:
+    """Fit every value of the grid (the fits in the store are reused, new ones stored with their mask heatmap)
+    and follow the masks, after ``delay`` seconds in which a cancellation stops it before any fit."""
+    deadline = time.monotonic() + delay
+    while time.monotonic() < deadline:
+        report(0.0, "waiting for the parameters to rest")  # raises once the job is cancelled
+        time.sleep(0.05)
+    table = data.table
+    sampled = len(table) > PATH_ROWS
+    rows = table.sample(n=PATH_ROWS, random_state=0).sort_index() if sampled else table
+    models = []
+    for position, value in enumerate(values):
+        share, text = position / len(values), f"{KNOBS[knob]} = {value:g} ({position + 1} of {len(values)})"
+        report(share, text)
+        current = services._swept(params, knob, value)
+        key = cache.fit_key(data.key, schema, current)
+        outcome = None if sampled else cache.STORE.get(key)
+        if outcome is None:
+            outcome = services.fit_craft(rows, schema, current,
+                                         callback=lambda record, share=share, text=text: report(share, text))
+            if not sampled and outcome.model is not None:
+                cache.STORE.put(key, outcome)
+                # The mask heatmap Tune & see opens with, built here too: a slider landing here only draws it.
+                has_truth = data.true_mask is not None
+                cache.masks_figure(key, cache.default_order(data), has_truth, outcome.model, data)
+        if outcome.model is None:
+            raise CraftInputError(f"{text}: {outcome.error}")
+        models.append(outcome.model)
+    report(1.0, "done")
+    return PathResult(mask_path(models, values, knob=knob), len(rows), sampled)
+
+
+def _held() -> dict:
+    return st.session_state.setdefault("_path_jobs", {})
+
+
+def request(ctx, knob: str, *, delay: float = 0.0) -> tuple[str, PathResult | None, EvidenceJob | None]:
+    """This session's path over ``knob``: its key, and its result if known, else the job fitting it.
+
+    A job started here waits ``delay`` seconds before its first fit (:func:`compute`).
+    """
+    assert ctx.data is not None and ctx.schema is not None
+    values = grid(knob, len(ctx.data.table))
+    key = path_key(ctx.data.key, ctx.schema, ctx.params, knob, values)
+    held = _held()
+    previous = held.get(knob)
+    if previous is not None and previous.key != key:
+        JOBS.release(previous.key, cache.session_token())
+        del held[knob]
+    found = cache.STORE.get(key)
+    if found is not None:
+        return key, found, None
+    job = held.get(knob)
+    if job is not None and job.done and not job.cancelled:
+        return key, job.result(), None
+    data, schema, params = ctx.data, ctx.schema, ctx.params
+    # The job's result is a PathResult where FitJobs speaks of fits: typed Any, as explorer.evidence's results.
+    def fitting(report: Callable) -> Any:
+        return compute(data, schema, params, knob, values, report, delay=delay)
+
+    job = JOBS.submit(key, cache.session_token(), fitting)
+    assert isinstance(job, EvidenceJob)  # JOBS makes its jobs of job_class
+    held[knob] = job
+    return key, None, job
+
+
+def prefetch(ctx) -> None:
+    """Start fitting the m path of this session's table in the background, without waiting (Tune & see calls it).
+
+    Only where its fits are the sliders' (at most :data:`PATH_ROWS` rows): then a move of m to a value of the
+    grid finds its fit made. A path already known or running is left as it is. It waits
+    :data:`PREFETCH_DELAY_S` before its first fit: a user moving k or another parameter releases it (and so
+    cancels it) before it takes a core from the fits and redraws the user asked for.
+    """
+    if ctx.data is not None and ctx.schema is not None and len(ctx.data.table) <= PATH_ROWS:
+        request(ctx, "m", delay=PREFETCH_DELAY_S)
+
+
+def _progress(job: EvidenceJob, knob: str) -> None:
+    """The path's progress and a Cancel button, polled in a fragment; the page reruns when it has finished."""
+
+    @st.fragment(run_every=POLL_SECONDS)
+    def poll() -> None:
+        if job.done or job.cancelled:
+            st.rerun()
+        box = st.container(key=f"path_progress_{knob}")
+        box.progress(job.fraction, text=f"Fitting the mask path over {KNOBS[knob]} in the background: {job.summary()}. "
+                                        "The rest of the app is usable meanwhile.")
+        box.button("Cancel", key=f"cancel_path_{knob}", on_click=JOBS.cancel, args=(job.key,),
+                   icon=":material/stop_circle:")
+
+    poll()
+
+
+def section(ctx, *, where: str) -> None:
+    """The mask path of this session's data and parameters, over a knob the user picks (``where`` keys the widgets)."""
+    options = knobs(ctx.params)
+    knob = st.segmented_control("Along", options, default="m", format_func=KNOBS.__getitem__, required=True,
+                                key=f"path_knob_{where}")
+    if knob not in options:
+        knob = "m"
+    try:
+        key, found, job = request(ctx, knob)
+    except CraftInputError as problem:
+        _held().pop(knob, None)
+        error(f"The mask path could not be fitted: {problem}")
+        return
+    if job is not None:
+        if job.cancelled:
+            note("You cancelled the mask path. Change a parameter or open the page again to fit it.")
+            return
+        _progress(job, knob)
+        return
+    assert found is not None
+    result: PathResult = found
+    path = result.path
+    chart(cache.figure(key, "mask_path", lambda: fig_mask_path(path)), key=f"fig_path_{where}",
+          name=f"craft_mask_path_{knob}")
+    robust = path.selected_ranges()
+    robust = robust[robust["whole_track"] & (robust["n_values"] == len(path.values))]
+    st.caption(esc(
+        f"Each point is the fit with every other parameter as in the sidebar and {KNOBS[knob]} at that value; "
+        "clusters of neighbouring values are matched by the Jaccard similarity of their rows (a track). A feature "
+        "blue across its whole panel is selected whatever the value; green links are splits, dashed red ones merges. "
+        f"{len(robust)} (track, feature) selections hold over the whole path."))
+    if result.sampled:
+        note(f"The path was fitted on a fixed sample of {result.n_rows:,} of the {len(ctx.data.table):,} rows, "
+             "to bound its time and memory; the fit on screen uses every row.")
+    else:
+        st.caption("Moving the sidebar's slider to a value of the path shows its fit at once: it is already made.")
+    if np.any(path.n_clusters != path.n_clusters[0]) and knob != "k":
+        st.caption(esc(f"The number of clusters changes along the path: {', '.join(map(str, path.n_clusters))}."))
