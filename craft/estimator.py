@@ -940,7 +940,9 @@ def assignment_frame(data: EncodedData, clusters: _engine.Clusters, options: _en
     once per cluster on the rows it took: K passes over N/K rows on average,
     one pass's work, with no rows x clusters matrix. A row's distance to a
     cluster does not depend on which other clusters are present, so the
-    margin is never negative.
+    margin is never negative. A model fitted with ``noise=True`` labels the
+    rows that fit no cluster -1, as ``predict`` does; their cost and margin
+    are still those of their nearest cluster.
     """
     best, labels = _engine.nearest_cluster(data, clusters, options.terms)
     opening = np.zeros(data.n_samples, dtype=bool)
@@ -953,8 +955,9 @@ def assignment_frame(data: EncodedData, clusters: _engine.Clusters, options: _en
                                 clusters.weights[others])
         second, _ = _engine.nearest_cluster(data, rest, options.terms, rows=rows)
         margin[rows] = second - best[rows]
+    cluster = np.where(opening, -1, labels) if options.noise else labels
     return pd.DataFrame(
-        {"cluster": labels.astype(np.int64), "cost": best, "margin": margin, "fits_no_cluster": opening}, index=index
+        {"cluster": cluster.astype(np.int64), "cost": best, "margin": margin, "fits_no_cluster": opening}, index=index
     )
 
 

@@ -879,15 +879,18 @@ def fig_data_heatmap(
 # Sizes and profiles
 
 
-def fig_cluster_sizes(sizes, *, title: str | None = None) -> go.Figure:
+def fig_cluster_sizes(sizes, *, n_noise: int | None = None, title: str | None = None) -> go.Figure:
     """Bar chart of the number of rows per cluster.
 
     Parameters
     ----------
     sizes : array-like of int or a fitted model (its ``cluster_sizes_``; a
         ``noise=True`` fit's noise rows, ``n_noise_``, are a last grey bar)
+    n_noise : int, optional
+        Rows labelled -1 beside ``sizes`` given as counts (a grey bar when > 0).
+    title : str, optional
     """
-    n_noise = int(getattr(sizes, "n_noise_", 0))
+    n_noise = int(getattr(sizes, "n_noise_", 0) if n_noise is None else n_noise)
     if hasattr(sizes, "cluster_sizes_"):
         sizes = sizes.cluster_sizes_
     sizes = np.asarray(sizes, dtype=np.int64)
@@ -979,12 +982,14 @@ def fig_margins(assignment: pd.DataFrame, *, n_clusters: int | None = None, bins
     colors = cluster_colors(max(seen, n_clusters or 0))
     fig = go.Figure()
     for k, part in frame.groupby("cluster", sort=True):
+        # -1: rows a noise=True model leaves in no cluster; their margin is still their nearest cluster's.
+        name, color = ("noise", NOISE_COLOR) if k == -1 else (f"cluster {k}", colors[int(k)])
         fig.add_trace(go.Bar(
             x=(part["left"] + part["right"]) / 2, y=part["rows"], width=part["right"] - part["left"],
-            name=f"cluster {k}", marker=dict(color=colors[int(k)], line=dict(width=0)),
+            name=name, marker=dict(color=color, line=dict(width=0)),
             customdata=np.column_stack([part["left"], part["right"]]),
             hovertemplate="margin %{customdata[0]:.3g} – %{customdata[1]:.3g}: %{y:,} rows<extra>"
-                          + f"cluster {k}</extra>",
+                          + f"{name}</extra>",
         ))
     fig.update_layout(barmode="stack", bargap=0, legend=dict(title="nearest cluster", traceorder="normal"))
     fig.update_xaxes(title="cost margin: cost to the next-nearest cluster − cost to the nearest (0: a tie)")

@@ -1305,6 +1305,11 @@ class Scoring:
     notes: tuple[str, ...] = ()
 
     @property
+    def n_noise(self) -> int:
+        """Rows labelled -1 (a model fitted with ``noise=True`` puts the rows that fit no cluster there)."""
+        return int((self.assignment["cluster"] == -1).sum())
+
+    @property
     def n_no_cluster(self) -> int:
         """Rows that fit no cluster (CRAFT would have opened a new cluster for them)."""
         return int(self.assignment["fits_no_cluster"].sum())
@@ -1332,7 +1337,8 @@ def score_rows(model: CRAFT, table: pd.DataFrame) -> Scoring:
             assignment = model.assign(table)
         except CraftInputError as error:
             raise CraftInputError(_sentence(str(error))) from None
-    counts = np.bincount(assignment["cluster"].to_numpy(dtype=np.int64), minlength=model.n_clusters_)
+    labels = assignment["cluster"].to_numpy(dtype=np.int64)
+    counts = np.bincount(labels[labels >= 0], minlength=model.n_clusters_)  # -1: noise under noise=True
     features = {str(c) for c in model.feature_names_in_}
     left_out = tuple(str(c) for c in table.columns if str(c) not in features)
     notes = tuple(dict.fromkeys(_sentence(str(w.message)) for w in said if issubclass(w.category, UserWarning)))

@@ -107,7 +107,8 @@ columns[2].metric("Fit no cluster", f"{n_none:,}", help="Rows whose cost to ever
 
 left, right = st.columns(2)
 sizes = cache.figure(figure_key, "scored sizes", lambda: plots.fig_cluster_sizes(
-    scoring.counts, title=f"Where the {n_rows:,} rows go (nearest cluster)"))
+    scoring.counts, n_noise=scoring.n_noise,
+    title=f"Where the {n_rows:,} rows go" + (" (noise: fit no cluster)" if scoring.n_noise else " (nearest cluster)")))
 chart(sizes, key="score_sizes", name=f"{stem}_craft_scored_sizes", container=left)
 margins = cache.figure(figure_key, "margins", lambda: plots.fig_margins(assignment, n_clusters=model.n_clusters_))
 chart(margins, key="score_margins", name=f"{stem}_craft_margins", container=right)
@@ -120,7 +121,8 @@ else:
     outliers = scored_cells(original_cells(), assignment, assignment["fits_no_cluster"].to_numpy())
     st.caption(f"{n_none:,} of {n_rows:,} rows, with their cells as the file writes them"
                + (f"; the first {LISTED_ROWS:,} are listed, the download holds all" if n_none > LISTED_ROWS else "")
-               + ". craft_cluster is the nearest cluster all the same.")
+               + (". craft_cluster is -1: the model was fitted with noise=True, which leaves such rows in no "
+                  "cluster." if scoring.n_noise else ". craft_cluster is the nearest cluster all the same."))
     st.dataframe(outliers.iloc[:LISTED_ROWS], key="score_outliers", hide_index=True)
     st.download_button("Rows that fit no cluster (CSV)", lambda: to_csv_bytes(outliers),
                        file_name=f"{stem}_craft_no_cluster.csv", mime="text/csv", key="dl_no_cluster")

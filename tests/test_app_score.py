@@ -166,3 +166,23 @@ def test_levels_unseen_in_the_fit_are_scored_by_the_fits_rule_and_said():
     said = [text(i) for i in at.info]
     assert any("Column 'eyes': 1 of 2 row(s) hold values not seen in fit ('green')" in s for s in said), said
     assert [m.value for m in at.metric][0] == "2"
+
+
+def test_a_noise_fit_scores_rows_that_fit_no_cluster_as_noise():
+    at = start("score", dataset="wine", noise="true")
+    model = ctx(at).model
+    assert model.get_params()["noise"] is True
+    table, content = new_rows(ctx(at).data.table)
+    score_table(at, "next_month.csv", content)
+    assert not errors(at), errors(at)
+    expected = model.assign(table[[str(c) for c in model.feature_names_in_]])
+    assert (expected["cluster"].iloc[40:] == -1).all()
+    sizes, margins = charts(at)[:2]
+    kept = expected["cluster"].to_numpy()
+    assert list(sizes["data"][0]["x"])[-1] == "noise"
+    n_noise = int((kept == -1).sum())  # the two far rows, and wine rows the noise fit leaves out too
+    assert array(sizes["data"][0]["y"]).tolist() == [*np.bincount(kept[kept >= 0], minlength=model.n_clusters_), n_noise]
+    noise_bars = [bar for bar in margins["data"] if bar["name"] == "noise"]
+    assert len(noise_bars) == 1 and array(noise_bars[0]["y"]).sum() == n_noise
+    assert (at.dataframe[0].value["craft_cluster"] == -1).all()
+    assert any("craft_cluster is -1" in c.value for c in at.caption)

@@ -219,3 +219,22 @@ def test_cli_noise_flag_writes_what_the_library_finds(tmp_path, capsys):
     assert (labels["cluster"].to_numpy()[-5:] == -1).all()
     summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
     assert summary["result"]["n_noise"] == 5 and summary["parameters"]["noise"] is True
+
+
+def test_assign_and_a_saved_model_label_noise_rows_as_predict_does(tmp_path):
+    from craft import load
+
+    X, _, _ = fig2_numeric(random_state=0)
+    table = pd.concat([X, far_rows(X, 5, 0)], ignore_index=True)
+    model = quiet_fit(CRAFT(m=1 / 3, k=3, noise=True, random_state=0), table)
+    assigned = model.assign(table)
+    np.testing.assert_array_equal(assigned["cluster"].to_numpy(), model.predict(table))
+    np.testing.assert_array_equal(assigned["cluster"].to_numpy() == -1, assigned["fits_no_cluster"].to_numpy())
+    assert (assigned["cluster"].to_numpy()[len(X):] == -1).all()
+    # Cost and margin stay those of the nearest cluster: finite, the margin never negative.
+    assert np.isfinite(assigned[["cost", "margin"]].to_numpy()).all() and (assigned["margin"] >= 0).all()
+    path = tmp_path / "noise.craft"
+    model.save(path)
+    loaded = load(path)
+    assert loaded.get_params()["noise"] is True
+    pd.testing.assert_frame_equal(loaded.assign(table), assigned)
