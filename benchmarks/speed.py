@@ -5,7 +5,9 @@ fresh subprocess (so peak memory is the process's own high-water mark, reset
 after the data are loaded and encoded, through ``/proc/self/clear_refs``).
 
 * Real data: Spambase (4601 x 57 numeric, k = 2) and credit-g (1000 x 20
-  mixed, k = 2), whole fits repeated, medians.
+  mixed, k = 2), whole fits repeated, medians; and Spambase's fit with
+  CRAFT's defaults against scikit-learn's ``KMeans()`` in one process, the
+  two alternating, as the ratio of their medians (target: at most 3x).
 * Synthetic mixed data: ``craft.synthetic.mixed_planted`` with 10 planted
   clusters, 20 numeric + 20 categorical columns of 5 levels, at 10k, 100k and
   1M rows. CRAFT is called through the engine on data encoded once, with one
@@ -754,7 +756,7 @@ def markdown_whole(data: dict) -> str:
         targets.append(["CRAFT end to end", "≤ 10 s", f"{medians['CRAFT']:.1f} s", "met" if medians["CRAFT"] <= 10 else "missed"])
     if "CRAFT" in medians and "KMeans" in medians:
         ratio = medians["KMeans"] / medians["CRAFT"]
-        targets.append(["KMeans-with-encoding ÷ CRAFT", "≥ 2×", f"{ratio:.1f}×", "met" if ratio >= 2 else "missed"])
+        targets.append(["KMeans-with-encoding ÷ CRAFT", "≥ 4×", f"{ratio:.1f}×", "met" if ratio >= 4 else "missed"])
     if craft:
         worst = min(run["nmi"] for run in craft)
         targets.append(["CRAFT NMI, every fit", "≥ 1.0", f"{worst:.3f}", "met" if worst >= 0.9995 else "missed"])

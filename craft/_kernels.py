@@ -16,49 +16,112 @@ import numba
 import numpy as np
 
 
-def _nearest_rows(numeric, observed, codes, offsets, rows, means, half_precision, selected, n_selected, table, control, start_row, best, arg):
+def _nearest_rows(  # noqa: C901 - four rows unrolled by hand in one loop
+    numeric, observed, codes, offsets, rows, means, half_precision, selected, n_selected, table, control, start_row, best, arg
+):
     n_clusters = control.shape[0]
     n_categorical = codes.shape[1]
-    for i in numba.prange(rows.shape[0]):
-        row = rows[i]
-        best_cost = np.inf
-        best_k = -1
+    n_rows = rows.shape[0]
+    last = n_rows - 1
+    # Four rows at a time: each row's sums are the same additions in the same
+    # order as one row at a time, but the four chains of additions are
+    # independent, so the processor overlaps them instead of waiting on each
+    # addition (0.28 -> 0.20 ms a pass on Spambase). The last block repeats
+    # the last row where rows run out, and writes only real rows.
+    for block in numba.prange((n_rows + 3) // 4):
+        first = 4 * block
+        row0 = rows[first]
+        row1 = rows[min(first + 1, last)]
+        row2 = rows[min(first + 2, last)]
+        row3 = rows[min(first + 3, last)]
+        best0 = best1 = best2 = best3 = np.inf
+        arg0 = arg1 = arg2 = arg3 = -1
         for k in range(n_clusters):
-            if row <= start_row[k]:
-                continue
             # Only the selected numeric features, in increasing order: the
             # same sum as over all of them with zero weights, without the
             # branch per feature. ``means`` and ``half_precision`` hold the
             # selected features' values left-aligned (column s is feature
             # ``selected[k, s]``), read in order rather than gathered.
-            numeric_part = 0.0
+            part0 = part1 = part2 = part3 = 0.0
             for s in range(n_selected[k]):
                 j = selected[k, s]
-                if observed is not None:
-                    if not observed[row, j]:
-                        continue
-                diff = numeric[row, j] - means[k, s]
-                numeric_part += diff * diff * half_precision[k, s]
-            # The row's level columns are looked up again for every cluster: a
-            # per-row array holding them would be an allocation per row, which
-            # cost more than the work on small tables (1.8x the pass on Spambase).
-            categorical_part = 0.0
+                mean = means[k, s]
+                weight = half_precision[k, s]
+                if observed is None:
+                    diff = numeric[row0, j] - mean
+                    part0 += diff * diff * weight
+                    diff = numeric[row1, j] - mean
+                    part1 += diff * diff * weight
+                    diff = numeric[row2, j] - mean
+                    part2 += diff * diff * weight
+                    diff = numeric[row3, j] - mean
+                    part3 += diff * diff * weight
+                else:
+                    if observed[row0, j]:
+                        diff = numeric[row0, j] - mean
+                        part0 += diff * diff * weight
+                    if observed[row1, j]:
+                        diff = numeric[row1, j] - mean
+                        part1 += diff * diff * weight
+                    if observed[row2, j]:
+                        diff = numeric[row2, j] - mean
+                        part2 += diff * diff * weight
+                    if observed[row3, j]:
+                        diff = numeric[row3, j] - mean
+                        part3 += diff * diff * weight
+            # The row's level columns are looked up for every cluster: an array
+            # holding them per row would be an allocation per row, which cost
+            # more than the work on small tables.
+            level0 = level1 = level2 = level3 = 0.0
             for q in range(n_categorical):
-                code = codes[row, q]
+                offset = offsets[q]
+                code = codes[row0, q]
                 if code >= 0:
-                    categorical_part += table[k, offsets[q] + code]
-            cost = numeric_part + categorical_part + control[k]
-            if cost < best_cost:
-                best_cost = cost
-                best_k = k
-        best[i] = best_cost
-        arg[i] = best_k
+                    level0 += table[k, offset + code]
+                code = codes[row1, q]
+                if code >= 0:
+                    level1 += table[k, offset + code]
+                code = codes[row2, q]
+                if code >= 0:
+                    level2 += table[k, offset + code]
+                code = codes[row3, q]
+                if code >= 0:
+                    level3 += table[k, offset + code]
+            # A cluster opened during a pass is a candidate only after its opener.
+            after = start_row[k]
+            cost = part0 + level0 + control[k]
+            if row0 > after and cost < best0:
+                best0 = cost
+                arg0 = k
+            cost = part1 + level1 + control[k]
+            if row1 > after and cost < best1:
+                best1 = cost
+                arg1 = k
+            cost = part2 + level2 + control[k]
+            if row2 > after and cost < best2:
+                best2 = cost
+                arg2 = k
+            cost = part3 + level3 + control[k]
+            if row3 > after and cost < best3:
+                best3 = cost
+                arg3 = k
+        best[first] = best0
+        arg[first] = arg0
+        if first + 1 <= last:
+            best[first + 1] = best1
+            arg[first + 1] = arg1
+        if first + 2 <= last:
+            best[first + 2] = best2
+            arg[first + 2] = arg2
+        if first + 3 <= last:
+            best[first + 3] = best3
+            arg[first + 3] = arg3
 
 
 # ``observed`` is None for a table without missing cells: numba compiles one
-# variant per argument type and prunes the ``observed is not None`` branches of
-# the None variant before typing, so such a table runs the loops with no mask
-# test and no per-cell count (the code before missing cells were marginalised,
+# variant per argument type and prunes the branch on ``observed is None`` that
+# each variant does not take before typing, so such a table runs the loops with
+# no mask test and no per-cell count (the code before missing cells were marginalised,
 # the same sums in the same order). A table with gaps gets the masked variant.
 
 
