@@ -1000,7 +1000,7 @@ class InMemory:
 
     def distinct_rows(self, at_most: int) -> int:
         # A table's first rows nearly always hold ``at_most`` (the k asked for) distinct rows already, and
-        # then the answer is known without a digest of every row (a second of a million-row fit's time).
+        # then the answer is known without digesting and sorting every row (8 % of a million-row fit's time).
         head = min(self.n_samples, max(1_000, 10 * at_most))
         if head < self.n_samples and distinct_digests(self.data.take(np.arange(head))).size >= at_most:
             return at_most

@@ -162,6 +162,8 @@ def nearest(numeric, observed, codes, offsets, rows, means, half_precision, tabl
     with no candidate get ``inf`` and -1.
     """
     selected, n_selected = _selected_columns(half_precision != 0.0)
+    # Each cluster's selected means and weights, left-aligned (a fancy index gives a new C-ordered array).
+    cluster = np.arange(control.shape[0])[:, None]
     best = np.empty(rows.shape[0])
     arg = np.empty(rows.shape[0], dtype=np.int64)
     work = rows.shape[0] * control.shape[0] * (numeric.shape[1] + codes.shape[1])
@@ -171,8 +173,8 @@ def nearest(numeric, observed, codes, offsets, rows, means, half_precision, tabl
         codes,
         offsets,
         np.ascontiguousarray(rows, dtype=np.int64),
-        np.ascontiguousarray(np.take_along_axis(means, selected, axis=1)),
-        np.ascontiguousarray(np.take_along_axis(half_precision, selected, axis=1)),
+        means[cluster, selected],
+        half_precision[cluster, selected],
         selected,
         n_selected,
         np.ascontiguousarray(table),
