@@ -5,7 +5,9 @@ fresh subprocess (so peak memory is the process's own high-water mark, reset
 after the data are loaded and encoded, through ``/proc/self/clear_refs``).
 
 * Real data: Spambase (4601 x 57 numeric, k = 2) and credit-g (1000 x 20
-  mixed, k = 2), whole fits repeated, medians.
+  mixed, k = 2), whole fits repeated, medians; and Spambase's fit with
+  CRAFT's defaults against scikit-learn's ``KMeans()`` in one process, the
+  two alternating, as the ratio of their medians (target: at most 3x).
 * Synthetic mixed data: ``craft.synthetic.mixed_planted`` with 10 planted
   clusters, 20 numeric + 20 categorical columns of 5 levels, at 10k, 100k and
   1M rows. CRAFT is called through the engine on data encoded once, with one
@@ -40,6 +42,8 @@ SIZES_FULL = (10_000, 100_000, 1_000_000)
 K_SYNTHETIC = 10
 PEER_LIMIT_S = 300.0
 PAPER_SPAM_SECONDS = 0.39
+#: Most a Spambase fit with CRAFT's defaults may take, in units of ``KMeans()``'s fit in the same process.
+SPAM_KMEANS_RATIO = 3.0
 
 
 # ----------------------------------------------------------------------------
@@ -116,7 +120,7 @@ def worker(spec: dict) -> dict:
     method = spec["method"]
     workers = {
         "craft_engine": _craft_engine, "craft_fit": _craft_fit, "kmeans": _kmeans, "kprototypes": _kprototypes,
-        "craft_whole": _craft_whole, "kmeans_whole": _kmeans_whole,
+        "craft_whole": _craft_whole, "kmeans_whole": _kmeans_whole, "kmeans_ratio": _kmeans_ratio,
     }
     return workers[method](spec)
 
@@ -199,6 +203,38 @@ def _craft_fit(spec):
         times.append(time.perf_counter() - start)
         iterations.append(len(records))
     return {"fit_s": times, "iterations": iterations, "k": int(model.n_clusters_), "lam": float(model.lam_)}
+
+
+def _kmeans_ratio(spec):
+    """``CRAFT(m=0.5, k=2)`` at its defaults against scikit-learn's ``KMeans(2)`` at its defaults, in one process.
+
+    The two fits alternate, one of each per round, so that both meet the same
+    load; KMeans gets the standardized table CRAFT encodes (its encoding is
+    not timed, CRAFT's is part of its fit).
+    """
+    import warnings
+
+    from sklearn.cluster import KMeans
+
+    from craft import CRAFT
+    from craft.encoding import Encoder
+    from craft.schema import Schema
+
+    X, numeric, categorical, y = _load(spec)
+    schema = Schema(numeric=tuple(numeric), categorical=tuple(categorical), ignored=(), reasons={c: "benchmark" for c in X.columns})
+    Z = Encoder(numeric, categorical).fit_transform(X).euclidean()
+    warnings.simplefilter("ignore")
+    CRAFT(m=0.5, k=2, categorical=schema).fit(X)  # compile / warm caches
+    KMeans(n_clusters=2).fit(Z)
+    craft_s, kmeans_s = [], []
+    for repeat in range(int(spec["repeats"])):
+        start = time.perf_counter()
+        CRAFT(m=0.5, k=2, categorical=schema, random_state=repeat).fit(X)
+        craft_s.append(time.perf_counter() - start)
+        start = time.perf_counter()
+        KMeans(n_clusters=2, random_state=repeat).fit(Z)
+        kmeans_s.append(time.perf_counter() - start)
+    return {"craft_s": craft_s, "kmeans_s": kmeans_s, "load": os.getloadavg()[0]}
 
 
 def _kmeans(spec):
@@ -422,6 +458,10 @@ def run(quick: bool = False) -> dict:
                 data["real"][f"{name}|{label}"] = call(spec, 600)
         print(f"  speed: {name} done", flush=True)
 
+    # CRAFT against KMeans() on Spambase, in one process.
+    data["spam_ratio"] = call({"method": "kmeans_ratio", "data": "spambase", "repeats": 5 if quick else 31}, 600)
+    print("  speed: Spambase against KMeans() done", flush=True)
+
     # Synthetic mixed data.
     choice = lambda_for_k(K_SYNTHETIC, 20_000 if quick else 50_000)
     data["lambda"] = choice
@@ -457,6 +497,23 @@ def _median_runs(result, key):
     runs = result.get("runs") or []
     values = [r[key] for r in runs if r.get(key) is not None]
     return float(np.median(values)) if values else None
+
+
+def _spam_ratio_text(result) -> tuple[str, float | None]:
+    """The paragraph of the Spambase comparison with ``KMeans()``, and the ratio of the medians (None without one)."""
+    if not result:
+        return "", None
+    if "error" in result:
+        return f"**Spambase against `KMeans()`**: error: {result['error']}", None
+    craft_ms, kmeans_ms = 1000 * float(np.median(result["craft_s"])), 1000 * float(np.median(result["kmeans_s"]))
+    ratio = craft_ms / kmeans_ms
+    text = (
+        f"**Spambase against `KMeans()`** ({len(result['craft_s'])} fits of each in one process, alternating, load "
+        f"{result['load']:.1f} at the end): `CRAFT(m=0.5, k=2)` with every other parameter at its default, from the "
+        f"DataFrame, median {craft_ms:.1f} ms; scikit-learn `KMeans(n_clusters=2)` at its defaults on the standardized "
+        f"table, median {kmeans_ms:.1f} ms; ratio {ratio:.2f}×."
+    )
+    return text, ratio
 
 
 def _mb(value):
@@ -498,6 +555,9 @@ def markdown(data) -> str:  # noqa: C901 - one report, its sections in the order
         md_table(["Dataset", "Method", "fit, ms", "iterations", "ms / iteration", "K"], rows),
         "",
     ]
+    ratio_line, spam_ratio = _spam_ratio_text(data.get("spam_ratio"))
+    if ratio_line:
+        lines += [ratio_line, ""]
     # --- synthetic
     rows = []
     by_size: dict[str, Any] = {}
@@ -590,6 +650,11 @@ def markdown(data) -> str:  # noqa: C901 - one report, its sections in the order
             if label.startswith("CRAFT"):
                 targets.append([f"Spambase fit, {label.removeprefix('CRAFT, ')}", "≤ 30 ms median", f"{value * 1000:.1f} ms",
                                 "met" if value <= 0.030 else "missed", f"paper: {PAPER_SPAM_SECONDS * 1000:.0f} ms"])
+    if spam_ratio is not None:
+        targets.append(["Spambase, `CRAFT(m=0.5, k=2)` ÷ `KMeans(2)`, same process", f"≤ {SPAM_KMEANS_RATIO:g}×",
+                        f"{spam_ratio:.2f}×", "met" if spam_ratio <= SPAM_KMEANS_RATIO else "missed",
+                        # KMeans runs on every core: on a loaded machine it loses more than CRAFT's serial passes.
+                        f"medians, alternating; load {data['spam_ratio']['load']:.1f}"])
     big = str(1_000_000)
     if big in data["synthetic"]:
         entry = data["synthetic"][big]
@@ -693,7 +758,7 @@ def markdown_whole(data: dict) -> str:
         targets.append(["CRAFT end to end", "≤ 10 s", f"{medians['CRAFT']:.1f} s", "met" if medians["CRAFT"] <= 10 else "missed"])
     if "CRAFT" in medians and "KMeans" in medians:
         ratio = medians["KMeans"] / medians["CRAFT"]
-        targets.append(["KMeans-with-encoding ÷ CRAFT", "≥ 2×", f"{ratio:.1f}×", "met" if ratio >= 2 else "missed"])
+        targets.append(["KMeans-with-encoding ÷ CRAFT", "≥ 4×", f"{ratio:.1f}×", "met" if ratio >= 4 else "missed"])
     if craft:
         worst = min(run["nmi"] for run in craft)
         targets.append(["CRAFT NMI, every fit", "≥ 1.0", f"{worst:.3f}", "met" if worst >= 0.9995 else "missed"])

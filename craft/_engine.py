@@ -495,9 +495,8 @@ class Selection:
 def _ranks(ranked: np.ndarray) -> np.ndarray:
     """1-based rank of every entry within its row, lowest first, ties to the lower index."""
     order = np.argsort(ranked, axis=1, kind="stable")
-    ranks = np.empty_like(order)
-    np.put_along_axis(ranks, order, np.arange(1, ranked.shape[1] + 1)[None, :].repeat(ranked.shape[0], 0), axis=1)
-    return ranks
+    # The inverse permutation of each row's order is its entries' places.
+    return np.argsort(order, axis=1) + 1
 
 
 def _budget_cut(score: np.ndarray, rank: np.ndarray, keep: int) -> np.ndarray:
@@ -517,8 +516,7 @@ def feature_selection(
     """The selection of every cluster with its scores, ranks and cut (see :class:`Selection`)."""
     n_numeric = data.n_numeric
     scores = selection_scores(data, stats, variances, log_eta_k, opts)
-    num_rank = _ranks(significant(scores.variance, scale=scores.variance_scale))
-    cat_rank = _ranks(-significant(scores.gain, scale=scores.reference))
+    num_rank, cat_rank = _kind_ranks(scores)
     score = np.hstack([scores.variance, scores.gain])
     rank = np.hstack([num_rank, cat_rank])
     if opts.budget == "all":
@@ -526,7 +524,7 @@ def feature_selection(
         return Selection(score, rank, score, score.copy(), selected, None)
     if opts.budget == "fixed":
         keep_num, keep_cat = budget_counts(opts.terms.m, n_numeric, data.n_categorical)
-        selected = np.hstack([num_rank <= keep_num, cat_rank <= keep_cat])
+        selected = _fixed_selection(num_rank, cat_rank, keep_num, keep_cat)
         cut = np.hstack([_budget_cut(scores.variance, num_rank, keep_num), _budget_cut(scores.gain, cat_rank, keep_cat)])
         return Selection(score, rank, score, cut, selected, (keep_num, keep_cat))
     share = np.divide(scores.gain, scores.reference, out=np.zeros_like(scores.gain), where=scores.reference > 0)
@@ -535,12 +533,31 @@ def feature_selection(
     return Selection(score, rank, np.hstack([scores.variance, share]), cut, selected, None)
 
 
+def _kind_ranks(scores: SelectionScores) -> tuple[np.ndarray, np.ndarray]:
+    """Ranks of the numeric features (lowest variance first) and the categorical ones (highest gain first)."""
+    return (
+        _ranks(significant(scores.variance, scale=scores.variance_scale)),
+        _ranks(-significant(scores.gain, scale=scores.reference)),
+    )
+
+
+def _fixed_selection(num_rank: np.ndarray, cat_rank: np.ndarray, keep_num: int, keep_cat: int) -> np.ndarray:
+    """The fixed budget's decision: the ``keep_num`` and ``keep_cat`` first-ranked features of each kind."""
+    return np.hstack([num_rank <= keep_num, cat_rank <= keep_cat])
+
+
 def select_features(
     data: EncodedData, stats: Statistics, variances: np.ndarray, log_eta_k: np.ndarray, opts: Options
 ) -> np.ndarray:
-    """The selection v of every cluster, as floats (K, D), from :func:`feature_selection`."""
+    """The selection v of every cluster, as floats (K, D), as :func:`feature_selection` decides it."""
     if opts.budget == "all":
         return np.ones((stats.counts.shape[0], data.n_features))
+    if opts.budget == "fixed":
+        # Every pass's update needs the decision only: the same ranks and
+        # budget as feature_selection, without the cuts and tables it shows.
+        scores = selection_scores(data, stats, variances, log_eta_k, opts)
+        keep_num, keep_cat = budget_counts(opts.terms.m, data.n_numeric, data.n_categorical)
+        return _fixed_selection(*_kind_ranks(scores), keep_num, keep_cat).astype(np.float64)
     return feature_selection(data, stats, variances, log_eta_k, opts).selected.astype(np.float64)
 
 
@@ -1042,6 +1059,11 @@ class InMemory:
         return self.data.take(np.sort(rng.choice(self.n_samples, size=n_rows, replace=False)))
 
     def distinct_rows(self, at_most: int) -> int:
+        # A table's first rows nearly always hold ``at_most`` (the k asked for) distinct rows already, and
+        # then the answer is known without digesting and sorting every row (8 % of a million-row fit's time).
+        head = min(self.n_samples, max(1_000, 10 * at_most))
+        if head < self.n_samples and distinct_digests(self.data.take(np.arange(head))).size >= at_most:
+            return at_most
         return min(distinct_digests(self.data).size, at_most)
 
 

@@ -16,49 +16,112 @@ import numba
 import numpy as np
 
 
-def _nearest_rows(numeric, observed, codes, offsets, rows, means, half_precision, selected, n_selected, table, control, start_row, best, arg):
+def _nearest_rows(  # noqa: C901 - four rows unrolled by hand in one loop
+    numeric, observed, codes, offsets, rows, means, half_precision, selected, n_selected, table, control, start_row, best, arg
+):
     n_clusters = control.shape[0]
     n_categorical = codes.shape[1]
-    for i in numba.prange(rows.shape[0]):
-        row = rows[i]
-        # The row's level columns in ``table``, looked up once for all clusters.
-        level_column = np.empty(n_categorical, dtype=np.int64)
-        for q in range(n_categorical):
-            code = codes[row, q]
-            level_column[q] = offsets[q] + code if code >= 0 else -1
-        best_cost = np.inf
-        best_k = -1
+    n_rows = rows.shape[0]
+    last = n_rows - 1
+    # Four rows at a time: each row's sums are the same additions in the same
+    # order as one row at a time, but the four chains of additions are
+    # independent, so the processor overlaps them instead of waiting on each
+    # addition (0.28 -> 0.20 ms a pass on Spambase). The last block repeats
+    # the last row where rows run out, and writes only real rows.
+    for block in numba.prange((n_rows + 3) // 4):
+        first = 4 * block
+        row0 = rows[first]
+        row1 = rows[min(first + 1, last)]
+        row2 = rows[min(first + 2, last)]
+        row3 = rows[min(first + 3, last)]
+        best0 = best1 = best2 = best3 = np.inf
+        arg0 = arg1 = arg2 = arg3 = -1
         for k in range(n_clusters):
-            if row <= start_row[k]:
-                continue
             # Only the selected numeric features, in increasing order: the
             # same sum as over all of them with zero weights, without the
-            # branch per feature.
-            numeric_part = 0.0
+            # branch per feature. ``means`` and ``half_precision`` hold the
+            # selected features' values left-aligned (column s is feature
+            # ``selected[k, s]``), read in order rather than gathered.
+            part0 = part1 = part2 = part3 = 0.0
             for s in range(n_selected[k]):
                 j = selected[k, s]
-                if observed is not None:
-                    if not observed[row, j]:
-                        continue
-                diff = numeric[row, j] - means[k, j]
-                numeric_part += diff * diff * half_precision[k, j]
-            categorical_part = 0.0
+                mean = means[k, s]
+                weight = half_precision[k, s]
+                if observed is None:
+                    diff = numeric[row0, j] - mean
+                    part0 += diff * diff * weight
+                    diff = numeric[row1, j] - mean
+                    part1 += diff * diff * weight
+                    diff = numeric[row2, j] - mean
+                    part2 += diff * diff * weight
+                    diff = numeric[row3, j] - mean
+                    part3 += diff * diff * weight
+                else:
+                    if observed[row0, j]:
+                        diff = numeric[row0, j] - mean
+                        part0 += diff * diff * weight
+                    if observed[row1, j]:
+                        diff = numeric[row1, j] - mean
+                        part1 += diff * diff * weight
+                    if observed[row2, j]:
+                        diff = numeric[row2, j] - mean
+                        part2 += diff * diff * weight
+                    if observed[row3, j]:
+                        diff = numeric[row3, j] - mean
+                        part3 += diff * diff * weight
+            # The row's level columns are looked up for every cluster: an array
+            # holding them per row would be an allocation per row, which cost
+            # more than the work on small tables.
+            level0 = level1 = level2 = level3 = 0.0
             for q in range(n_categorical):
-                column = level_column[q]
-                if column >= 0:
-                    categorical_part += table[k, column]
-            cost = numeric_part + categorical_part + control[k]
-            if cost < best_cost:
-                best_cost = cost
-                best_k = k
-        best[i] = best_cost
-        arg[i] = best_k
+                offset = offsets[q]
+                code = codes[row0, q]
+                if code >= 0:
+                    level0 += table[k, offset + code]
+                code = codes[row1, q]
+                if code >= 0:
+                    level1 += table[k, offset + code]
+                code = codes[row2, q]
+                if code >= 0:
+                    level2 += table[k, offset + code]
+                code = codes[row3, q]
+                if code >= 0:
+                    level3 += table[k, offset + code]
+            # A cluster opened during a pass is a candidate only after its opener.
+            after = start_row[k]
+            cost = part0 + level0 + control[k]
+            if row0 > after and cost < best0:
+                best0 = cost
+                arg0 = k
+            cost = part1 + level1 + control[k]
+            if row1 > after and cost < best1:
+                best1 = cost
+                arg1 = k
+            cost = part2 + level2 + control[k]
+            if row2 > after and cost < best2:
+                best2 = cost
+                arg2 = k
+            cost = part3 + level3 + control[k]
+            if row3 > after and cost < best3:
+                best3 = cost
+                arg3 = k
+        best[first] = best0
+        arg[first] = arg0
+        if first + 1 <= last:
+            best[first + 1] = best1
+            arg[first + 1] = arg1
+        if first + 2 <= last:
+            best[first + 2] = best2
+            arg[first + 2] = arg2
+        if first + 3 <= last:
+            best[first + 3] = best3
+            arg[first + 3] = arg3
 
 
 # ``observed`` is None for a table without missing cells: numba compiles one
-# variant per argument type and prunes the ``observed is not None`` branches of
-# the None variant before typing, so such a table runs the loops with no mask
-# test and no per-cell count (the code before missing cells were marginalised,
+# variant per argument type and prunes the branch on ``observed is None`` that
+# each variant does not take before typing, so such a table runs the loops with
+# no mask test and no per-cell count (the code before missing cells were marginalised,
 # the same sums in the same order). A table with gaps gets the masked variant.
 
 
@@ -98,8 +161,9 @@ def nearest(numeric, observed, codes, offsets, rows, means, half_precision, tabl
     opened during a pass exists only for the points after its opener); rows
     with no candidate get ``inf`` and -1.
     """
-    half_precision = np.ascontiguousarray(half_precision)
     selected, n_selected = _selected_columns(half_precision != 0.0)
+    # Each cluster's selected means and weights, left-aligned (a fancy index gives a new C-ordered array).
+    cluster = np.arange(control.shape[0])[:, None]
     best = np.empty(rows.shape[0])
     arg = np.empty(rows.shape[0], dtype=np.int64)
     work = rows.shape[0] * control.shape[0] * (numeric.shape[1] + codes.shape[1])
@@ -109,8 +173,8 @@ def nearest(numeric, observed, codes, offsets, rows, means, half_precision, tabl
         codes,
         offsets,
         np.ascontiguousarray(rows, dtype=np.int64),
-        np.ascontiguousarray(means),
-        half_precision,
+        means[cluster, selected],
+        half_precision[cluster, selected],
         selected,
         n_selected,
         np.ascontiguousarray(table),

@@ -14,6 +14,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -54,6 +55,7 @@ def test_quick_suite_completes_and_writes_results(quick_run):
     # The speed harness measured CRAFT and both peers in subprocesses.
     assert re.search(r"(?m)^\| 10,000 \| CRAFT \| \d+ \|", text)
     assert re.search(r"(?m)^\| 10,000 \| KMeans \|", text) and re.search(r"(?m)^\| 10,000 \| KPrototypes \|", text)
+    assert re.search(r"\*\*Spambase against `KMeans\(\)`\*\* .* ratio \d+\.\d\d×", text)
     assert "error:" not in text
     assert len(list(figures.glob("recovery_*.svg"))) == 6
 
@@ -105,3 +107,13 @@ def test_dask_benchmark_writes_its_section(tmp_path):
     assert re.search(r"(?m)^## Dask backend$", text)
     assert re.search(r"(?m)^\| \*\*later passes \(median\)\*\* \| \*\*\d+\.\d s\*\* \| \*\*\d+\.\d\d s\*\* \|$", text), text
     assert len(list((tmp_path / "parquet").glob("*.parquet"))) == 4
+
+
+def test_spambase_against_kmeans_is_timed_in_one_process_and_reported_as_a_ratio_of_medians():
+    from benchmarks import speed
+
+    result = speed.worker({"method": "kmeans_ratio", "data": "spambase", "repeats": 3})
+    assert len(result["craft_s"]) == len(result["kmeans_s"]) == 3
+    text, ratio = speed._spam_ratio_text(result)
+    assert ratio == float(np.median(result["craft_s"])) / float(np.median(result["kmeans_s"]))
+    assert f"ratio {ratio:.2f}×" in text and "`CRAFT(m=0.5, k=2)`" in text

@@ -421,3 +421,33 @@ def test_parallel_and_serial_kernels_agree_bit_for_bit(monkeypatch):
     parallel = _engine.nearest_cluster(data, clusters, opts.terms)
     np.testing.assert_array_equal(serial[0], parallel[0])
     np.testing.assert_array_equal(serial[1], parallel[1])
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 10_000), n_clusters=st.integers(1, 5), m=st.sampled_from([0.2, 0.5, 0.8]),
+       rho_selection=st.sampled_from(["paper", "shrink"]))
+def test_each_pass_selects_what_the_inspected_selection_shows(seed, n_clusters, m, rho_selection):
+    # The pass's update decides the fixed budget without the cuts feature_selection shows: the same decision.
+    rng = np.random.default_rng(seed)
+    table = pd.DataFrame({f"x{j}": rng.normal(size=60) * rng.uniform(0.1, 3.0) for j in range(6)})
+    for q in range(4):
+        table[f"c{q}"] = rng.choice(list("abcd")[: 2 + q % 3], size=60)
+    data = _encode(table, [f"x{j}" for j in range(6)], [f"c{q}" for q in range(4)])
+    opts = engine_options(terms=prior_terms(m), lam=1.0, rho_selection=rho_selection)
+    labels = np.arange(60) % n_clusters
+    stats = _engine.statistics(data, labels, n_clusters)
+    _, variances = _engine.raw_variances(stats, data)
+    log_eta_k = _engine.log_eta(data, stats, opts.smoothing)
+    shown = _engine.feature_selection(data, stats, variances, log_eta_k, opts).selected
+    np.testing.assert_array_equal(_engine.select_features(data, stats, variances, log_eta_k, opts), shown.astype(float))
+
+
+def test_distinct_rows_look_past_a_head_of_repeated_rows():
+    # The first 1,000 rows repeat three rows; the next 1,000 are all different.
+    head = pd.DataFrame({"x": [0.0, 1.0, 2.0] * 333 + [0.0], "c": ["a", "b", "b"] * 333 + ["a"]})
+    tail = pd.DataFrame({"x": np.arange(1_000, dtype=float) + 10.0, "c": ["a"] * 1_000})
+    data = _encode(pd.concat([head, tail], ignore_index=True), ["x"], ["c"])
+    backend = _engine.InMemory(data)
+    assert backend.distinct_rows(5) == 5
+    assert backend.distinct_rows(10_000) == 1_003
+    assert _engine.InMemory(_encode(head, ["x"], ["c"])).distinct_rows(5) == 3
