@@ -8,6 +8,8 @@ version we support; ``check_estimator(..., on_fail=None)`` does not).
 
 import warnings
 
+import pytest
+from sklearn.utils._testing import create_memmap_backed_data
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from craft import CRAFT
@@ -24,8 +26,26 @@ ESTIMATORS = [
 ]
 
 
+def _memmaps_an_estimator() -> bool:
+    """Whether scikit-learn's test helper can memory-map an estimator here.
+
+    Before scikit-learn 1.4 it takes an "aligned" path, which accepts arrays
+    only, wherever threadpoolctl names OpenBLAS's architecture Prescott, as
+    OpenBLAS 0.3.21-0.3.23 does on a CPU model it does not know (a virtual
+    "Intel Xeon Processor"): ``check_estimators_pickle(readonly_memmap=True)``
+    then fails inside the helper for every estimator, before ours is called.
+    """
+    try:
+        create_memmap_backed_data(CRAFT())
+    except ValueError:
+        return False
+    return True
+
+
 @parametrize_with_checks(ESTIMATORS)
-def test_sklearn_estimator_checks(estimator, check):
+def test_sklearn_estimator_checks(estimator, check, request):
+    if "check_estimators_pickle(readonly_memmap=True)" in request.node.name and not _memmaps_an_estimator():
+        pytest.skip("scikit-learn's memmap helper cannot map an estimator on this OpenBLAS (see _memmaps_an_estimator)")
     with warnings.catch_warnings():
         # Convergence and the k-not-reached warning are expected on the checks' random data.
         warnings.simplefilter("ignore")
