@@ -57,12 +57,7 @@ def test_upload_a_table_open_its_cluster_cards_and_run_stability_from_a_card(pag
     assert second["figures"][0] == "Cluster 1: numeric features against all rows"
     assert_clean(page)
 
-    page.set_viewport_size({"width": 1280, "height": 720})
-    # The picker under the app's header bar (60 px), the card below it.
-    page.locator(".st-key-card_cluster").evaluate(
-        "(el) => { el.scrollIntoView({block: 'start'}); document.querySelector(\"[data-testid='stMain']\")"
-        ".scrollBy(0, -70); }")
-    screenshot(page, "card")
+    screenshot(page, "card", focus=".st-key-card_cluster")  # the picker on top, the card below it
 
     # Stability from the card: the background refits, then this cluster's part of their result.
     page.locator(".st-key-run_evidence_stability button").first.click()

@@ -183,14 +183,31 @@ def upload(page, name: str, data: bytes, mime: str = "text/csv", *, answered: bo
     wait_idle(page)
 
 
-def screenshot(page, name: str) -> None:
-    """``docs/screenshots/<name>.png`` (palette PNG, small) when CRAFT_SCREENSHOTS=1."""
+#: The README's screenshots: what a laptop shows.
+README_VIEWPORT = {"width": 1280, "height": 720}
+
+
+def screenshot(page, name: str, focus: str | None = None) -> None:
+    """``docs/screenshots/<name>.png`` (palette PNG, small) at 1280 × 720 when CRAFT_SCREENSHOTS=1.
+
+    ``focus``: a selector scrolled to the top of the page, under the app's header bar, before the shot.
+    The page's own viewport is restored afterwards, so the flow goes on as it was.
+    """
     if os.environ.get("CRAFT_SCREENSHOTS") != "1":
         return
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     path = SCREENSHOTS / f"{name}.png"
+    previous = page.viewport_size
+    page.set_viewport_size(README_VIEWPORT)
+    wait_idle(page)
+    if focus is not None:
+        page.locator(focus).first.evaluate(
+            "(el) => { el.scrollIntoView({block: 'start'}); document.querySelector(\"[data-testid='stMain']\")"
+            ".scrollBy(0, -70); }")
     page.wait_for_timeout(600)  # let Plotly finish its transitions
     page.screenshot(path=str(path))
+    if previous is not None:
+        page.set_viewport_size(previous)
     try:
         from PIL import Image
     except ImportError:
@@ -232,18 +249,18 @@ def test_open_the_app_loads_the_example_and_draws_the_mask_heatmap(page):
     assert selected_per_cluster(figure) == [8, 8, 8]
     assert page.locator("[data-testid='stPlotlyChart']").count() >= 1
     assert_clean(page)
-    screenshot(page, "masks")
+    screenshot(page, "masks", focus=".st-key-fig_masks")
     page.get_by_role("tab", name="Data heatmap").click()
     wait_idle(page)
     page.wait_for_selector(".st-key-fig_heatmap .js-plotly-plot")
     assert_clean(page)
-    screenshot(page, "data_heatmap")
+    screenshot(page, "data_heatmap", focus=".st-key-fig_heatmap")
     page.get_by_role("tab", name="Sizes & profiles").click()
     wait_idle(page)
     page.wait_for_selector(".st-key-fig_profile .js-plotly-plot")
     page.locator(".st-key-fig_profile").scroll_into_view_if_needed()
     assert_clean(page)
-    screenshot(page, "profiles")
+    screenshot(page, "profiles", focus=".st-key-fig_profile")
 
 
 # ---------------------------------------------------------------------------
@@ -265,10 +282,7 @@ def test_upload_a_mixed_csv_shows_its_schema_and_fits_it(page):
     # The label picker offers the new table's columns, not the example's "true_cluster".
     assert selected(page, "label_select") == "(none)"
     assert any(s.startswith("Clustered into K = 3 clusters") for s in alerts(page, "success"))
-    if os.environ.get("CRAFT_SCREENSHOTS") == "1":
-        page.get_by_role("heading", name="Columns: roles and missing values").evaluate(
-            "(el) => el.scrollIntoView({block: 'start'})")
-        screenshot(page, "schema")
+    screenshot(page, "schema", focus="[data-testid='stHeading']:has-text('Columns: roles and missing values')")
     go_to(page, "Tune & see")
     figure = mask_figure(page)
     assert sorted(figure["x"]) == sorted(MIXED_FEATURES)
