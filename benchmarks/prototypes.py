@@ -58,8 +58,8 @@ def _gaussian_nearest(original):
 
 
 def _gaussian_objective(original):
-    def objective(data, clusters, stats, opts):
-        total, nll = original(data, clusters, stats, opts)
+    def objective(data, clusters, stats, opts, n_noise=0):
+        total, nll = original(data, clusters, stats, opts, n_noise)
         p = data.n_numeric
         if p:
             v = clusters.weights[:, :p]

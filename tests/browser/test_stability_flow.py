@@ -54,7 +54,9 @@ def test_stability_runs_in_the_background_on_an_upload(page):
     summary = page.locator("[data-testid='stMarkdownContainer']", has_text="20 bootstrap refits").first.inner_text()
     found = re.search(r"(\d+) of (\d+) clusters are stable", summary)
     assert found and found.group(1) == found.group(2), summary
-    assert page.locator(".st-key-trust_frequency .js-plotly-plot").count() == 1
-    assert page.locator(".st-key-trust_jaccard .js-plotly-plot").count() == 1
+    # The summary is sent before the figures: on a busy machine they arrive a moment later.
+    for key in ("trust_jaccard", "trust_frequency"):
+        page.wait_for_selector(f".st-key-{key} .js-plotly-plot", timeout=RUN_TIMEOUT_MS)
+        assert page.locator(f".st-key-{key} .js-plotly-plot").count() == 1
     assert page.locator(".st-key-run_evidence_stability").count() == 0
     assert_clean(page)
