@@ -80,14 +80,18 @@ def test_a_long_fit_leaves_the_app_usable_and_can_be_cancelled(page):
 
 
 def test_the_cancel_button_goes_with_the_bar_when_the_fit_ends(page):
-    # A fit of a few seconds: long enough to be waited for on Tune & see, short enough to end there.
-    open_app(page, "/?n_init=2")
+    # A fit of several seconds (about 6 s here at k = 3): long enough to be waited for on Tune & see,
+    # short enough to end there. Its size follows the engine's speed: 30,000 rows and 2 restarts ended
+    # before the bar was drawn once the pass got faster.
+    open_app(page, "/?n_init=20")
     page.get_by_text("Upload your own table").first.click()
     page.locator(".st-key-uploader input[type=file]").set_input_files(
-        files=[{"name": "noise.csv", "mimeType": "text/csv", "buffer": noise_table(30_000, 1)}])
+        files=[{"name": "noise.csv", "mimeType": "text/csv", "buffer": noise_table(100_000, 1)}])
     page.wait_for_selector(PROGRESS, timeout=RUN_TIMEOUT_MS)
     nav(page, "Tune & see")
     page.wait_for_selector(WAITING, timeout=RUN_TIMEOUT_MS)
+    # The button is sent after the bar's container: waited for, not counted at once.
+    page.get_by_role("button", name="Cancel the fit").wait_for(timeout=RUN_TIMEOUT_MS)
     assert page.get_by_role("button", name="Cancel the fit").count() == 1
     # The fit ends on this page: its figures replace the bar, and the Cancel button goes with the bar
     # (left there, a click would throw the finished fit away).
