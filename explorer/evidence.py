@@ -150,20 +150,37 @@ def _cancel(job: EvidenceJob, kind: str) -> None:
     JOBS.cancel(job.key)
 
 
-def _progress(job: EvidenceJob, kind: str) -> None:
-    """The job's progress and a Cancel button, polled in a fragment; the app reruns when it has finished."""
+def background_progress(job: EvidenceJob, *, key: str, text: str, on_cancel: Callable[..., None],
+                        args: tuple = ()) -> None:
+    """A running job's progress and its Cancel button, polled in a fragment; the page reruns when it has finished.
+
+    Parameters
+    ----------
+    job : EvidenceJob
+        The job shown.
+    key : str
+        Names the bar's container (``<key>_progress``) and the button (``cancel_<key>``).
+    text : str
+        What the job computes, followed by its summary on the bar.
+    on_cancel, args : callable and its arguments
+        What the Cancel button calls.
+    """
 
     @st.fragment(run_every=POLL_SECONDS)
     def poll() -> None:
         if job.done or job.cancelled:
             st.rerun()
-        box = st.container(key=f"evidence_progress_{kind}")
-        box.progress(job.fraction, text=f"Computing the {KINDS[kind].title} in the background: {job.summary()}. "
-                                        "The other pages are usable meanwhile.")
-        box.button("Cancel", key=f"cancel_evidence_{kind}", on_click=_cancel, args=(job, kind),
-                   icon=":material/stop_circle:")
+        box = st.container(key=f"{key}_progress")
+        box.progress(job.fraction, text=f"{text} in the background: {job.summary()}. "
+                                        "The rest of the app is usable meanwhile.")
+        box.button("Cancel", key=f"cancel_{key}", on_click=on_cancel, args=args, icon=":material/stop_circle:")
 
     poll()
+
+
+def _progress(job: EvidenceJob, kind: str) -> None:
+    background_progress(job, key=f"evidence_{kind}", text=f"Computing the {KINDS[kind].title}",
+                        on_cancel=_cancel, args=(job, kind))
 
 
 def outcome_or_controls(ctx, kind: str, help_text: str):

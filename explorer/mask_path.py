@@ -37,7 +37,7 @@ from craft.path import MaskPath, mask_path
 from craft.path_plots import fig_mask_path
 
 from . import cache, jobs, services
-from .evidence import EvidenceJob
+from .evidence import EvidenceJob, background_progress
 from .figure_export import chart
 from .services import FitParams
 from .ui import error, esc, note
@@ -54,8 +54,6 @@ RHO_GRID = (0.001, 0.01, 0.1, 0.25, 0.5, 0.75, 0.9, 0.999)
 KNOBS = {"m": "m", "k": "k", "rho": "ρ share"}
 #: Seconds the m path started by Tune & see waits before its first fit (a parameter moved meanwhile cancels it).
 PREFETCH_DELAY_S = 1.0
-#: How often a running path's progress is polled (seconds).
-POLL_SECONDS = 0.5
 
 
 @dataclass(frozen=True)
@@ -172,19 +170,8 @@ def prefetch(ctx) -> None:
 
 
 def _progress(job: EvidenceJob, knob: str) -> None:
-    """The path's progress and a Cancel button, polled in a fragment; the page reruns when it has finished."""
-
-    @st.fragment(run_every=POLL_SECONDS)
-    def poll() -> None:
-        if job.done or job.cancelled:
-            st.rerun()
-        box = st.container(key=f"path_progress_{knob}")
-        box.progress(job.fraction, text=f"Fitting the mask path over {KNOBS[knob]} in the background: {job.summary()}. "
-                                        "The rest of the app is usable meanwhile.")
-        box.button("Cancel", key=f"cancel_path_{knob}", on_click=JOBS.cancel, args=(job.key,),
-                   icon=":material/stop_circle:")
-
-    poll()
+    background_progress(job, key=f"path_{knob}", text=f"Fitting the mask path over {KNOBS[knob]}",
+                        on_cancel=JOBS.cancel, args=(job.key,))
 
 
 def section(ctx, *, where: str) -> None:

@@ -18,7 +18,7 @@ from craft import synthetic
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(420)]
 
-PROGRESS = ".st-key-evidence_progress_stability [data-testid='stProgress']"
+PROGRESS = ".st-key-evidence_stability_progress [data-testid='stProgress']"
 
 
 def planted_csv(n_rows: int) -> bytes:
