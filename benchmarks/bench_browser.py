@@ -374,6 +374,13 @@ def timed_until(page, action, selector: str) -> Timing:
     return Timing((shown - start) / 1000, page.frames_seen.server_seconds(page, since))
 
 
+def wide_table(n_columns: int = 10_000, n_rows: int = 4) -> bytes:
+    """A CSV of a few rows and many five-level columns (``c0``, ``c1``, ...): every page's per-column work."""
+    header = ",".join(f"c{i}" for i in range(n_columns))
+    rows = [",".join(str((r * 7 + i) % 5) for i in range(n_columns)) for r in range(n_rows)]
+    return ("\n".join([header, *rows]) + "\n").encode()
+
+
 def noise_table(n_rows: int, seed: int) -> bytes:
     """A CSV of structureless rows (8 numeric, 8 five-level columns): fits that take tens of seconds."""
     import numpy as np
@@ -738,6 +745,35 @@ def settle_until(page, condition) -> None:
     settle(page, since_navigation=True)
 
 
+#: The pages in the sidebar's order after the Data page, by title (the wide action visits each, then Data again).
+WIDE_PAGES = ("Tune & see", "Cluster cards", "Evaluate", "Teach", "Compare", "What-if", "Score new rows", "Export",
+              "Data")
+
+
+def _wide_pages(browser, server, repeats) -> Result:
+    """Every page of a 4-row × 10,000-column upload, each opened from the sidebar; the slowest page is the verdict."""
+    result = Result("wide", "every page of a 4-row × 10,000-column upload, opened from the sidebar one after "
+                            "another: the slowest page of each pass", 10.0)
+    pages: dict[str, list[float]] = {title: [] for title in WIDE_PAGES}
+    for _ in range(max(1, repeats // 3)):  # a pass costs about a minute
+        page = browser.page(server.url)
+        open_page(page, "/")
+        page.get_by_text("Upload your own table").first.click()
+        page.locator(".st-key-uploader input[type='file']").set_input_files(
+            files=[{"name": "wide.csv", "mimeType": "text/csv", "buffer": wide_table()}])
+        settle_until(page, lambda page=page: page.locator("[data-testid='stSidebar']", has_text="wide.csv").count() > 0
+                     and page.locator(".st-key-background_fit").count() == 0)
+        for title in WIDE_PAGES:
+            link = page.locator("[data-testid='stSidebarNav'] a", has_text=title).first
+            timing = timed(page, link.click)
+            pages[title].append(timing.browser_s)
+            result.server_s.append(timing.server_s)
+        page.context.close()
+        result.browser_s.append(max(times[-1] for times in pages.values()))
+    result.note = "; ".join(f"{title} {_stats(times)}" for title, times in pages.items())
+    return result
+
+
 def _upload_table(n_rows: int, seed: int) -> bytes:
     from craft.synthetic import mixed_planted
 
@@ -749,7 +785,7 @@ def _upload_table(n_rows: int, seed: int) -> bytes:
 
 #: Each action's target (seconds).
 TARGETS = {"control": 0.15, "toggle": 0.15, "tab": 0.30, "cached": 0.30, "teach": 0.20, "fit10k": 1.0, "k26": 3.0,
-           "during_fit": 0.30, "scrub": 0.10, "scrub10k": 0.10, "session": 3.0, "first_view": 0.0, "fresh": 3.0, "fresh_plain": 3.0}
+           "during_fit": 0.30, "scrub": 0.10, "scrub10k": 0.10, "wide": 10.0, "session": 3.0, "first_view": 0.0, "fresh": 3.0, "fresh_plain": 3.0}
 
 #: Actions timed to a new session's first chart.
 NEW_SESSIONS = ("session", "first_view", "fresh", "fresh_plain")
@@ -765,6 +801,7 @@ ACTIONS: dict[str, Callable[..., Result]] = {
     "during_fit": _during_fit,
     "scrub": _scrub,
     "scrub10k": _scrub_10k,
+    "wide": _wide_pages,
     "session": _new_session,
     "first_view": _first_view,
     "fresh": _fresh_server,

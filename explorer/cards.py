@@ -14,9 +14,13 @@ import streamlit as st
 
 from craft import card_plots, cards
 from craft.cards import ClusterCard
+from craft.export import to_csv_bytes
 
 #: Rows of the paragon and border tables.
 CARD_ROWS = 5
+#: Feature columns of the paragon and border tables drawn (the cluster's selected features come first); a wider
+#: table's rows are downloadable whole. Ten thousand columns took seconds to send and to draw.
+CARD_COLUMNS = 200
 #: What the smallest p-value a float holds is shown as (a v-test beyond ±38 underflows p to 0).
 P_FLOOR = "< 1e-300"
 
@@ -86,3 +90,27 @@ def level_table(card: ClusterCard) -> pd.DataFrame:
         "in the cluster": frame["direction"].map({"over": "more often", "under": "less often",
                                                   "as overall": "as often"}),
     })
+
+
+def show_rows(rows: pd.DataFrame, n_features: int, *, key: str, file_name: str, column_config: dict) -> None:
+    """A card's paragon or border rows: their measures and first :data:`CARD_COLUMNS` feature columns.
+
+    Parameters
+    ----------
+    rows : DataFrame
+        :attr:`ClusterCard.paragons` or :attr:`ClusterCard.border`: measures, then one column per fitted feature.
+    n_features : int
+        The fit's number of features (the columns after the measures).
+    key, file_name : str
+        The table's widget key, and the file name of the whole rows' download when some columns are not drawn.
+    column_config : dict
+        Passed to ``st.dataframe``.
+    """
+    n_measures = rows.shape[1] - n_features
+    shown = rows.iloc[:, : n_measures + CARD_COLUMNS]
+    st.dataframe(shown, key=key, column_config=column_config)
+    if shown.shape[1] < rows.shape[1]:
+        st.caption(f"The first {CARD_COLUMNS} of the {n_features:,} feature columns are drawn (the cluster's "
+                   "selected features first); the download holds these rows with every column.")
+        st.download_button("These rows with every column (CSV)", lambda: to_csv_bytes(rows, index=True),
+                           file_name=file_name, mime="text/csv", key=f"{key}_download", icon=":material/download:")

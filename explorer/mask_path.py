@@ -54,6 +54,10 @@ RHO_GRID = (0.001, 0.01, 0.1, 0.25, 0.5, 0.75, 0.9, 0.999)
 KNOBS = {"m": "m", "k": "k", "rho": "ρ share"}
 #: Seconds the m path started by Tune & see waits before its first fit (a parameter moved meanwhile cancels it).
 PREFETCH_DELAY_S = 1.0
+#: Most seconds of fitting Tune & see starts unasked: the m path is prefetched only where its grid, at about
+#: the time of the fit on screen per value, fits within this (a 4-row table of 10,000 columns takes about 3 s a
+#: fit, so its path would hold a core for half a minute while the user reads other pages).
+PREFETCH_BUDGET_S = 10.0
 
 
 @dataclass(frozen=True)
@@ -161,11 +165,15 @@ def prefetch(ctx) -> None:
     """Start fitting the m path of this session's table in the background, without waiting (Tune & see calls it).
 
     Only where its fits are the sliders' (at most :data:`PATH_ROWS` rows): then a move of m to a value of the
-    grid finds its fit made. A path already known or running is left as it is. It waits
-    :data:`PREFETCH_DELAY_S` before its first fit: a user moving k or another parameter releases it (and so
-    cancels it) before it takes a core from the fits and redraws the user asked for.
+    grid finds its fit made; and only where the grid, at the on-screen fit's time per value, costs at most
+    :data:`PREFETCH_BUDGET_S` (the Mask path tab still fits a longer path when it is opened). A path already
+    known or running is left as it is. It waits :data:`PREFETCH_DELAY_S` before its first fit: a user moving k
+    or another parameter releases it (and so cancels it) before it takes a core from the fits and redraws the
+    user asked for.
     """
-    if ctx.data is not None and ctx.schema is not None and len(ctx.data.table) <= PATH_ROWS:
+    if ctx.data is None or ctx.schema is None or len(ctx.data.table) > PATH_ROWS:
+        return
+    if ctx.outcome is not None and ctx.outcome.seconds * len(M_GRID) <= PREFETCH_BUDGET_S:
         request(ctx, "m", delay=PREFETCH_DELAY_S)
 
 

@@ -48,14 +48,16 @@ if len(card.levels):
 
 st.subheader("Paragons: its most typical rows")
 st.caption(esc(card.words.paragons))
-st.dataframe(card.paragons, key="card_paragons", column_config={"cost": st.column_config.NumberColumn(format="%.4g")})
+n_features = len(model.engine_features_)
+cards.show_rows(card.paragons, n_features, key="card_paragons", file_name=f"craft_card_{cluster}_paragons.csv",
+                column_config={"cost": st.column_config.NumberColumn(format="%.4g")})
 
 st.subheader("Border rows: members nearest to another cluster")
 st.caption(esc(card.words.border))
 if len(card.border):
-    st.dataframe(card.border, key="card_border",
-                 column_config={name: st.column_config.NumberColumn(format="%.4g")
-                                for name in ("cost", "next_cost", "margin")})
+    cards.show_rows(card.border, n_features, key="card_border", file_name=f"craft_card_{cluster}_border.csv",
+                    column_config={name: st.column_config.NumberColumn(format="%.4g")
+                                   for name in ("cost", "next_cost", "margin")})
 
 st.subheader("Stability: is it found again?")
 st.caption(f"Refits CRAFT on {evidence.STABILITY_RESAMPLES} bootstrap resamples of the rows, in the background (the "

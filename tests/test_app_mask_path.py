@@ -86,6 +86,17 @@ def test_tune_and_see_starts_fitting_the_m_grid_at_once():
     assert job.wait(180) and job.result().path.values.tolist() == list(mask_path.M_GRID)
 
 
+def test_a_path_longer_than_the_budget_is_not_prefetched_but_fitted_when_its_tab_opens(monkeypatch):
+    # Zoo fits in well under a second: a budget below nine of its fits stands for a table whose fit is slow.
+    monkeypatch.setattr(mask_path, "PREFETCH_BUDGET_S", 0.0)
+    at = start("clusters", dataset="zoo", k=4)
+    assert at.session_state["ctx"].outcome.seconds > 0.0
+    assert "m" not in (at.session_state["_path_jobs"] if "_path_jobs" in at.session_state else {})
+    at = _open(at)
+    key = _finish(at)
+    assert cache.STORE.get(key).path.values.tolist() == list(mask_path.M_GRID)
+
+
 def test_a_parameter_moved_before_the_prefetch_starts_cancels_it(monkeypatch):
     monkeypatch.setattr(mask_path, "PREFETCH_DELAY_S", 60.0)
     at = start("clusters", dataset="zoo", k=4)

@@ -63,6 +63,26 @@ def test_transform_marks_unseen_levels_and_imputes_missing_numbers():
     assert data.numeric[0, 0] == (encoder.impute_[0] - encoder.center_[0]) / encoder.scale_[0]
 
 
+@pytest.mark.parametrize("missing", ["marginalise", "impute"])
+def test_the_template_is_the_encoding_of_an_empty_table(missing):
+    """template() encodes empty blocks directly: the same tables as transforming a table of no rows."""
+    rng = np.random.default_rng(1)
+    table = _table(rng, 120, 3)
+    table.loc[::7, "x1"] = np.nan
+    table.loc[::5, "c"] = None
+    encoder = Encoder(["x0", "x1", "x2"], ["c", "d"], missing=missing)
+    encoder.fit_transform(table)
+    empty = pd.DataFrame({name: pd.Series([], dtype=table[name].dtype) for name in table.columns})
+    expected = encoder.transform(empty)
+    template = encoder.template()
+    assert template is encoder.template()  # computed once per fit
+    for field in ("numeric", "codes", "n_levels", "offsets", "eta0", "log_eta0", "global_mean", "global_var"):
+        made, wanted = getattr(template, field), getattr(expected, field)
+        assert made.shape == wanted.shape and made.dtype == wanted.dtype, field
+        np.testing.assert_array_equal(made, wanted, err_msg=field)
+    assert template.observed is None and expected.observed is None
+
+
 @pytest.mark.parametrize(
     ("value", "message"),
     [(np.inf, r"Column 'x1' has 2 infinite value\(s\)"), (1e200, r"Column 'x1' has values beyond ±1e\+150")],
