@@ -14,7 +14,6 @@ import zipfile
 import numpy as np
 import pandas as pd
 import pytest
-from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
 from streamlit.testing.v1 import AppTest
 
 from craft import persist
@@ -73,22 +72,7 @@ def persist_bytes(model) -> bytes:
     return buffer.getvalue()
 
 
-def _downloads(monkeypatch) -> dict[str, bytes]:
-    """The bytes of every download a page offers, by file name (AppTest keeps its media files in a mock runtime)."""
-    kept: dict[str, bytes] = {}
-    original = MemoryMediaFileStorage.load_and_get_id
-
-    def keep(self, path_or_data, mimetype, kind, filename=None):
-        if filename is not None and isinstance(path_or_data, bytes):
-            kept[filename] = path_or_data
-        return original(self, path_or_data, mimetype, kind, filename)
-
-    monkeypatch.setattr(MemoryMediaFileStorage, "load_and_get_id", keep)
-    return kept
-
-
-def test_a_model_downloaded_from_export_and_uploaded_back_scores_the_session_fit_labels(monkeypatch):
-    downloads = _downloads(monkeypatch)
+def test_a_model_downloaded_from_export_and_uploaded_back_scores_the_session_fit_labels(downloads):
     at = start("export", dataset="wine")
     model = ctx(at).model
     name = next(file for file in downloads if file.startswith("wine_craft_model"))

@@ -20,7 +20,6 @@ import numpy as np
 import pandas as pd
 import pytest
 from scipy import stats
-from streamlit.runtime.media_file_manager import MediaFileManager
 from streamlit.testing.v1 import AppTest
 from test_app import APP, charts, clear_caches, pytestmark, settle, start, text, upload, visit
 
@@ -479,17 +478,9 @@ def test_the_cards_page_shows_the_librarys_card_for_the_chosen_cluster():
         assert titles[1].startswith(f"Cluster {cluster}: selected categorical features")
 
 
-def test_a_wide_card_draws_its_first_feature_columns_and_offers_the_rows_whole(monkeypatch):
+def test_a_wide_card_draws_its_first_feature_columns_and_offers_the_rows_whole(monkeypatch, downloads):
     # Three drawn columns of credit-g's 20 stand for 200 of a 10,000-column table's.
     monkeypatch.setattr(card_services, "CARD_COLUMNS", 3)
-    deferred: dict[str, Callable[[], bytes]] = {}
-    original = MediaFileManager.add_deferred
-
-    def keep(self, data_callable, mimetype, coordinates, file_name=None, **kwargs):
-        deferred[file_name] = data_callable
-        return original(self, data_callable, mimetype, coordinates, file_name, **kwargs)
-
-    monkeypatch.setattr(MediaFileManager, "add_deferred", keep)
     at = open_cards(dataset="credit-g", k=3)
     ctx = at.session_state["ctx"]
     card = cluster_card(ctx.model, ctx.X, 0, n_rows=card_services.CARD_ROWS)
@@ -500,7 +491,7 @@ def test_a_wide_card_draws_its_first_feature_columns_and_offers_the_rows_whole(m
     assert list(paragons.index) == list(card.paragons.index)
     assert sum("The first 3 of the 20 feature columns are drawn" in text(c) for c in at.caption) == 2
     for name, whole in (("craft_card_0_paragons.csv", card.paragons), ("craft_card_0_border.csv", card.border)):
-        read = pd.read_csv(io.BytesIO(deferred[name]()), index_col="row")
+        read = pd.read_csv(io.BytesIO(downloads[name]), index_col="row")
         assert list(read.columns) == list(whole.columns) and list(read.index) == list(whole.index)
         np.testing.assert_allclose(read["cost"], whole["cost"])
 

@@ -25,7 +25,6 @@ import numpy as np
 import pandas as pd
 import pytest
 import streamlit as st
-from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
 from streamlit.testing.v1 import AppTest
 
 from craft import CRAFT, CraftInputError, infer_schema
@@ -124,21 +123,6 @@ def _fresh_caches():
     yield
     for clear in (st.cache_data.clear, st.cache_resource.clear, STORE.clear, FIGURES.clear):
         clear()
-
-
-@pytest.fixture
-def downloads(monkeypatch):
-    """Bytes given to every ``st.download_button`` during the test, by file name."""
-    files: dict[str, bytes] = {}
-    original = MemoryMediaFileStorage.load_and_get_id
-
-    def record(self, path_or_data, mimetype, kind, filename=None):
-        if isinstance(path_or_data, bytes) and filename:
-            files[filename] = path_or_data
-        return original(self, path_or_data, mimetype, kind, filename)
-
-    monkeypatch.setattr(MemoryMediaFileStorage, "load_and_get_id", record)
-    return files
 
 
 def unescape(text: str) -> str:
@@ -333,7 +317,7 @@ def test_ten_thousand_columns(downloads):
     # The ρ demonstration (8 refits of every column, panels too wide to read) says it is not drawn.
     assert any("Not drawn for this table: its 10,000 fitted features" in n for n in messages(at, "info"))
     assert not [c for c in at.get("plotly_chart") if c.proto.id and "rho_demo" in c.proto.id]
-    labels = next(v for k, v in downloads.items() if k.endswith("_craft_labels.csv"))
+    labels = next(downloads[k] for k in downloads if k.endswith("_craft_labels.csv"))
     frame = pd.read_csv(io.BytesIO(labels))
     assert frame.shape == (4, 10_001) and frame.columns[-1] == "craft_cluster"
 
@@ -408,7 +392,7 @@ def test_labels_download_neutralises_formulas(downloads):
     at = upload(start(), "formula_prefix.csv", data)
     at.switch_page("pages/export.py").run()
     no_exception(at)
-    labels = next(v for k, v in downloads.items() if k.endswith("_craft_labels.csv"))
+    labels = next(downloads[k] for k in downloads if k.endswith("_craft_labels.csv"))
     frame = pd.read_csv(io.BytesIO(labels), dtype=str, keep_default_na=False)
     assert len(frame) == 3
     assert frame["formula"].tolist() == ["'=SUM(A1:A3)", "'+1+2", "'-cmd"]
@@ -426,7 +410,7 @@ def test_masks_download_escapes_formula_column_names(downloads):
     at.number_input(key="k").set_value(2).run()
     at.switch_page("pages/export.py").run()
     no_exception(at)
-    masks = next(v for k, v in downloads.items() if k.endswith("_craft_masks.csv"))
+    masks = next(downloads[k] for k in downloads if k.endswith("_craft_masks.csv"))
     header = pd.read_csv(io.BytesIO(masks), nrows=0).columns.tolist()
     assert header[0] == "cluster"
     assert header[-4:] == ["'=HYPERLINK(\"x\")", "'+a", "'@b", "'-c"]
@@ -439,7 +423,7 @@ def test_html_report_escapes_user_strings(downloads):
     no_exception(at)
     at.button(key="build_report").click().run()
     no_exception(at)
-    report = next(v for k, v in downloads.items() if k.endswith("_craft_report.html")).decode("utf-8")
+    report = next(downloads[k] for k in downloads if k.endswith("_craft_report.html")).decode("utf-8")
     assert "html_tags" in report
     for raw in ["<script>alert(1)</script>", "<img src=x onerror=alert(1)>", "<b>name</b>", "<i>x</i>"]:
         assert raw not in report, raw
@@ -475,7 +459,7 @@ def test_no_user_string_is_rendered_with_unsafe_html_in_the_sources():
 
 
 def _labels(downloads) -> bytes:
-    return next(v for k, v in downloads.items() if k.endswith("_craft_labels.csv"))
+    return next(downloads[k] for k in downloads if k.endswith("_craft_labels.csv"))
 
 
 def test_text_markers_are_shown_switchable_and_exported_as_written(downloads):
