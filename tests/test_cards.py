@@ -494,6 +494,8 @@ def test_a_wide_card_draws_its_first_feature_columns_and_offers_the_rows_whole(m
         read = pd.read_csv(io.BytesIO(downloads[name]), index_col="row")
         assert list(read.columns) == list(whole.columns) and list(read.index) == list(whole.index)
         np.testing.assert_allclose(read["cost"], whole["cost"])
+        # Every cell comes back as it was, exactly (only pandas' string dtype is read back as object).
+        pd.testing.assert_frame_equal(read, whole, check_dtype=False, check_exact=True)
 
 
 def test_user_strings_on_the_cards_page_are_shown_as_typed():
