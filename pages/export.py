@@ -24,14 +24,12 @@ upload = st.session_state.get("upload") if data.kind == "upload" else None
 cells = cache.original_cells(data.key, data, upload["data"] if upload else None)
 left, right = st.columns(2)
 with left:
-    # The row files are made when their button is clicked: writing every row on every visit of this page
-    # cost seconds on a wide or long table.
-    st.download_button("Labels (CSV, the original rows + their cluster)", lambda: labels_csv(cells, model.labels_),
+    st.download_button("Labels (CSV, the original rows + their cluster)", labels_csv(cells, model.labels_),
                        file_name=f"{stem}_craft_labels.csv", mime="text/csv", key="dl_labels")
     if model.n_noise_:
         noise = model.labels_ < 0
         st.download_button(f"Noise rows (CSV, the {model.n_noise_:,} original rows that fit no cluster)",
-                           lambda: labels_csv(cells[noise], model.labels_[noise]), file_name=f"{stem}_craft_noise.csv",
+                           labels_csv(cells[noise], model.labels_[noise]), file_name=f"{stem}_craft_noise.csv",
                            mime="text/csv", key="dl_noise")
     st.download_button("Feature masks (CSV, clusters × features)", masks_csv(model),
                        file_name=f"{stem}_craft_masks.csv", mime="text/csv", key="dl_masks")

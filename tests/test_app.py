@@ -496,9 +496,9 @@ def test_export_offers_labels_masks_params_and_report(downloads):
     state = ctx(at)
     buttons = {b.label: b for b in at.get("download_button")}  # type: ignore[union-attr]  # AppTest.get: Element | Block
     labels = buttons["Labels (CSV, the original rows + their cluster)"]
-    # Made when clicked (deferred), so the button has no file until then.
-    assert labels.proto.deferred_file_id and not labels.proto.url
-    assert downloads["fig1_binary_craft_labels.csv"] == labels_csv(state.data.table, state.model.labels_)
+    expected = labels_csv(state.data.table, state.model.labels_)
+    assert labels.proto.url.endswith(_file_id(expected, "text/csv", "fig1_binary_craft_labels.csv") + ".csv")
+    assert downloads["fig1_binary_craft_labels.csv"] == expected
     masks = buttons["Feature masks (CSV, clusters × features)"]
     assert masks.proto.url.endswith(_file_id(masks_csv(state.model), "text/csv", "fig1_binary_craft_masks.csv") + ".csv")
     assert "Parameters (JSON)" in buttons
