@@ -16,6 +16,8 @@ from craft import card_plots, cards
 from craft.cards import ClusterCard
 from craft.export import to_csv_bytes
 
+from .ui import show_table
+
 #: Rows of the paragon and border tables.
 CARD_ROWS = 5
 #: Feature columns of the paragon and border tables drawn (the cluster's selected features come first); a wider
@@ -108,7 +110,7 @@ def show_rows(rows: pd.DataFrame, n_features: int, *, key: str, file_name: str, 
     """
     n_measures = rows.shape[1] - n_features
     shown = rows.iloc[:, : n_measures + CARD_COLUMNS]
-    st.dataframe(shown, key=key, column_config=column_config)
+    show_table(shown, key=key, column_config=column_config)
     if shown.shape[1] < rows.shape[1]:
         st.caption(f"The first {CARD_COLUMNS} of the {n_features:,} feature columns are drawn (the cluster's "
                    "selected features first); the download holds these rows with every column.")

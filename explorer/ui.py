@@ -54,6 +54,18 @@ def note(message: str) -> None:
     st.info(esc(message))
 
 
+def show_table(frame, **kwargs) -> None:
+    """``st.dataframe`` of ``frame`` without its ``attrs``.
+
+    A table read from a file carries the reader's notes in ``attrs``
+    (:class:`craft.io.ReadInfo`), which Streamlit tries to serialise as JSON
+    and, failing, warns about in the server's log on every run.
+    """
+    shown = frame.copy(deep=False)
+    shown.attrs = {}
+    st.dataframe(shown, **kwargs)
+
+
 @st.cache_data(max_entries=1, show_spinner=False)
 def _examples() -> dict:
     return example_names()

@@ -7,7 +7,7 @@ from craft.io import read_info
 from craft.limits import table_limits
 from explorer import context, state
 from explorer.services import UPLOAD_TYPES, column_report, k_advice, load_upload, reading_notes
-from explorer.ui import error, esc, note
+from explorer.ui import error, esc, note, show_table
 
 PREVIEW_ROWS = 500
 #: Columns the preview draws: a table's every column is a row of the roles table below it.
@@ -117,7 +117,7 @@ parts = ([f"the first {shown:,} rows"] if shown < len(table) else []) + (
     [f"the first {shown_columns} columns (every column is listed under *Columns* below)"]
     if shown_columns < table.shape[1] else [])
 st.caption(f"{len(table):,} rows × {table.shape[1]} columns" + ("; " + " and ".join(parts) + " are shown." if parts else "."))
-st.dataframe(table.iloc[:PREVIEW_ROWS, :PREVIEW_COLUMNS], height=280)
+show_table(table.iloc[:PREVIEW_ROWS, :PREVIEW_COLUMNS], height=280)
 
 if data.kind == "upload":
     info = read_info(table)

@@ -15,7 +15,7 @@ from craft.io import table_fingerprint
 from explorer import cache, context
 from explorer.figure_export import chart
 from explorer.services import MODEL_FILE_TYPES, UPLOAD_TYPES, file_stem, load_saved_model, scored_cells
-from explorer.ui import error, esc, note
+from explorer.ui import error, esc, note, show_table
 
 CURRENT, SAVED = "The current fit", "A saved model file"
 #: Rows of the "fits no cluster" list drawn on the page; its download holds all of them.
@@ -123,7 +123,7 @@ else:
                + (f"; the first {LISTED_ROWS:,} are listed, the download holds all" if n_none > LISTED_ROWS else "")
                + (". craft_cluster is -1: the model was fitted with noise=True, which leaves such rows in no "
                   "cluster." if scoring.n_noise else ". craft_cluster is the nearest cluster all the same."))
-    st.dataframe(outliers.iloc[:LISTED_ROWS], key="score_outliers", hide_index=True)
+    show_table(outliers.iloc[:LISTED_ROWS], key="score_outliers", hide_index=True)
     st.download_button("Rows that fit no cluster (CSV)", lambda: to_csv_bytes(outliers),
                        file_name=f"{stem}_craft_no_cluster.csv", mime="text/csv", key="dl_no_cluster")
 st.download_button("Every row with its cluster, cost, margin and fit (CSV)",

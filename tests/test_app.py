@@ -565,6 +565,18 @@ def test_good_upload_with_label_roles_and_evaluation():
     assert "noise" in ctx(at).model.feature_names_in_
 
 
+def test_an_uploaded_tables_reader_notes_stay_out_of_streamlits_tables(recwarn):
+    """The reader's notes (``attrs``) are not handed to ``st.dataframe``, which cannot serialise them."""
+    table = pd.DataFrame({"size": np.arange(40.0) % 7, "colour": np.where(np.arange(40) % 2, "red", "blue")})
+    at = start()
+    upload(at, "mine.csv", table.to_csv(index=False).encode())
+    assert at.dataframe, "the Data page shows the table"
+    for page in ("cards", "data"):
+        visit(at, page)
+    unserialisable = [str(w.message) for w in recwarn if "Could not serialize pd.DataFrame.attrs" in str(w.message)]
+    assert not unserialisable, unserialisable
+
+
 @pytest.mark.parametrize(
     ("name", "content", "message"),
     [

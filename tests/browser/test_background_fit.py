@@ -68,7 +68,7 @@ def test_a_long_fit_leaves_the_app_usable_and_can_be_cancelled(page):
         "() => document.body.innerText.includes('you cancelled this fit after')", timeout=RUN_TIMEOUT_MS)
     cancelled = next(text for text in alerts(page, "info") if "you cancelled this fit" in text)
     assert iterations(cancelled) >= iterations(waiting)
-    assert page.locator(".st-key-fit_again button").is_visible()
+    page.locator(".st-key-fit_again button").wait_for(state="visible")
     assert page.locator(WAITING).count() == 0 and page.locator("[data-testid='stPlotlyChart']").count() == 0
     assert_clean(page)
     # The Data page says the same, without a fit starting behind it.

@@ -79,9 +79,9 @@ def test_ticks_are_at_least_14px_and_the_heatmap_is_above_the_fold(room):
 def test_approximate_budget_shows_its_thresholds_in_the_sidebar(room):
     open_view(room, "/clusters?dataset=fig3_categorical")
     sidebar = room.locator("[data-testid='stSidebar']")
-    slider = sidebar.locator(".st-key-eps_c")
-    assert slider.is_visible()
-    assert sidebar.locator(".st-key-eps_v").is_visible()
+    # wait_for: a widget's code can arrive after the page's run has finished on a busy machine.
+    sidebar.locator(".st-key-eps_c").wait_for(state="visible")
+    sidebar.locator(".st-key-eps_v").wait_for(state="visible")
     # Not inside an expander
     assert sidebar.locator("[data-testid='stExpander'] .st-key-eps_c").count() == 0
 
@@ -98,7 +98,8 @@ def test_figures_download_as_svg_and_png(room, tmp_path):
     wait_for_chart(room, "fig_masks")
     for fmt, magic in (("svg", b"<svg"), ("png", b"\x89PNG")):
         button = room.locator(f".st-key-fig_masks_{fmt} button").first
-        assert button.is_visible()
+        # The buttons are drawn after the figure, once their own code has arrived (later on a busy machine).
+        button.wait_for(state="visible")
         with room.expect_download(timeout=120_000) as info:
             button.click()
         download = info.value
