@@ -85,7 +85,8 @@ def neutralize_frame(frame: pd.DataFrame) -> pd.DataFrame:
     text = [position for position, dtype in enumerate(frame.dtypes)
             if not (pd.api.types.is_numeric_dtype(dtype) or pd.api.types.is_bool_dtype(dtype)
                     or pd.api.types.is_datetime64_any_dtype(dtype))]
-    other = [position for position in range(frame.shape[1]) if position not in set(text)]
+    is_text = set(text)
+    other = [position for position in range(frame.shape[1]) if position not in is_text]
     escaped = _NEUTRALIZE(frame.iloc[:, text].to_numpy(dtype=object)) if text else np.empty((len(frame), 0))
     pieces = [pd.DataFrame(escaped, index=frame.index, columns=text, dtype=object),
               frame.iloc[:, other].set_axis(other, axis=1)]
