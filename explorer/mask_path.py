@@ -20,6 +20,10 @@ so), its fits are not the sliders', and they are not stored as such.
 Tune & see starts the m path as soon as its fit is shown (:func:`prefetch`),
 so the grid is being fitted while the user looks at the first fit; the
 "Mask path" tab and Teach draw it, and start the k or ρ path when asked.
+Where a path would take longer than :data:`PREFETCH_BUDGET_S`, neither
+Tune & see's prefetch nor Teach (whose section sits below the lecture)
+starts it unasked: Teach offers a button with the estimate instead, and
+the tab, opened on purpose, fits it.
 """
 
 from __future__ import annotations
@@ -131,10 +135,12 @@ def _held() -> dict:
     return st.session_state.setdefault("_path_jobs", {})
 
 
-def request(ctx, knob: str, *, delay: float = 0.0) -> tuple[str, PathResult | None, EvidenceJob | None]:
+def request(ctx, knob: str, *, delay: float = 0.0,
+            start: bool = True) -> tuple[str, PathResult | None, EvidenceJob | None]:
     """This session's path over ``knob``: its key, and its result if known, else the job fitting it.
 
-    A job started here waits ``delay`` seconds before its first fit (:func:`compute`).
+    A job started here waits ``delay`` seconds before its first fit (:func:`compute`). With ``start=False``
+    none is started: a path neither known nor held by this session gives no result and no job.
     """
     assert ctx.data is not None and ctx.schema is not None
     values = grid(knob, len(ctx.data.table))
@@ -150,6 +156,8 @@ def request(ctx, knob: str, *, delay: float = 0.0) -> tuple[str, PathResult | No
     job = held.get(knob)
     if job is not None and job.done and not job.cancelled:
         return key, job.result(), None
+    if job is None and not start:
+        return key, None, None
     data, schema, params = ctx.data, ctx.schema, ctx.params
     # The job's result is a PathResult where FitJobs speaks of fits: typed Any, as explorer.evidence's results.
     def fitting(report: Callable) -> Any:
@@ -173,8 +181,21 @@ def prefetch(ctx) -> None:
     """
     if ctx.data is None or ctx.schema is None or len(ctx.data.table) > PATH_ROWS:
         return
-    if ctx.outcome is not None and ctx.outcome.seconds * len(M_GRID) <= PREFETCH_BUDGET_S:
+    if within_budget(ctx, "m"):
         request(ctx, "m", delay=PREFETCH_DELAY_S)
+
+
+def estimated_seconds(ctx, knob: str) -> float | None:
+    """About how long the path over ``knob`` takes: the fit on screen's time for each value of its grid."""
+    if ctx.outcome is None or ctx.data is None:
+        return None
+    return ctx.outcome.seconds * len(grid(knob, len(ctx.data.table)))
+
+
+def within_budget(ctx, knob: str) -> bool:
+    """Whether the path over ``knob`` may start unasked: its estimate is at most :data:`PREFETCH_BUDGET_S`."""
+    estimate = estimated_seconds(ctx, knob)
+    return estimate is not None and estimate <= PREFETCH_BUDGET_S
 
 
 def _progress(job: EvidenceJob, knob: str) -> None:
@@ -182,15 +203,27 @@ def _progress(job: EvidenceJob, knob: str) -> None:
                         on_cancel=JOBS.cancel, args=(job.key,))
 
 
-def section(ctx, *, where: str) -> None:
-    """The mask path of this session's data and parameters, over a knob the user picks (``where`` keys the widgets)."""
+def section(ctx, *, where: str, ask_above_budget: bool = False) -> None:
+    """The mask path of this session's data and parameters, over a knob the user picks (``where`` keys the widgets).
+
+    With ``ask_above_budget`` (a page where the section is not opened on purpose, as Teach's), a path not yet
+    fitted whose estimate exceeds :data:`PREFETCH_BUDGET_S` starts only when its button is clicked.
+    """
     options = knobs(ctx.params)
     knob = st.segmented_control("Along", options, default="m", format_func=KNOBS.__getitem__, required=True,
                                 key=f"path_knob_{where}")
     if knob not in options:
         knob = "m"
+    ask = ask_above_budget and not within_budget(ctx, knob)
     try:
-        key, found, job = request(ctx, knob)
+        key, found, job = request(ctx, knob, start=not ask)
+        if found is None and job is None:
+            estimate = estimated_seconds(ctx, knob)
+            st.caption(f"The path fits {len(grid(knob, len(ctx.data.table)))} values of {KNOBS[knob]}, about "
+                       f"{estimate:.0f} s at the time of the fit on screen, so it starts when you ask.")
+            if not st.button(f"Fit the mask path over {KNOBS[knob]}", key=f"path_start_{where}_{knob}"):
+                return
+            key, found, job = request(ctx, knob)
     except CraftInputError as problem:
         _held().pop(knob, None)
         error(f"The mask path could not be fitted: {problem}")

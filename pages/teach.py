@@ -240,7 +240,8 @@ def mask_path_view() -> None:
     st.markdown("As the lasso path draws each coefficient against its penalty, the mask path draws each cluster's "
                 "selected features against m, k or ρ, so you see which selections hold whatever the knob and "
                 "where clusters split or merge.")
-    mask_path.section(ctx, where="teach")
+    # Below the lecture, the path is not what a visitor came for: a long one waits for its button.
+    mask_path.section(ctx, where="teach", ask_above_budget=True)
 
 
 mask_path_view()

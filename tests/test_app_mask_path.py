@@ -110,3 +110,18 @@ def test_a_parameter_moved_before_the_prefetch_starts_cancels_it(monkeypatch):
     second = at.session_state["_path_jobs"]["m"]
     assert second is not first
     mask_path.JOBS.cancel(second.key)  # not left waiting to fit in a later test
+
+
+def test_teach_asks_before_a_path_longer_than_the_budget(monkeypatch):
+    # A budget below nine of Zoo's fits stands for a slow table: Teach's section, below the lecture, waits.
+    monkeypatch.setattr(mask_path, "PREFETCH_BUDGET_S", 0.0)
+    at = start("teach", dataset="zoo", k=4)
+    assert "m" not in (at.session_state["_path_jobs"] if "_path_jobs" in at.session_state else {})
+    assert any("so it starts when you ask" in text(c) for c in at.caption)
+    assert not [spec for spec in charts(at) if "The mask path over m" in spec["layout"]["title"]["text"]]
+    at.button(key="path_start_teach_m").click().run()
+    assert not at.exception, at.exception
+    key = _finish(at)
+    assert cache.STORE.get(key).path.values.tolist() == list(mask_path.M_GRID)
+    assert [spec for spec in charts(at) if "The mask path over m" in spec["layout"]["title"]["text"]]
+    assert not any("so it starts when you ask" in text(c) for c in at.caption)
