@@ -9,11 +9,9 @@ driven in Chromium by ``tests/browser/test_installed_app.py``.
 
 from __future__ import annotations
 
-import os
 import socket
 import subprocess
 import sys
-import time
 import urllib.request
 from pathlib import Path
 
@@ -94,43 +92,24 @@ def test_the_other_commands_import_neither_streamlit_nor_the_app():
     assert done.stdout.strip().splitlines()[-1] == "0 []", done.stdout
 
 
-def _serving(port: int, timeout: float = 240.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            with urllib.request.urlopen(f"http://localhost:{port}/_stcore/health", timeout=2) as answer:
-                if answer.status == 200:
-                    return True
-        except OSError:
-            time.sleep(0.2)
-    return False
-
-
-def test_the_served_page_has_the_browser_fetch_the_charts_code_with_it(tmp_path):
+def test_the_served_page_has_the_browser_fetch_the_charts_code_with_it():
+    from benchmarks.bench_browser import Server
     from explorer.serve import chart_chunk
 
     chunk = chart_chunk()
     assert chunk is not None and chunk.stat().st_size > 1_000_000, "Streamlit's Plotly chunk was not found"
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    server = subprocess.Popen(
-        [sys.executable, "-m", "explorer.serve", "--server.headless", "true", "--server.port", str(port),
-         "--server.address", "localhost", "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
-        cwd=ROOT, env={**os.environ, "HOME": str(tmp_path)}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    server = Server().start()  # as `make run` starts it: python -m explorer.serve, own HOME, a free port
     try:
-        assert _serving(port), "the server did not start"
         # A shared link to a page, and the root, are the same HTML page: both name the chunk to preload.
         for path in ("/", "/clusters?view=Feature+masks"):
-            with urllib.request.urlopen(f"http://localhost:{port}{path}", timeout=30) as page:
+            with urllib.request.urlopen(f"{server.url}{path}", timeout=30) as page:
                 assert page.headers.get_content_type() == "text/html"
                 assert page.headers["Link"] == f"<./static/js/{chunk.name}>; rel=modulepreload", dict(page.headers)
-        with urllib.request.urlopen(f"http://localhost:{port}/static/js/{chunk.name}", timeout=30) as code:
+        with urllib.request.urlopen(f"{server.url}/static/js/{chunk.name}", timeout=30) as code:
             assert "javascript" in code.headers.get_content_type() and code.headers["Link"] is None
             assert len(code.read()) == chunk.stat().st_size
     finally:
-        server.terminate()
-        server.wait(timeout=30)
+        server.stop()
 
 
 # ----------------------------------------------------------------------
