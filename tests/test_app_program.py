@@ -94,7 +94,7 @@ def test_the_other_commands_import_neither_streamlit_nor_the_app():
 
 def test_the_served_page_has_the_browser_fetch_the_charts_code_with_it():
     from benchmarks.bench_browser import Server
-    from explorer.serve import chart_chunk
+    from explorer.serve import BACKEND_HINT, chart_chunk
 
     chunk = chart_chunk()
     assert chunk is not None and chunk.stat().st_size > 1_000_000, "Streamlit's Plotly chunk was not found"
@@ -108,8 +108,32 @@ def test_the_served_page_has_the_browser_fetch_the_charts_code_with_it():
         with urllib.request.urlopen(f"{server.url}/static/js/{chunk.name}", timeout=30) as code:
             assert "javascript" in code.headers.get_content_type() and code.headers["Link"] is None
             assert len(code.read()) == chunk.stat().st_size
+        # A page link's HTML names the server's address above it; the root page is Streamlit's, byte for byte.
+        with urllib.request.urlopen(f"{server.url}/", timeout=30) as root:
+            root_html = root.read()
+            assert BACKEND_HINT not in root_html and root.headers["ETag"]
+        with urllib.request.urlopen(f"{server.url}/clusters?view=Feature+masks", timeout=30) as linked:
+            html = linked.read()
+            assert int(linked.headers["Content-Length"]) == len(html) and linked.headers["ETag"] is None
+        assert html == root_html.replace(b"<head>", b"<head>" + BACKEND_HINT, 1) != root_html
     finally:
         server.stop()
+
+
+@pytest.mark.parametrize(("root", "path", "page_link"), [
+    ("", "/clusters", True),
+    ("", "/", False),
+    ("", "/static/js/index.js", False),
+    ("/craft", "/craft/teach", True),
+    ("/craft", "/craft", False),
+    ("/craft", "/craft/", False),
+    ("/craft", "/craft/favicon.png", True),
+])
+def test_only_a_page_below_the_apps_root_gets_the_servers_address(root, path, page_link):
+    from explorer.serve import _page_link
+
+    assert _page_link({"type": "http", "method": "GET", "path": path, "root_path": root}) is page_link
+    assert _page_link({"type": "http", "method": "HEAD", "path": path, "root_path": root}) is False
 
 
 # ----------------------------------------------------------------------

@@ -46,6 +46,8 @@ def test_one_action_is_timed_and_written(tmp_path, browser):
 def test_a_link_to_a_page_on_a_fresh_make_run_server_lists_the_pages_by_title(browser):
     """``python -m explorer.serve`` (``make run``) serves the first session in st.navigation's mode.
 
+    The link's page also connects to the server at its own address first.
+
     With a ``pages/`` folder Streamlit would otherwise run a fresh server's first session in its
     folder mode, and the sidebar of a shared link listed the files ("app", "clusters", ...).
     """
@@ -55,8 +57,14 @@ def test_a_link_to_a_page_on_a_fresh_make_run_server_lists_the_pages_by_title(br
     try:
         context = browser.new_context(base_url=server.url)
         page = context.new_page()
+        asked: list[str] = []
+        page.on("request", lambda request: asked.append(request.url))
         page.goto("/teach")
         page.wait_for_selector("[data-testid='stHeading']:has-text('Teach')", timeout=120_000)
+        # The page names its server (explorer.serve.name_the_server_on_page_links): the client asks the server's
+        # own address at once, never first the page's path taken for the server's (/teach/_stcore/health).
+        stcore = [url.removeprefix(server.url) for url in asked if "/_stcore/" in url]
+        assert stcore and all(path.startswith("/_stcore/") for path in stcore), stcore
         # A link's text is its icon's name, then its title.
         links = [text.strip().splitlines()[-1] for text in page.locator("[data-testid='stSidebarNav'] a").all_inner_texts()]
         titles = re.findall(r'st\.Page\("pages/\w+\.py", title="([^"]+)"', (ROOT / "app.py").read_text())
