@@ -616,19 +616,16 @@ def _bare_slider_steps(browser, size: dict, repeats: int) -> list[float]:
     return steps
 
 
-def _scrub(browser, server, repeats) -> Result:
-    """k moved along the path the Mask path tab fitted in the background: every step a stored fit drawn first time."""
-    result = Result("scrub", "k one step along the precomputed path (Zoo, k = 2–8 fitted in the background by the "
-                             "Mask path tab): the mask heatmap, sizes and metrics of a stored fit, drawn the first "
-                             "time, against a bare Streamlit slider redrawing one heatmap of the same size", 0.10)
+def _zoo_path_page(browser, server):
+    """Tune & see's Mask path tab on Zoo at k = 2, its m and k paths fitted (the k path shown)."""
     page = browser.page(server.url)
     open_page(page, "/clusters?dataset=zoo&k=2&view=Mask+path")
-    return _scrubbed(browser, page, result, repeats)
+    _k_path_drawn(page)
+    return page
 
 
-def _scrub_10k(browser, server, repeats) -> Result:
+def _upload_path_page(browser, server):
     """The same on a 10,000-row upload (12 numeric + 12 categorical columns, six planted clusters)."""
-    result = Result("scrub10k", "the same on a 10,000-row upload (12 numeric + 12 categorical columns)", 0.10)
     page = browser.page(server.url)
     open_page(page, "/")
     page.get_by_text("Upload your own table").first.click()
@@ -639,14 +636,18 @@ def _scrub_10k(browser, server, repeats) -> Result:
     page.locator("[data-testid='stSidebarNav'] a", has_text="Tune & see").first.click()
     settle(page)
     click_tab(page, "Mask path")
-    return _scrubbed(browser, page, result, repeats)
+    _k_path_drawn(page)
+    return page
 
 
-def _scrubbed(browser, page, result: Result, repeats: int) -> Result:
-    """From Tune & see's Mask path tab at k = 2: wait for the m and k paths, then time k = 3, 4... on Feature masks."""
+def _k_path_drawn(page) -> None:
     settle_until(page, lambda: page.evaluate(_PATH_DRAWN_JS, "m"))
     click_option(page, "path_knob_tune", "k")
     settle_until(page, lambda: page.evaluate(_PATH_DRAWN_JS, "k"))
+
+
+def _scrubbed(browser, page, result: Result, repeats: int) -> Result:
+    """From Tune & see's Mask path tab at k = 2, the k path drawn: time k = 3, 4... on Feature masks."""
     click_tab(page, "Feature masks")
     settle(page, chart=True)
     size = page.evaluate(_CHART_SIZE_JS)
@@ -660,6 +661,66 @@ def _scrubbed(browser, page, result: Result, repeats: int) -> Result:
                    f"({size['rows']} × {size['columns']} heatmap, {size['height']} px); fit time shown at the last "
                    f"step: {shown} (the stored fit's own time: no fit ran)")
     return result
+
+
+#: Page coordinates of each step of the path scrubber's slider (Plotly draws a slider as SVG: one label per step).
+_SCRUBBER_STEPS_JS = """
+() => {
+  const plot = document.querySelector('.st-key-fig_scrub_tune .js-plotly-plot');
+  const rail = plot.querySelector('.slider-rail-rect').getBoundingClientRect();
+  return [...plot.querySelectorAll('.slider-label')].map((label) => {
+    const box = label.getBoundingClientRect();
+    return {x: box.left + box.width / 2, y: rail.top + rail.height / 2, label: label.textContent};
+  });
+}
+"""
+#: The scrubber's title: the metrics of the fit it shows.
+_SCRUBBER_TITLE_JS = "() => document.querySelector('.st-key-fig_scrub_tune .js-plotly-plot .gtitle').textContent"
+
+
+def _frames_scrubbed(browser, page, result: Result, repeats: int) -> Result:
+    """The k path's scrubber clicked one step right at a time (k = 3, 4, ...), each step timed as any action."""
+    page.locator(".st-key-fig_scrub_tune .slider-rail-rect").first.scroll_into_view_if_needed()
+    settle(page, since_navigation=True)
+    steps = page.evaluate(_SCRUBBER_STEPS_JS)
+    titles = []
+    for step in steps[1:1 + min(repeats, len(steps) - 1)]:
+        result.add(timed(page, lambda step=step: page.mouse.click(step["x"], step["y"])))
+        titles.append(page.evaluate(_SCRUBBER_TITLE_JS))
+        if f"k = {step['label']}:" not in titles[-1]:
+            raise RuntimeError(f"the scrubber's step {step['label']} showed another fit: {titles[-1]!r}")
+    size = page.evaluate(_CHART_SIZE_JS)
+    page.context.close()
+    result.baseline_s = _bare_slider_steps(browser, size, repeats)
+    reruns = sum(1 for seconds in result.server_s if seconds is not None)
+    result.note = (f"bare slider one step, its heatmap redrawn: {_stats(result.baseline_s)}; the app's page ran "
+                   f"{reruns} times in {len(result.server_s)} steps; last title: {titles[-1]}")
+    return result
+
+
+_UPLOAD_SAME = "the same on a 10,000-row upload (12 numeric + 12 categorical columns)"
+
+
+def _scrub_action(key: str, text: str, path_page, scrubbed):
+    """An action that opens a page with the k path drawn (``path_page``) and times its steps (``scrubbed``)."""
+    def action(browser, server, repeats) -> Result:
+        return scrubbed(browser, path_page(browser, server), Result(key, text, 0.10), repeats)
+
+    return action
+
+
+#: k along the path the Mask path tab fitted in the background: on the sidebar (a rerun drawing a stored fit the
+#: first time) and on the scrubber's own slider (the browser drawing a frame), on Zoo and on an upload.
+_scrub = _scrub_action(
+    "scrub", "k one step along the precomputed path (Zoo, k = 2–8 fitted in the background by the Mask path tab): "
+             "the mask heatmap, sizes and metrics of a stored fit, drawn the first time, against a bare Streamlit "
+             "slider redrawing one heatmap of the same size", _zoo_path_page, _scrubbed)
+_scrub_10k = _scrub_action("scrub10k", _UPLOAD_SAME, _upload_path_page, _scrubbed)
+_scrub_frames = _scrub_action(
+    "scrub_frames", "k one step on the mask path's own slider (Zoo, the k = 2–8 path of the Mask path tab): the "
+                    "stored fit's masks, sizes and metrics drawn by the browser from the figure's frames, against a "
+                    "bare Streamlit slider redrawing one heatmap", _zoo_path_page, _frames_scrubbed)
+_scrub_frames_10k = _scrub_action("scrub_frames10k", _UPLOAD_SAME, _upload_path_page, _frames_scrubbed)
 
 
 def _fresh_server(browser, server, repeats, command) -> Result:
@@ -785,7 +846,8 @@ def _upload_table(n_rows: int, seed: int) -> bytes:
 
 #: Each action's target (seconds).
 TARGETS = {"control": 0.15, "toggle": 0.15, "tab": 0.30, "cached": 0.30, "teach": 0.20, "fit10k": 1.0, "k26": 3.0,
-           "during_fit": 0.30, "scrub": 0.10, "scrub10k": 0.10, "wide": 10.0, "session": 3.0, "first_view": 0.0, "fresh": 3.0, "fresh_plain": 3.0}
+           "during_fit": 0.30, "scrub": 0.10, "scrub10k": 0.10, "scrub_frames": 0.10, "scrub_frames10k": 0.10,
+           "wide": 10.0, "session": 3.0, "first_view": 0.0, "fresh": 3.0, "fresh_plain": 3.0}
 
 #: Actions timed to a new session's first chart.
 NEW_SESSIONS = ("session", "first_view", "fresh", "fresh_plain")
@@ -801,6 +863,8 @@ ACTIONS: dict[str, Callable[..., Result]] = {
     "during_fit": _during_fit,
     "scrub": _scrub,
     "scrub10k": _scrub_10k,
+    "scrub_frames": _scrub_frames,
+    "scrub_frames10k": _scrub_frames_10k,
     "wide": _wide_pages,
     "session": _new_session,
     "first_view": _first_view,

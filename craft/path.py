@@ -103,6 +103,10 @@ class MaskPath:
         Splits and merges, in order of ``step``.
     n_clusters : ndarray of int, shape (S,)
         Each fit's ``n_clusters_``.
+    objective, lam, rho : ndarray of float, shape (S,)
+        Each fit's ``objective_``, ``lam_`` and ``rho_``.
+    n_iter : ndarray of int, shape (S,)
+        Each fit's ``n_iter_`` (passes of its kept restart).
     """
 
     knob: str
@@ -114,6 +118,10 @@ class MaskPath:
     jaccard: np.ndarray
     events: tuple[PathEvent, ...]
     n_clusters: np.ndarray
+    objective: np.ndarray
+    lam: np.ndarray
+    rho: np.ndarray
+    n_iter: np.ndarray
 
     @property
     def n_tracks(self) -> int:
@@ -278,7 +286,11 @@ def _assembled(knob: str, values: np.ndarray, models: list, members: list[dict[i
             jaccard[track, step] = similarity
     return MaskPath(knob=knob, values=values, features=features, clusters=clusters, selected=selected, sizes=sizes,
                     jaccard=jaccard, events=tuple(sorted(events, key=lambda e: (e.step, e.kind, e.source, e.target))),
-                    n_clusters=np.array([int(model.n_clusters_) for model in models], dtype=np.int64))
+                    n_clusters=np.array([int(model.n_clusters_) for model in models], dtype=np.int64),
+                    objective=np.array([float(model.objective_) for model in models]),
+                    lam=np.array([float(model.lam_) for model in models]),
+                    rho=np.array([float(model.rho_) for model in models]),
+                    n_iter=np.array([int(model.n_iter_) for model in models], dtype=np.int64))
 
 
 def fit_path(estimator: CRAFT, X, knob: str, values: Sequence, *,

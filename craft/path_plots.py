@@ -135,3 +135,96 @@ def fig_mask_path(path: MaskPath) -> go.Figure:
     title = (f"The mask path over {path.knob}: {len(path.values)} fits, {path.n_tracks} cluster tracks"
              + (f" ({left_out} features selected least are not drawn)" if left_out else ""))
     return plots._finish(fig, title, height=height, left=max(plots._y_room(names), plots._y_room(lanes)), bottom=room)
+
+
+def _step_title(path: MaskPath, step: int) -> str:
+    """The metrics of the fit at ``step``, as Tune & see's summary gives them for the fit on screen."""
+    return (f"The fit at {path.knob} = {path.values[step]:g}: K = {path.n_clusters[step]}, objective "
+            f"{path.objective[step]:,.6g}, λ {path.lam[step]:.4g}, ρ {path.rho[step]:.4f}, "
+            f"{path.n_iter[step]} iterations")
+
+
+def _track_names(path: MaskPath, step: int) -> list[str]:
+    """Each track's row label at ``step``: its cluster there and the cluster's rows, or that it is absent."""
+    return [f"track {t}: cluster {path.clusters[t, step]} ({path.sizes[t, step]:,})" if path.present[t, step]
+            else f"track {t}: absent" for t in range(path.n_tracks)]
+
+
+def _step_traces(path: MaskPath, step: int, features: list[int], names: list[str],
+                 colors: list[str]) -> tuple[go.Heatmap, go.Bar]:
+    """The fit at ``step``: its tracks' masks (features across) and their sizes, blank where a track is absent."""
+    present = path.present[:, step]
+    z = np.where(present[:, None], path.selected[:, step][:, features].astype(np.float64), np.nan)
+    rows = list(range(path.n_tracks))
+    text = np.array([[f"track {t} · {name} at {path.knob} = {path.values[step]:g}: "
+                      + (("selected" if z[t, i] else "not selected") + f" (cluster {path.clusters[t, step]})"
+                         if present[t] else "the track does not exist here")
+                      for i, name in enumerate(names)] for t in rows], dtype=object)
+    cells = go.Heatmap(
+        z=z, x=names, y=rows, zmin=0, zmax=1, showscale=False, xgap=1, ygap=1, text=text,
+        hovertemplate="%{text}<extra></extra>", name="masks",
+        colorscale=[[0, plots.UNSELECTED_COLOR], [0.5, plots.UNSELECTED_COLOR], [0.5, plots.SELECTED_COLOR],
+                    [1, plots.SELECTED_COLOR]],
+    )
+    sizes = go.Bar(
+        x=path.sizes[:, step], y=rows, orientation="h", marker=dict(color=colors), name="rows", showlegend=False,
+        text=[f"{size:,}" if size else "" for size in path.sizes[:, step]], textposition="auto",
+        hovertemplate="%{x:,} rows<extra></extra>",
+    )
+    return cells, sizes
+
+
+def fig_path_scrubber(path: MaskPath, *, at: float | None = None) -> go.Figure:
+    """The path's fits one at a time, under a slider the browser moves: each fit's masks, sizes and metrics.
+
+    Left, the tracks' selected features at one value of the knob (tracks
+    down as in :func:`fig_mask_path`, features across, blue selected, grey
+    not, blank where the track is absent); right, the rows of each track's
+    cluster; in the title, the fit's metrics. The slider under the figure
+    steps through the values of the path. Every step is a frame of the
+    figure, computed here from the fits: the browser draws it from what it
+    already holds, with no request to a server (in a Streamlit app, no rerun
+    of the page), while the slider is dragged, not only when it is released.
+
+    Parameters
+    ----------
+    path : MaskPath
+    at : float, optional
+        The value shown first: the path's value nearest to it (default: the first).
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        One frame per value of the path (``frames``, named by the value), and
+        one slider step per frame.
+    """
+    x = _value_labels(path)
+    start = 0 if at is None else int(np.argmin(np.abs(path.values - at)))
+    features = feature_order(path)[:MAX_FEATURES]
+    names = plots._esc_all(path.features[d] for d in features)
+    colors = plots.cluster_colors(path.n_tracks)
+    rows = list(range(path.n_tracks))
+    labels = [_track_names(path, step) for step in range(len(x))]
+    axis, room = plots._name_axis(names)
+    fig = make_subplots(rows=1, cols=2, shared_yaxes=True, column_widths=[0.8, 0.2], horizontal_spacing=0.02,
+                        subplot_titles=["Selected features of each track", "Rows"])
+    for trace, col in zip(_step_traces(path, start, features, names, colors), (1, 2), strict=True):
+        fig.add_trace(trace, row=1, col=col)
+    fig.frames = [go.Frame(name=x[step], data=list(_step_traces(path, step, features, names, colors)), traces=[0, 1],
+                           layout=dict(title_text=_step_title(path, step), yaxis=dict(ticktext=labels[step])))
+                  for step in range(len(x))]
+    fig.update_xaxes(row=1, col=1, type="category", **axis)
+    fig.update_xaxes(row=1, col=2, showticklabels=False)
+    fig.update_yaxes(autorange="reversed", tickmode="array", tickvals=rows, ticktext=labels[start], automargin=False)
+    plots._selection_legend(fig, plots.SELECTED_COLOR, plots.UNSELECTED_COLOR)
+    # Instant steps: no transition, each frame drawn whole (a heatmap is redrawn, not tweened).
+    step_args = dict(mode="immediate", frame=dict(duration=0, redraw=True), transition=dict(duration=0))
+    slider_px = 80
+    fig.update_layout(plot_bgcolor="white", sliders=[dict(
+        active=start, x=0, len=1.0, y=0, yanchor="top", pad=dict(t=int(room) + 10, b=10), transition=dict(duration=0),
+        currentvalue=dict(prefix=f"{path.knob} = ", font=dict(size=plots.TICK_FONT_PX + 1)),
+        steps=[dict(method="animate", label=label, args=[[label], step_args]) for label in x],
+    )])
+    height = int(plots._LEGEND_TOP + 36 * path.n_tracks + 60 + room + slider_px)
+    left = max(plots._y_room(names_at) for names_at in labels)
+    return plots._finish(fig, _step_title(path, start), height=height, left=left, bottom=room + slider_px)

@@ -38,7 +38,7 @@ import streamlit as st
 
 from craft import CraftInputError
 from craft.path import MaskPath, mask_path
-from craft.path_plots import fig_mask_path
+from craft.path_plots import fig_mask_path, fig_path_scrubber
 
 from . import cache, jobs, services
 from .evidence import EvidenceJob, background_progress
@@ -198,6 +198,15 @@ def within_budget(ctx, knob: str) -> bool:
     return estimate is not None and estimate <= PREFETCH_BUDGET_S
 
 
+def sidebar_value(params: FitParams, knob: str) -> float | None:
+    """The sidebar's value of ``knob`` (None where it sets none: k while λ sizes the fit, ρ left to its default)."""
+    if knob == "m":
+        return params.m
+    if knob == "k":
+        return float(params.k) if params.size_by == "k" else None
+    return None if params.rho is None else services.share_of_rho(params.m, params.rho)
+
+
 def _progress(job: EvidenceJob, knob: str) -> None:
     background_progress(job, key=f"path_{knob}", text=f"Fitting the mask path over {KNOBS[knob]}",
                         on_cancel=JOBS.cancel, args=(job.key,))
@@ -251,5 +260,14 @@ def section(ctx, *, where: str, ask_above_budget: bool = False) -> None:
              "to bound its time and memory; the fit on screen uses every row.")
     else:
         st.caption("Moving the sidebar's slider to a value of the path shows its fit at once: it is already made.")
+    at = sidebar_value(ctx.params, knob)
+    chart(cache.figure(key, f"path_scrubber_{at}", lambda: fig_path_scrubber(path, at=at)), key=f"fig_scrub_{where}",
+          name=f"craft_path_fits_{knob}")
+    st.caption(esc(
+        f"Drag the slider under this figure through the {len(path.values)} fits of the path: each step shows that "
+        "fit's masks, its clusters' rows and its metrics, drawn by your browser from the stored fits, while you drag "
+        "and without running the page again. The sidebar's sliders run the page once they are released (that is "
+        "how Streamlit's sliders work), so they are the way to values between the path's"
+        + (" and to the fit on every row." if result.sampled else ".")))
     if np.any(path.n_clusters != path.n_clusters[0]) and knob != "k":
         st.caption(esc(f"The number of clusters changes along the path: {', '.join(map(str, path.n_clusters))}."))

@@ -186,6 +186,17 @@ def rho_from_share(m: float, share: float) -> float:
     return round(float(share) * float(m) * (1.0 - float(m)), 12)
 
 
+def share_of_rho(m: float, rho: float) -> float:
+    """The share of m(1-m) that ``rho`` is: :func:`rho_from_share` undone (up to its rounding).
+
+    Examples
+    --------
+    >>> share_of_rho(0.5, rho_from_share(0.5, 0.2))
+    0.2
+    """
+    return float(rho) / (float(m) * (1.0 - float(m)))
+
+
 # ---------------------------------------------------------------------------
 # Data
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from test_app import charts, clear_caches, start, text  # noqa: F401  (fixture)
+from test_app import array, charts, clear_caches, start, text  # noqa: F401  (fixture)
 
 from explorer import cache, mask_path
 
@@ -55,6 +55,20 @@ def test_tune_and_see_draws_the_mask_path_from_the_grid_fits():
     heatmaps = [trace for trace in drawn[0]["data"] if trace["type"] == "heatmap"]
     assert len(heatmaps) == path.n_tracks
     assert any("Moving the sidebar's slider to a value of the path" in text(c) for c in at.caption)
+    # The scrubber: one frame per stored fit, opening on the sidebar's m, each frame that fit's masks and metrics.
+    (scrubber,) = [spec for spec in charts(at) if spec.get("frames")]
+    assert [frame["name"] for frame in scrubber["frames"]] == [f"{m:g}" for m in mask_path.M_GRID]
+    assert scrubber["layout"]["sliders"][0]["active"] == mask_path.M_GRID.index(ctx.params.m)
+    for step, (frame, m) in enumerate(zip(scrubber["frames"], mask_path.M_GRID, strict=True)):
+        model = cache.STORE.get(cache.fit_key(ctx.data.key, ctx.schema, ctx.params.replace(m=m))).model
+        z = array(frame["data"][0]["z"]).astype(float)
+        columns = [path.features.index(name) for name in frame["data"][0]["x"]]
+        for track in np.flatnonzero(path.present[:, step]):
+            cluster = path.clusters[track, step]
+            assert z[track].tolist() == model.feature_mask_[cluster][columns].astype(float).tolist()
+            assert array(frame["data"][1]["x"])[track] == model.cluster_sizes_[cluster]
+        assert f"K = {model.n_clusters_}, objective {model.objective_:,.6g}" in frame["layout"]["title"]["text"]
+    assert any("Drag the slider under this figure" in text(c) for c in at.caption)
 
     # m moved to a value of the grid: the fit is there, no job is started.
     at.slider(key="m").set_value(0.3).run()

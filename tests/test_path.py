@@ -19,7 +19,7 @@ import pytest
 
 from craft import CRAFT, CraftInputError
 from craft.path import PathEvent, fit_path, mask_path
-from craft.path_plots import fig_mask_path
+from craft.path_plots import fig_mask_path, fig_path_scrubber
 
 GROUP_ROWS = 60
 
@@ -94,6 +94,9 @@ def test_the_path_reads_the_fits_masks_and_sizes(planted):
         absent = path.clusters[:, step] < 0
         assert not path.selected[absent, step].any() and (path.sizes[absent, step] == 0).all()
     assert path.n_clusters.tolist() == [model.n_clusters_ for model in models]
+    assert path.objective.tolist() == [model.objective_ for model in models]
+    assert path.lam.tolist() == [model.lam_ for model in models] and path.rho.tolist() == [model.rho_ for model in models]
+    assert path.n_iter.tolist() == [model.n_iter_ for model in models]
     assert path.features == [str(name) for name in models[0].feature_names_in_]
 
 
@@ -164,6 +167,37 @@ def test_the_figure_draws_the_path(planted):
     assert splits.name == "split (1)" and list(splits.y) == [event.source, event.target, None]
     assert list(splits.x) == ["2", "3", None]
     assert next(trace for trace in fig.data if trace.name.startswith("merge")).name == "merge (0)"
+
+
+def test_the_scrubber_holds_every_fit_of_the_path_as_a_frame(planted):
+    _, _, models, path = planted
+    fig = fig_path_scrubber(path, at=2.9)
+    (slider,) = fig.layout.sliders
+    assert [frame.name for frame in fig.frames] == ["2", "3"] == [step.label for step in slider.steps]
+    assert slider.active == 1  # the value nearest to 2.9
+    for step, (frame, model) in enumerate(zip(fig.frames, models, strict=True)):
+        cells, sizes = frame.data
+        columns = [path.features.index(name) for name in cells.x]
+        assert sorted(columns) == list(range(len(path.features)))
+        z = np.array(cells.z, dtype=float)
+        for cluster in range(model.n_clusters_):
+            track = _track_of(path, step, cluster)
+            assert z[track].tolist() == np.asarray(model.feature_mask_)[cluster][columns].astype(float).tolist()
+            assert sizes.x[track] == model.cluster_sizes_[cluster]
+            assert frame.layout.yaxis.ticktext[track] == f"track {track}: cluster {cluster} ({model.cluster_sizes_[cluster]:,})"
+        absent = path.clusters[:, step] < 0
+        assert np.isnan(z[absent]).all() and not np.asarray(sizes.x)[absent].any()
+        assert frame.layout.title.text == (f"The fit at k = {model.k:g}: K = {model.n_clusters_}, objective "
+                                           f"{model.objective_:,.6g}, λ {model.lam_:.4g}, ρ {model.rho_:.4f}, "
+                                           f"{model.n_iter_} iterations")
+        # A step of the slider shows its frame at once, with nothing to ask of a server.
+        (name,), options = slider.steps[step].args
+        assert slider.steps[step].method == "animate" and name == frame.name
+        assert options["frame"] == {"duration": 0, "redraw": True} and options["transition"] == {"duration": 0}
+    # The figure opens on the frame of its slider's active step.
+    assert np.array_equal(np.array(fig.data[0].z, dtype=float), np.array(fig.frames[1].data[0].z, dtype=float),
+                          equal_nan=True)
+    assert fig.layout.title.text == fig.frames[1].layout.title.text
 
 
 def test_the_path_needs_no_plotly():
