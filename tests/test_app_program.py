@@ -92,30 +92,32 @@ def test_the_other_commands_import_neither_streamlit_nor_the_app():
     assert done.stdout.strip().splitlines()[-1] == "0 []", done.stdout
 
 
-def test_the_served_page_has_the_browser_fetch_the_charts_code_with_it():
+def test_the_served_pages_load_the_charts_code_early_and_a_page_link_names_its_server():
     from benchmarks.bench_browser import Server
-    from explorer.serve import BACKEND_HINT, chart_chunk
+    from explorer.serve import BACKEND_HINT, chart_chunk, chart_code_tags
 
     chunk = chart_chunk()
     assert chunk is not None and chunk.stat().st_size > 1_000_000, "Streamlit's Plotly chunk was not found"
+    streamlit_page = (chunk.parent.parent.parent / "index.html").read_bytes()
+    tags = chart_code_tags(chunk.name)
+    assert f'href="./static/js/{chunk.name}"'.encode() in tags and f'import("./static/js/{chunk.name}")'.encode() in tags
     server = Server().start()  # as `make run` starts it: python -m explorer.serve, own HOME, a free port
     try:
-        # A shared link to a page, and the root, are the same HTML page: both name the chunk to preload.
-        for path in ("/", "/clusters?view=Feature+masks"):
-            with urllib.request.urlopen(f"{server.url}{path}", timeout=30) as page:
-                assert page.headers.get_content_type() == "text/html"
-                assert page.headers["Link"] == f"<./static/js/{chunk.name}>; rel=modulepreload", dict(page.headers)
-        with urllib.request.urlopen(f"{server.url}/static/js/{chunk.name}", timeout=30) as code:
-            assert "javascript" in code.headers.get_content_type() and code.headers["Link"] is None
-            assert len(code.read()) == chunk.stat().st_size
-        # A page link's HTML names the server's address above it; the root page is Streamlit's, byte for byte.
+        # The root page: Streamlit's, with the chart's code fetched and run at the end of its <head>.
         with urllib.request.urlopen(f"{server.url}/", timeout=30) as root:
             root_html = root.read()
-            assert BACKEND_HINT not in root_html and root.headers["ETag"]
+            assert root.headers.get_content_type() == "text/html" and root.headers["ETag"] is None
+            assert int(root.headers["Content-Length"]) == len(root_html)
+        assert root_html == streamlit_page.replace(b"</head>", tags + b"</head>", 1) != streamlit_page
+        # A shared link to a page: the same, and the server's address above it at the top of its <head>.
         with urllib.request.urlopen(f"{server.url}/clusters?view=Feature+masks", timeout=30) as linked:
             html = linked.read()
             assert int(linked.headers["Content-Length"]) == len(html) and linked.headers["ETag"] is None
         assert html == root_html.replace(b"<head>", b"<head>" + BACKEND_HINT, 1) != root_html
+        # The file the tags name is served, unchanged.
+        with urllib.request.urlopen(f"{server.url}/static/js/{chunk.name}", timeout=30) as code:
+            assert "javascript" in code.headers.get_content_type() and code.headers["ETag"]
+            assert code.read() == chunk.read_bytes()
     finally:
         server.stop()
 
