@@ -699,6 +699,7 @@ def _frames_scrubbed(browser, page, result: Result, repeats: int) -> Result:
 
 
 _UPLOAD_SAME = "the same on a 10,000-row upload (12 numeric + 12 categorical columns)"
+_UPLOAD_SCRUBBER = "the same on the scrubber of a 10,000-row upload (12 numeric + 12 categorical columns)"
 
 
 def _scrub_action(key: str, text: str, path_page, scrubbed):
@@ -720,7 +721,7 @@ _scrub_frames = _scrub_action(
     "scrub_frames", "k one step on the mask path's own slider (Zoo, the k = 2–8 path of the Mask path tab): the "
                     "stored fit's masks, sizes and metrics drawn by the browser from the figure's frames, against a "
                     "bare Streamlit slider redrawing one heatmap", _zoo_path_page, _frames_scrubbed)
-_scrub_frames_10k = _scrub_action("scrub_frames10k", _UPLOAD_SAME, _upload_path_page, _frames_scrubbed)
+_scrub_frames_10k = _scrub_action("scrub_frames10k", _UPLOAD_SCRUBBER, _upload_path_page, _frames_scrubbed)
 
 
 def _fresh_server(browser, server, repeats, command) -> Result:
@@ -987,8 +988,23 @@ def merged_section(old: str | None, results: list[Result], info: dict, args) -> 
     if len(misses) > 1:
         said += "\n\n**Targets missed in that run:**" + misses[1].split("\n\n**Long fits.**")[0].rstrip()
     end = table[-1] + 1
-    lines = [line for line in lines if not line.startswith(said.split(":")[0] + ":")]  # an earlier run of these
+    lines = _without_run(lines, said.split(":")[0] + ":")  # an earlier run of these actions
     return "\n".join([*lines[:end], "", said, *lines[end:]]).strip()
+
+
+def _without_run(lines: list[str], prefix: str) -> list[str]:
+    """``lines`` without the block of an earlier partial run: its line starting with ``prefix`` and its misses."""
+    kept: list[str] = []
+    dropping = False
+    for line in lines:
+        if line.startswith(prefix):
+            dropping = True
+            continue
+        if dropping and (not line.strip() or line == "**Targets missed in that run:**" or line.startswith("- *")):
+            continue
+        dropping = False
+        kept.append(line)
+    return kept
 
 
 def run(keys, repeats: int, serve_command: list[str] | None) -> list[Result]:

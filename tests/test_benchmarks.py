@@ -117,3 +117,26 @@ def test_spambase_against_kmeans_is_timed_in_one_process_and_reported_as_a_ratio
     text, ratio = speed._spam_ratio_text(result)
     assert ratio == float(np.median(result["craft_s"])) / float(np.median(result["kmeans_s"]))
     assert f"ratio {ratio:.2f}×" in text and "`CRAFT(m=0.5, k=2)`" in text
+
+
+def test_a_partial_browser_run_written_twice_leaves_one_block_of_its_own(tmp_path):
+    """``bench_browser --actions ... --write-results`` run again replaces its row and its block, nothing else."""
+    from argparse import Namespace
+
+    from benchmarks.bench_browser import Result, merged_section
+
+    other_run = ("*The row(s) of wide: produced by `python -m benchmarks.bench_browser --actions wide` on 2026-01-01 "
+                 "00:00, commit abc, load average 1 at the start; the other rows come from the run named above.*")
+    old = ("*Produced by the full run.*\n\n| action | browser | server | target | | load | note |\n|---|---|---|---|---|---|---|\n"
+           "| kept row | 1 ms | 1 ms | ≤ 150 ms | met | 0.1 → 0.1 |  |\n\n" + other_run + "\n\n**Long fits.** kept")
+    args = Namespace(actions=["control"], repeats=1)
+    info = {"commit": "def", "load_average": "1.0"}
+    section = old
+    for browser_s in (0.2, 0.3):
+        result = Result("control", "a view-only control", 0.15, browser_s=[browser_s], server_s=[0.05], load=(1.0, 1.0))
+        section = merged_section(section, [result], info, args)
+    assert section.count("*The row(s) of control:") == 1 and section.count("**Targets missed in that run:**") == 1
+    assert "300 ms against" in section and "200 ms" not in section
+    assert "| kept row |" in section and other_run in section and "**Long fits.** kept" in section
+    (row,) = [line for line in section.splitlines() if line.startswith("| a view-only control")]
+    assert "| 300 ms" in row and "missed" in row
