@@ -6,9 +6,9 @@ first run: seconds on a small machine, every time the server starts. This
 does both first, in the server's own process, then starts the same server
 (``streamlit run app.py`` with the given options), so the first session after
 a start is as quick as any later one. It also has the browser fetch the
-chart's code with the page and run it before the first run
-(:func:`load_chart_code_early`), and a link to one of its pages connect to
-the server at once (:func:`name_the_server_on_page_links`).
+chart's code with the page (:func:`preload_chart_code`), and a link to one
+of its pages connect to the server at once
+(:func:`name_the_server_on_page_links`).
 ``make run`` and ``craft app`` use it.
 """
 
@@ -125,39 +125,38 @@ def _change_html_pages(change: Callable[[dict, bytes], bytes | None]) -> bool:
     return True
 
 
-def chart_code_tags(chunk_name: str) -> bytes:
-    """The tags that fetch Plotly's code with the page and run it right after Streamlit's own code."""
-    return (f'<link rel="modulepreload" crossorigin href="./static/js/{chunk_name}">'
-            f'<script type="module">import("./static/js/{chunk_name}");</script>').encode()
+def chart_code_link(chunk_name: str) -> bytes:
+    """The tag that has the browser fetch Plotly's code with the page."""
+    return f'<link rel="modulepreload" crossorigin href="./static/js/{chunk_name}">'.encode()
 
 
-def load_chart_code_early() -> bool:
-    """Have a new visitor's browser fetch and run Plotly's code while it waits for the first run.
+def preload_chart_code() -> bool:
+    """Have a new visitor's browser fetch Plotly's code with the page instead of after the first run.
 
-    Streamlit's frontend fetches and runs an element's code when it first
-    draws one, so a page's first chart waited for the first run, then for
-    Plotly's 4.7 MB file (behind the widgets' 47 small ones on the browser's
-    six connections), then for the file to run: measured in a Chromium
-    trace, one task of about 0.8–1.0 s that began after the first run had
-    been drawn. Two tags at the end of the page's ``<head>``
-    (:func:`chart_code_tags`) move both before the first run: a
-    ``modulepreload`` link fetches the file with the page's own code, and a
-    module script, which runs after Streamlit's (document order), imports it,
-    so that the file runs while the browser waits for the server's first run
-    (traced: from 1.8 s to 0.9 s after the navigation). Streamlit's own
-    import of the file later finds it run. Preloading the widgets' files too
-    made the first view slower: they compete with the page's code.
+    Streamlit's frontend fetches an element's code when it first draws one.
+    On this app's pages the widgets' code (about 47 small files) went first
+    and Plotly's 4.7 MB file waited behind it for one of the browser's six
+    connections to the server: measured, it arrived 0.5–0.7 s after the first
+    run had ended, against 0.2 s on a bare page with one chart. A
+    ``modulepreload`` link at the end of the page's ``<head>``
+    (:func:`chart_code_link`; relative, as the page's own) has the browser
+    fetch it at once, beside the page's own code.
 
-    The addresses are relative, as the page's own, so they hold under a base
-    URL path. Feature-detected: where Streamlit serves its files otherwise,
-    or the file is not found, nothing changes. Returns whether the tags are
-    added.
+    Tried and left out: preloading the widgets' files too (slower: they
+    compete with the page's code), and *running* Plotly's file early with a
+    module script that imports it. That moved its evaluation, one task of
+    about 0.9 s, before the first run: the first chart came 0.05–0.3 s sooner,
+    but the page's frame (sidebar, title, the skeletons of its elements) came
+    about 1.2 s later, since the first run waited for that task.
+
+    Feature-detected: where Streamlit serves its files otherwise, or the
+    file is not found, nothing changes. Returns whether the link is added.
     """
     chunk = chart_chunk()
     if chunk is None:
         return False
-    tags = chart_code_tags(chunk.name)
-    return _change_html_pages(lambda scope, page: page.replace(b"</head>", tags + b"</head>", 1))
+    link = chart_code_link(chunk.name)
+    return _change_html_pages(lambda scope, page: page.replace(b"</head>", link + b"</head>", 1))
 
 
 #: Run before Streamlit's own code, which reads ``window.__streamlit`` once as it loads. A host's own setting wins.
@@ -188,7 +187,7 @@ def name_the_server_on_page_links() -> bool:
     address above the page (``new URL(".", location.href)``), which is right
     under a base URL path and behind a proxy that adds a prefix, since it is
     relative. The root page gets nothing of it. Feature-detected as
-    :func:`load_chart_code_early` is. Returns whether the hint is set.
+    :func:`preload_chart_code` is. Returns whether the hint is set.
     """
     return _change_html_pages(
         lambda scope, page: page.replace(b"<head>", b"<head>" + BACKEND_HINT, 1) if _page_link(scope) else None)
@@ -196,7 +195,7 @@ def name_the_server_on_page_links() -> bool:
 
 def main(argv: list[str] | None = None) -> None:
     warm()
-    load_chart_code_early()
+    preload_chart_code()
     name_the_server_on_page_links()
     from streamlit.runtime.pages_manager import PagesManager
     from streamlit.web import cli

@@ -92,29 +92,29 @@ def test_the_other_commands_import_neither_streamlit_nor_the_app():
     assert done.stdout.strip().splitlines()[-1] == "0 []", done.stdout
 
 
-def test_the_served_pages_load_the_charts_code_early_and_a_page_link_names_its_server():
+def test_the_served_pages_preload_the_charts_code_and_a_page_link_names_its_server():
     from benchmarks.bench_browser import Server
-    from explorer.serve import BACKEND_HINT, chart_chunk, chart_code_tags
+    from explorer.serve import BACKEND_HINT, chart_chunk, chart_code_link
 
     chunk = chart_chunk()
     assert chunk is not None and chunk.stat().st_size > 1_000_000, "Streamlit's Plotly chunk was not found"
     streamlit_page = (chunk.parent.parent.parent / "index.html").read_bytes()
-    tags = chart_code_tags(chunk.name)
-    assert f'href="./static/js/{chunk.name}"'.encode() in tags and f'import("./static/js/{chunk.name}")'.encode() in tags
+    link = chart_code_link(chunk.name)
+    assert link == f'<link rel="modulepreload" crossorigin href="./static/js/{chunk.name}">'.encode()
     server = Server().start()  # as `make run` starts it: python -m explorer.serve, own HOME, a free port
     try:
-        # The root page: Streamlit's, with the chart's code fetched and run at the end of its <head>.
+        # The root page: Streamlit's, with the chart's code preloaded at the end of its <head>.
         with urllib.request.urlopen(f"{server.url}/", timeout=30) as root:
             root_html = root.read()
             assert root.headers.get_content_type() == "text/html" and root.headers["ETag"] is None
             assert int(root.headers["Content-Length"]) == len(root_html)
-        assert root_html == streamlit_page.replace(b"</head>", tags + b"</head>", 1) != streamlit_page
+        assert root_html == streamlit_page.replace(b"</head>", link + b"</head>", 1) != streamlit_page
         # A shared link to a page: the same, and the server's address above it at the top of its <head>.
         with urllib.request.urlopen(f"{server.url}/clusters?view=Feature+masks", timeout=30) as linked:
             html = linked.read()
             assert int(linked.headers["Content-Length"]) == len(html) and linked.headers["ETag"] is None
         assert html == root_html.replace(b"<head>", b"<head>" + BACKEND_HINT, 1) != root_html
-        # The file the tags name is served, unchanged.
+        # The file the link names is served, unchanged.
         with urllib.request.urlopen(f"{server.url}/static/js/{chunk.name}", timeout=30) as code:
             assert "javascript" in code.headers.get_content_type() and code.headers["ETag"]
             assert code.read() == chunk.read_bytes()
