@@ -663,8 +663,9 @@ def _scrubbed(browser, page, result: Result, repeats: int) -> Result:
     return result
 
 
-#: Page coordinates of each step of the path scrubber's slider (Plotly draws a slider as SVG: one label per step).
-_SCRUBBER_STEPS_JS = """
+#: Page coordinates of each step of Tune & see's path scrubber's slider, with its label (Plotly draws a slider as
+#: SVG: one label per step; a click on the rail above a label moves the slider there).
+SCRUBBER_STEPS_JS = """
 () => {
   const plot = document.querySelector('.st-key-fig_scrub_tune .js-plotly-plot');
   const rail = plot.querySelector('.slider-rail-rect').getBoundingClientRect();
@@ -682,7 +683,7 @@ def _frames_scrubbed(browser, page, result: Result, repeats: int) -> Result:
     """The k path's scrubber clicked one step right at a time (k = 3, 4, ...), each step timed as any action."""
     page.locator(".st-key-fig_scrub_tune .slider-rail-rect").first.scroll_into_view_if_needed()
     settle(page, since_navigation=True)
-    steps = page.evaluate(_SCRUBBER_STEPS_JS)
+    steps = page.evaluate(SCRUBBER_STEPS_JS)
     titles = []
     for step in steps[1:1 + min(repeats, len(steps) - 1)]:
         result.add(timed(page, lambda step=step: page.mouse.click(step["x"], step["y"])))

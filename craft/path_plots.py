@@ -82,8 +82,7 @@ def _mask_cells(path: MaskPath, track: int, features: list[int], x: list[str]) -
     return go.Heatmap(
         z=z, x=x, y=names, zmin=0, zmax=1, showscale=False, xgap=1, ygap=1, text=text,
         hovertemplate="%{text}<extra></extra>", name=f"track {track}",
-        colorscale=[[0, plots.UNSELECTED_COLOR], [0.5, plots.UNSELECTED_COLOR], [0.5, plots.SELECTED_COLOR],
-                    [1, plots.SELECTED_COLOR]],
+        colorscale=plots.SELECTION_COLORSCALE,
     )
 
 
@@ -163,8 +162,7 @@ def _step_traces(path: MaskPath, step: int, features: list[int], names: list[str
     cells = go.Heatmap(
         z=z, x=names, y=rows, zmin=0, zmax=1, showscale=False, xgap=1, ygap=1, text=text,
         hovertemplate="%{text}<extra></extra>", name="masks",
-        colorscale=[[0, plots.UNSELECTED_COLOR], [0.5, plots.UNSELECTED_COLOR], [0.5, plots.SELECTED_COLOR],
-                    [1, plots.SELECTED_COLOR]],
+        colorscale=plots.SELECTION_COLORSCALE,
     )
     sizes = go.Bar(
         x=path.sizes[:, step], y=rows, orientation="h", marker=dict(color=colors), name="rows", showlegend=False,
@@ -206,11 +204,12 @@ def fig_path_scrubber(path: MaskPath, *, at: float | None = None) -> go.Figure:
     rows = list(range(path.n_tracks))
     labels = [_track_names(path, step) for step in range(len(x))]
     axis, room = plots._name_axis(names)
+    traces = [_step_traces(path, step, features, names, colors) for step in range(len(x))]
     fig = make_subplots(rows=1, cols=2, shared_yaxes=True, column_widths=[0.8, 0.2], horizontal_spacing=0.02,
                         subplot_titles=["Selected features of each track", "Rows"])
-    for trace, col in zip(_step_traces(path, start, features, names, colors), (1, 2), strict=True):
+    for trace, col in zip(traces[start], (1, 2), strict=True):
         fig.add_trace(trace, row=1, col=col)
-    fig.frames = [go.Frame(name=x[step], data=list(_step_traces(path, step, features, names, colors)), traces=[0, 1],
+    fig.frames = [go.Frame(name=x[step], data=list(traces[step]), traces=[0, 1],
                            layout=dict(title_text=_step_title(path, step), yaxis=dict(ticktext=labels[step])))
                   for step in range(len(x))]
     fig.update_xaxes(row=1, col=1, type="category", **axis)

@@ -63,6 +63,8 @@ __all__ = [
 #: Colours of selected (blue) and unselected (grey) cells and bars.
 SELECTED_COLOR = "#1f4e9c"
 UNSELECTED_COLOR = "#d9d9d9"
+#: A 0/1 heatmap of selections: 0 (not selected) grey, 1 (selected) blue, with no shade between.
+SELECTION_COLORSCALE = [[0, UNSELECTED_COLOR], [0.5, UNSELECTED_COLOR], [0.5, SELECTED_COLOR], [1, SELECTED_COLOR]]
 #: The data heatmap draws selected and unselected cells as two traces with
 #: scales of two hue classes, so no value of one can look like the other:
 #: blues (every colour clearly blue) and neutral greys. Within a class the
@@ -299,7 +301,7 @@ def _binary_heatmap(frame: pd.DataFrame, row_labels: list[str], name: str) -> go
         y=row_labels,
         zmin=0,
         zmax=1,
-        colorscale=[[0, UNSELECTED_COLOR], [0.5, UNSELECTED_COLOR], [0.5, SELECTED_COLOR], [1, SELECTED_COLOR]],
+        colorscale=SELECTION_COLORSCALE,
         showscale=False,
         xgap=1,
         ygap=1,

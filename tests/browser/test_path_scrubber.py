@@ -8,6 +8,8 @@ from __future__ import annotations
 import pytest
 from test_flows import open_app, screenshot, wait_idle
 
+from benchmarks.bench_browser import SCRUBBER_STEPS_JS
+
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(240)]
 
 SCRUBBER = ".st-key-fig_scrub_tune .js-plotly-plot"
@@ -27,14 +29,9 @@ _SHOWN_JS = """
 
 
 def _step_position(page, label: str) -> tuple[float, float]:
-    """Where a click moves the scrubber's slider to ``label``: above that step's label, on the rail."""
-    return page.evaluate("""([selector, label]) => {
-      const plot = document.querySelector(selector);
-      const rail = plot.querySelector('.slider-rail-rect').getBoundingClientRect();
-      const text = [...plot.querySelectorAll('.slider-label')].find((t) => t.textContent === label);
-      const box = text.getBoundingClientRect();
-      return [box.left + box.width / 2, rail.top + rail.height / 2];
-    }""", [SCRUBBER, label])
+    """Where a click moves the scrubber's slider to ``label`` (the benchmark's own reading of the slider)."""
+    (step,) = [step for step in page.evaluate(SCRUBBER_STEPS_JS) if step["label"] == label]
+    return step["x"], step["y"]
 
 
 def test_the_scrubber_shows_each_stored_fit_without_running_the_page(page):
