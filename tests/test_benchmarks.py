@@ -140,3 +140,29 @@ def test_a_partial_browser_run_written_twice_leaves_one_block_of_its_own(tmp_pat
     assert "| kept row |" in section and other_run in section and "**Long fits.** kept" in section
     (row,) = [line for line in section.splitlines() if line.startswith("| a view-only control")]
     assert "| 300 ms" in row and "missed" in row
+
+
+def test_replaying_a_fits_runs_keeps_its_own_run_and_a_race_keeps_one_of_them():
+    from benchmarks import restart_racing
+    from benchmarks.common import labelled
+
+    zoo = labelled("zoo")
+    model, runs, n_passes = restart_racing.traced_fit(zoo.X, zoo.n_classes, m=0.5, categorical=zoo.schema, random_state=3)
+    assert sorted(runs) == list(range(10)) and n_passes >= sum(len(run.labels) for run in runs.values())
+    full, saved = restart_racing.kept(runs, None)
+    assert saved == 0 and np.array_equal(runs[full].labels[-1], model.labels_)
+    # A race that keeps every restart is no race; one that keeps a single restart after one pass saves passes
+    # and still keeps a finished run of this fit.
+    assert restart_racing.kept(runs, (1, 10)) == (full, 0)
+    raced, saved = restart_racing.kept(runs, (1, 1))
+    assert saved > 0 and runs[raced].finished
+
+
+def test_the_racing_benchmark_writes_its_section(tmp_path):
+    results = tmp_path / "RESULTS.md"
+    done = _run_script(["-m", "benchmarks.restart_racing", "--quick", "--write-results", "--results", str(results)], 280)
+    assert done.returncode == 0, done.stderr[-3000:]
+    text = results.read_text(encoding="utf-8")
+    assert re.search(r"(?m)^## Restarts cut short$", text)
+    assert re.search(r"(?m)^\| zoo, m = 0\.5, plain \| 2 \| NMI 0\.\d{3} \| [+-]\d\.\d{3} \(\d+%\) \|", text), text
+    assert re.search(r"(?m)^\| fits keeping the same run \|\s+\|\s+\| \d+ of 24 \|", text), text
