@@ -17,8 +17,8 @@ Results are kept in :data:`STORE`, an LRU of pickled results bounded by bytes
 ``st.cache_data``: fits and per-fit tables (the app's fits keep every
 iteration's labels for Teach, up to ``services.TEACH_ROWS`` rows), tables read, Compare, What-if, stability and the
 report. Figures are kept in :data:`FIGURES` (a quarter of that share), one
-object shared by every session and never mutated (``st.plotly_chart`` only
-reads it), because an unpickled copy of a Plotly figure re-validates every
+object shared by every session and never mutated (drawing it only reads
+it: ``explorer.plotly_view``), because an unpickled copy of a Plotly figure re-validates every
 property (70 ms for the mask heatmap, most of a view-only rerun); their bytes
 are estimated from the arrays and text they hold (:func:`object_bytes`).
 ``benchmarks/bench_cache.py`` shows a server's memory level off over many

@@ -15,12 +15,15 @@ Two routes, both offline:
 from __future__ import annotations
 
 import functools
+import json
 import shutil
 from collections.abc import Callable
 
 import plotly.graph_objects as go
 import plotly.io as pio
 import streamlit as st
+
+from . import plotly_view
 
 #: Executables kaleido (through choreographer) can drive.
 _BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "chrome")
@@ -50,11 +53,22 @@ def chart_config(name: str) -> dict:
 
 @functools.lru_cache(maxsize=32)
 def static_image(spec: str, fmt: str) -> bytes:
-    """``spec`` (a figure's JSON) rendered as ``fmt`` ("svg" or "png") by kaleido."""
-    figure = pio.from_json(spec)
-    width = figure.layout.width or DEFAULT_SIZE[0]
-    height = figure.layout.height or DEFAULT_SIZE[1]
-    return figure.to_image(format=fmt, width=width, height=height, scale=PNG_SCALE if fmt == "png" else 1)
+    """``spec`` (a figure's JSON) rendered as ``fmt`` ("svg" or "png") by kaleido.
+
+    Sent as it is, not re-validated by plotly.py: the theme holds values
+    plotly.js takes and plotly.py's validators refuse (``"transparent"``).
+    """
+    figure = json.loads(spec)
+    layout = figure.get("layout", {})
+    width = layout.get("width") or DEFAULT_SIZE[0]
+    height = layout.get("height") or DEFAULT_SIZE[1]
+    return pio.to_image(figure, format=fmt, width=width, height=height, scale=PNG_SCALE if fmt == "png" else 1,
+                        validate=False)
+
+
+def figure_image(figure: go.Figure, fmt: str) -> bytes:
+    """``figure`` as the app draws it (its theme, :func:`plotly_view.figure_json`), rendered as ``fmt``."""
+    return static_image(plotly_view.figure_json(figure), fmt)
 
 
 def download_buttons(figure: go.Figure | Callable[[], go.Figure], name: str, key: str, container=None) -> None:
@@ -73,11 +87,11 @@ def download_buttons(figure: go.Figure | Callable[[], go.Figure], name: str, key
     made = figure if callable(figure) else (lambda: figure)
     row = container.container(horizontal=True)
     row.download_button(
-        "SVG", lambda: static_image(made().to_json(), "svg"), file_name=f"{name}.svg", mime="image/svg+xml",
+        "SVG", lambda: figure_image(made(), "svg"), file_name=f"{name}.svg", mime="image/svg+xml",
         key=f"{key}_svg", icon=":material/download:", help="The figure as a vector image (slides, papers).",
     )
     row.download_button(
-        "PNG", lambda: static_image(made().to_json(), "png"), file_name=f"{name}.png", mime="image/png",
+        "PNG", lambda: figure_image(made(), "png"), file_name=f"{name}.png", mime="image/png",
         key=f"{key}_png", icon=":material/download:", help=f"The figure as a {PNG_SCALE}× PNG image.",
     )
 
@@ -90,6 +104,5 @@ def chart(figure: go.Figure, *, key: str, name: str, camera_name: str | None = N
     changes, and leaves it alone otherwise: a view whose ``name`` changes
     more often than its figure (Teach's iteration steps) keeps a fixed one.
     """
-    container = container if container is not None else st
-    container.plotly_chart(figure, key=key, config=chart_config(camera_name or name))
+    plotly_view.show(figure, key=key, config=chart_config(camera_name or name), container=container)
     download_buttons(figure, name, key, container)

@@ -6,7 +6,7 @@ first run: seconds on a small machine, every time the server starts. This
 does both first, in the server's own process, then starts the same server
 (``streamlit run app.py`` with the given options), so the first session after
 a start is as quick as any later one. It also has the browser fetch the
-chart's code with the page (:func:`preload_chart_code`), and a link to one
+charts' code with the page (:func:`preload_chart_code`), and a link to one
 of its pages connect to the server at once
 (:func:`name_the_server_on_page_links`).
 ``make run`` and ``craft app`` use it.
@@ -48,18 +48,6 @@ def warm() -> None:
     # What is loaded now lives as long as the server: keep it out of every later collection.
     gc.collect()
     gc.freeze()
-
-
-#: Streamlit's frontend chunk that draws Plotly figures (its file name carries a content hash).
-CHART_CHUNK = "PlotlyChart.*.js"
-
-
-def chart_chunk() -> Path | None:
-    """The file of Streamlit's frontend that holds Plotly (4.7 MB in Streamlit 1.67), or None if not found."""
-    from streamlit import file_util
-
-    found = sorted((Path(file_util.get_static_dir()) / "static" / "js").glob(CHART_CHUNK))
-    return found[0] if len(found) == 1 else None
 
 
 def _change_html_pages(change: Callable[[dict, bytes], bytes | None]) -> bool:
@@ -125,37 +113,35 @@ def _change_html_pages(change: Callable[[dict, bytes], bytes | None]) -> bool:
     return True
 
 
-def chart_code_link(chunk_name: str) -> bytes:
-    """The tag that has the browser fetch Plotly's code with the page."""
-    return f'<link rel="modulepreload" crossorigin href="./static/js/{chunk_name}">'.encode()
+def chart_code_link() -> bytes:
+    """The tag that has the browser fetch the charts' plotly.js with the page (relative, as the page's own)."""
+    from .plotly_view import BUNDLE_URL
+
+    return f'<link rel="preload" as="script" href="./{BUNDLE_URL}">'.encode()
 
 
 def preload_chart_code() -> bool:
-    """Have a new visitor's browser fetch Plotly's code with the page instead of after the first run.
+    """Have a new visitor's browser fetch the charts' plotly.js with the page instead of at the first chart.
 
-    Streamlit's frontend fetches an element's code when it first draws one.
-    On this app's pages the widgets' code (about 47 small files) went first
-    and Plotly's 4.7 MB file waited behind it for one of the browser's six
-    connections to the server: measured, it arrived 0.5–0.7 s after the first
-    run had ended, against 0.2 s on a bare page with one chart. A
-    ``modulepreload`` link at the end of the page's ``<head>``
-    (:func:`chart_code_link`; relative, as the page's own) has the browser
-    fetch it at once, beside the page's own code.
+    The charts' code (``static/plotly-cartesian.min.js``, 1.5 MB) is asked
+    for when the first chart is drawn, after the first run; on this app's
+    pages the widgets' code (about 47 small files) is fetched then too. A
+    ``preload`` link at the end of the page's ``<head>``
+    (:func:`chart_code_link`) has the browser fetch it at once, beside the
+    page's own code; the chart then only evaluates it.
 
-    Tried and left out: preloading the widgets' files too (slower: they
-    compete with the page's code), and *running* Plotly's file early with a
-    module script that imports it. That moved its evaluation, one task of
-    about 0.9 s, before the first run: the first chart came 0.05–0.3 s sooner,
-    but the page's frame (sidebar, title, the skeletons of its elements) came
-    about 1.2 s later, since the first run waited for that task.
+    Tried and left out, with Streamlit's own chart (all of plotly.js in one
+    4.7 MB file): preloading the widgets' files too (slower: they compete
+    with the page's code), and *running* Plotly's file early. That moved its
+    evaluation, one task of about 0.9 s, before the first run: the first
+    chart came 0.05–0.3 s sooner, but the page's frame (sidebar, title, the
+    skeletons of its elements) came about 1.2 s later, since the first run
+    waited for that task.
 
-    Feature-detected: where Streamlit serves its files otherwise, or the
-    file is not found, nothing changes. Returns whether the link is added.
+    Feature-detected: where Streamlit serves its files otherwise, nothing
+    changes. Returns whether the link is added.
     """
-    chunk = chart_chunk()
-    if chunk is None:
-        return False
-    link = chart_code_link(chunk.name)
+    link = chart_code_link()
     return _change_html_pages(lambda scope, page: page.replace(b"</head>", link + b"</head>", 1))
 
 

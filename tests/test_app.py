@@ -112,8 +112,23 @@ def errors(at: AppTest) -> list[str]:
     return [text(e) for e in settle(at).error]
 
 
+def chart_elements(at: AppTest) -> list:
+    """The figures the app drew (``explorer.plotly_view``'s component), as AppTest elements."""
+    return [element for element in at.get("bidi_component") if element.proto.component_name == "craft_chart"]
+
+
+def chart_spec(element) -> str:
+    """A drawn figure's JSON, as the browser draws it."""
+    return json.loads(element.proto.json)["figure"]
+
+
+def chart_config(element) -> str:
+    """A drawn figure's Plotly config, as JSON."""
+    return json.loads(element.proto.json)["config"]
+
+
 def charts(at: AppTest) -> list[dict]:
-    return [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]
+    return [json.loads(chart_spec(chart)) for chart in chart_elements(at)]
 
 
 def array(value) -> np.ndarray:
@@ -173,7 +188,7 @@ def test_every_page_runs_on_every_example(name):
                 at.run()
                 assert not at.exception, (tab, at.exception)
                 assert not errors(at), (tab, errors(at))
-            assert at.get("plotly_chart"), "the Iterations tab draws a chart"
+            assert chart_elements(at), "the Iterations tab draws a chart"
 
 
 def test_url_parameters_open_the_view():

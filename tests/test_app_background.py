@@ -11,7 +11,7 @@ from __future__ import annotations
 import threading
 
 import pytest
-from test_app import APP, clear_caches, ctx, pytestmark, settle, text  # noqa: F401  (fixture, marks)
+from test_app import APP, chart_elements, clear_caches, ctx, pytestmark, settle, text  # noqa: F401  (fixture, marks)
 from streamlit.testing.v1 import AppTest
 
 from explorer import cache, services
@@ -110,7 +110,7 @@ def test_a_page_that_needs_the_fit_waits_for_the_running_one():
     assert not at.exception
     state = at.session_state["ctx"]
     assert state.model is not None and state.job is None
-    assert at.title[0].value == "Tune & see" and at.get("plotly_chart")
+    assert at.title[0].value == "Tune & see" and chart_elements(at)
     if job is not None:  # the fit outlasted the Data page's grace: the page waited for that same job
         assert job.done and cache.STORE.get(job.key) is not None
 
@@ -124,12 +124,12 @@ def test_a_cancelled_fit_says_so_and_fits_again_on_request(gate):
     at.switch_page("pages/clusters.py").run()
     assert not at.exception
     assert any("you cancelled this fit after 12 iterations" in text(n) for n in at.info)
-    assert not at.get("plotly_chart")
+    assert not chart_elements(at)
     gate.open()
     assert job.wait(30) and job.result() is None
     at.button(key="fit_again").click().run()
     assert not at.exception
-    assert at.session_state["ctx"].model is not None and at.get("plotly_chart")
+    assert at.session_state["ctx"].model is not None and chart_elements(at)
 
 
 def test_the_cancel_button_goes_with_the_bar_when_the_fit_ends(gate):
@@ -138,7 +138,7 @@ def test_the_cancel_button_goes_with_the_bar_when_the_fit_ends(gate):
     threading.Timer(1.0, gate.open).start()
     at.switch_page("pages/clusters.py").run()
     assert not at.exception
-    assert at.session_state["ctx"].model is not None and at.get("plotly_chart")
+    assert at.session_state["ctx"].model is not None and chart_elements(at)
     # A Cancel button left on the finished page would throw the finished fit away when clicked.
     assert "cancel_fit" not in [button.key for button in at.button]
     assert not at.get("progress")
@@ -153,7 +153,7 @@ def test_a_cancel_that_reaches_a_finished_fit_keeps_it(gate):
     at.session_state["_fit_cancelled"] = (job.key, 386)
     at.switch_page("pages/clusters.py").run()
     assert not at.exception
-    assert at.session_state["ctx"].model is not None and at.get("plotly_chart")
+    assert at.session_state["ctx"].model is not None and chart_elements(at)
     assert not any("you cancelled this fit" in text(box) for box in at.info)
     # It is forgotten, so it cannot come back on a later run either.
     assert "_fit_cancelled" not in at.session_state

@@ -17,6 +17,9 @@ from test_app import (
     PAGES,
     SYNTHETIC,
     array,
+    chart_config,
+    chart_elements,
+    chart_spec,
     charts,
     clear_caches,
     ctx,
@@ -155,11 +158,11 @@ def test_only_tables_with_a_planted_truth_offer_the_planted_toggles():
     visit(at, "data")
     upload(at, "letters.csv", _classes_table(3))
     visit(at, "clusters")
-    assert ctx(at).data.kind == "upload" and at.get("plotly_chart")
+    assert ctx(at).data.kind == "upload" and chart_elements(at)
     assert not at.toggle  # no switch shown on (and greyed) for a table that has no planted subspaces
     at.session_state["view"] = "Data heatmap"
     at.run()
-    assert at.get("plotly_chart") and not at.toggle
+    assert chart_elements(at) and not at.toggle
 
 
 def test_a_shared_link_to_an_upload_asks_for_the_table_again():
@@ -263,8 +266,8 @@ def test_teach_steps_leave_an_unchanged_figure_as_it_is():
     shown = {}
     for t in (same[0] - 1, same[0]):
         at.slider(key="teach_iter").set_value(t).run()
-        masks, projection = at.get("plotly_chart")[:2]
-        shown[t] = (masks.proto.spec, masks.proto.config, projection.proto.spec)
+        masks, projection = chart_elements(at)[:2]
+        shown[t] = (chart_spec(masks), chart_config(masks), chart_spec(projection))
     (masks_before, config_before, projection_before), (masks_after, config_after, projection_after) = shown.values()
     assert masks_before == masks_after and config_before == config_after
     # The assignments did change (other rings), so that figure is sent anew.
@@ -290,7 +293,7 @@ def test_every_figure_has_svg_and_png_downloads(page):
     at = open_app(dataset="fig1_binary", syn_n="90", n_init="1")
     visit(at, page)
     keys = {button.key for button in at.get("download_button")}
-    figures = at.get("plotly_chart")
+    figures = chart_elements(at)
     assert figures
     if figure_export.server_export_available():
         chart_keys = {chart.proto.id for chart in figures}
@@ -298,7 +301,7 @@ def test_every_figure_has_svg_and_png_downloads(page):
         png = {key for key in keys if key and key.endswith("_png")}
         assert len(svg) == len(png) == len(figures), (svg, chart_keys)
     for chart in figures:
-        config = chart.proto.config
+        config = chart_config(chart)
         assert '"format": "svg"' in config or '"format":"svg"' in config
 
 

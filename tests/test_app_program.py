@@ -93,17 +93,18 @@ def test_the_other_commands_import_neither_streamlit_nor_the_app():
 
 
 def test_the_served_pages_preload_the_charts_code_and_a_page_link_names_its_server():
-    from benchmarks.bench_browser import Server
-    from explorer.serve import BACKEND_HINT, chart_chunk, chart_code_link
+    from streamlit import file_util
 
-    chunk = chart_chunk()
-    assert chunk is not None and chunk.stat().st_size > 1_000_000, "Streamlit's Plotly chunk was not found"
-    streamlit_page = (chunk.parent.parent.parent / "index.html").read_bytes()
-    link = chart_code_link(chunk.name)
-    assert link == f'<link rel="modulepreload" crossorigin href="./static/js/{chunk.name}">'.encode()
+    from benchmarks.bench_browser import Server
+    from explorer.plotly_view import BUNDLE
+    from explorer.serve import BACKEND_HINT, chart_code_link
+
+    streamlit_page = (Path(file_util.get_static_dir()) / "index.html").read_bytes()
+    link = chart_code_link()
+    assert link == b'<link rel="preload" as="script" href="./app/static/plotly-cartesian.min.js">'
     server = Server().start()  # as `make run` starts it: python -m explorer.serve, own HOME, a free port
     try:
-        # The root page: Streamlit's, with the chart's code preloaded at the end of its <head>.
+        # The root page: Streamlit's, with the charts' code preloaded at the end of its <head>.
         with urllib.request.urlopen(f"{server.url}/", timeout=30) as root:
             root_html = root.read()
             assert root.headers.get_content_type() == "text/html" and root.headers["ETag"] is None
@@ -114,10 +115,10 @@ def test_the_served_pages_preload_the_charts_code_and_a_page_link_names_its_serv
             html = linked.read()
             assert int(linked.headers["Content-Length"]) == len(html) and linked.headers["ETag"] is None
         assert html == root_html.replace(b"<head>", b"<head>" + BACKEND_HINT, 1) != root_html
-        # The file the link names is served, unchanged.
-        with urllib.request.urlopen(f"{server.url}/static/js/{chunk.name}", timeout=30) as code:
-            assert "javascript" in code.headers.get_content_type() and code.headers["ETag"]
-            assert code.read() == chunk.read_bytes()
+        # The file the link names is served as JavaScript, unchanged.
+        with urllib.request.urlopen(f"{server.url}/app/static/{BUNDLE.name}", timeout=30) as code:
+            assert "javascript" in code.headers.get_content_type()
+            assert code.read() == BUNDLE.read_bytes()
     finally:
         server.stop()
 

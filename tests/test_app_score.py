@@ -17,7 +17,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from craft import persist
-from test_app import array, charts, clear_caches, ctx, errors, start, text, upload, visit  # noqa: F401 - clear_caches: autouse
+from test_app import array, chart_elements, charts, clear_caches, ctx, errors, start, text, upload, visit  # noqa: F401 - clear_caches: autouse
 
 #: Cells written far from every wine cluster (and kept as the file writes them).
 FAR = "99999.5"
@@ -105,7 +105,7 @@ def test_missing_extra_and_differently_typed_columns_are_all_named():
     assert "'changed.csv' cannot be scored" in shown, shown
     assert f"lacks the fitted column(s) ['{missing}']" in shown and "shop_id" in shown, shown
     assert f"Column '{typed}' is numeric in the schema" in shown, shown
-    assert "Traceback" not in shown and not at.get("plotly_chart")
+    assert "Traceback" not in shown and not chart_elements(at)
 
 
 @pytest.mark.parametrize("content", [b"not a model at all", b"PK\x03\x04" + bytes(200)])
@@ -114,7 +114,7 @@ def test_a_corrupt_model_file_gets_a_readable_message(content):
     score_model(at, "model.craft", content)
     shown = " ".join(errors(at))
     assert "'model.craft' cannot be used as a model" in shown and "not a CRAFT model file" in shown, shown
-    assert "Traceback" not in shown and not at.get("plotly_chart")
+    assert "Traceback" not in shown and not chart_elements(at)
 
 
 def test_a_model_file_of_another_format_version_names_both_versions():

@@ -30,7 +30,7 @@ from streamlit.testing.v1 import AppTest
 from craft import CRAFT, CraftInputError, infer_schema
 from craft.io import read_table
 from explorer.cache import FIGURES, STORE
-from test_app import settle
+from test_app import chart_elements, chart_spec, settle
 
 from benchmarks.bench_browser import wide_table
 
@@ -283,9 +283,9 @@ def test_html_and_script_names_are_shown_as_text():
     assert any(s.startswith("Clustered into K = ") for s in messages(at, "success"))
     at.switch_page("pages/clusters.py").run()
     no_exception(at)
-    charts = at.get("plotly_chart")
+    charts = chart_elements(at)
     assert charts, "no figure on the Tune & see page"
-    strings = [text for chart in charts for text in _strings(json.loads(chart.proto.spec))]
+    strings = [text for chart in charts for text in _strings(json.loads(chart_spec(chart)))]
     # Plotly renders a subset of HTML in labels and hover text: names must
     # arrive escaped, as text, and never as live tags.
     assert any("&lt;script&gt;alert(1)&lt;/script&gt;" in text for text in strings)
@@ -316,7 +316,7 @@ def test_ten_thousand_columns(downloads):
     no_exception(at)
     # The ρ demonstration (8 refits of every column, panels too wide to read) says it is not drawn.
     assert any("Not drawn for this table: its 10,000 fitted features" in n for n in messages(at, "info"))
-    assert not [c for c in at.get("plotly_chart") if c.proto.id and "rho_demo" in c.proto.id]
+    assert not [c for c in chart_elements(at) if c.proto.id and "rho_demo" in c.proto.id]
     labels = next(downloads[k] for k in downloads if k.endswith("_craft_labels.csv"))
     frame = pd.read_csv(io.BytesIO(labels))
     assert frame.shape == (4, 10_001) and frame.columns[-1] == "craft_cluster"

@@ -166,7 +166,7 @@ def test_figures_and_silhouette_with_noise_rows(noisy_fit):
 
 def test_app_switch_counts_draws_and_exports_noise_rows():
     from streamlit.testing.v1 import AppTest  # noqa: F401 - the helpers below drive it
-    from test_app import clear_caches, ctx, start, upload, visit  # noqa: F401 - clear_caches is an autouse fixture
+    from test_app import chart_elements, chart_spec, clear_caches, ctx, start, upload, visit  # noqa: F401 - clear_caches is an autouse fixture
 
     from craft import plots
 
@@ -182,7 +182,7 @@ def test_app_switch_counts_draws_and_exports_noise_rows():
     assert model.noise and n_noise >= 1 and set(np.flatnonzero(model.labels_ < 0)) <= set(range(len(X), len(table)))
     assert any(f"{n_noise} rows fit no cluster (noise, −1)" in element.value for element in at.success)
     visit(at, "evaluate")
-    bars = [c for c in at.get("plotly_chart") if '"noise"' in c.proto.spec and plots.NOISE_COLOR in c.proto.spec]
+    bars = [c for c in chart_elements(at) if '"noise"' in chart_spec(c) and plots.NOISE_COLOR in chart_spec(c)]
     assert bars, "the sizes chart has no grey noise bar"
     visit(at, "export")
     buttons = [b for b in at.get("download_button") if "Noise rows" in str(b.proto.label)]

@@ -13,7 +13,7 @@ import threading
 
 import numpy as np
 import pytest
-from test_app import clear_caches, start, text  # noqa: F401  (fixture)
+from test_app import chart_elements, chart_spec, clear_caches, start, text  # noqa: F401  (fixture)
 
 from craft import CRAFT, CraftInputError, plots, synthetic
 from craft import stability as trust
@@ -198,7 +198,7 @@ def test_evaluate_shows_stability_and_the_null_without_labels():
     table = [d.value for d in at.dataframe if "mean Jaccard" in d.value.columns][0]
     np.testing.assert_allclose(table["mean Jaccard"], stored.mean_jaccard)
     assert table["rows"].tolist() == model.cluster_sizes_.tolist()
-    titles = [c.proto.spec for c in at.get("plotly_chart")]
+    titles = [chart_spec(c) for c in chart_elements(at)]
     assert any("Which selected features are solid" in spec for spec in titles)
     assert any("Is each cluster found again" in spec for spec in titles)
     at.button(key="run_evidence_null").click().run()
@@ -209,7 +209,7 @@ def test_evaluate_shows_stability_and_the_null_without_labels():
     _finish(at, "k")
     k_table = [d.value for d in at.dataframe if "silhouette" in d.value.columns][0]
     assert k_table["k"].tolist() == [2, 3, 4, 5, 6]
-    assert any("Evidence on k" in c.proto.spec for c in at.get("plotly_chart"))
+    assert any("Evidence on k" in chart_spec(c) for c in chart_elements(at))
 
 
 def _card(key, model, X, cluster):

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from test_flows import RUN_TIMEOUT_MS, alerts, assert_clean, open_app, wait_idle
+from test_flows import CHART, RUN_TIMEOUT_MS, alerts, assert_clean, open_app, wait_idle
 
 from benchmarks.bench_browser import noise_table
 
@@ -61,7 +61,7 @@ def test_a_long_fit_leaves_the_app_usable_and_can_be_cancelled(page):
     page.wait_for_selector(WAITING, timeout=RUN_TIMEOUT_MS)
     waiting = page.locator(WAITING).inner_text()
     assert iterations(waiting) >= iterations(before) and seconds(waiting) >= 2, (before, waiting)
-    assert page.locator("[data-testid='stPlotlyChart']").count() == 0
+    assert page.locator(CHART).count() == 0
     # Cancel: the page says so, with the count the fit reached, and offers to fit again.
     page.get_by_role("button", name="Cancel the fit").click()
     page.wait_for_function(
@@ -69,7 +69,7 @@ def test_a_long_fit_leaves_the_app_usable_and_can_be_cancelled(page):
     cancelled = next(text for text in alerts(page, "info") if "you cancelled this fit" in text)
     assert iterations(cancelled) >= iterations(waiting)
     page.locator(".st-key-fit_again button").wait_for(state="visible")
-    assert page.locator(WAITING).count() == 0 and page.locator("[data-testid='stPlotlyChart']").count() == 0
+    assert page.locator(WAITING).count() == 0 and page.locator(CHART).count() == 0
     assert_clean(page)
     # The Data page says the same, without a fit starting behind it.
     nav(page, "Data")
@@ -95,7 +95,7 @@ def test_the_cancel_button_goes_with_the_bar_when_the_fit_ends(page):
     assert page.get_by_role("button", name="Cancel the fit").count() == 1
     # The fit ends on this page: its figures replace the bar, and the Cancel button goes with the bar
     # (left there, a click would throw the finished fit away).
-    page.wait_for_selector("[data-testid='stPlotlyChart']", timeout=RUN_TIMEOUT_MS)
+    page.wait_for_selector(CHART, timeout=RUN_TIMEOUT_MS)
     wait_idle(page)
     assert page.locator(WAITING).count() == 0
     assert page.get_by_role("button", name="Cancel the fit").count() == 0

@@ -6,7 +6,7 @@
 from __future__ import annotations
 
 import pytest
-from test_flows import (RUN_TIMEOUT_MS, assert_clean, captions, go_to, mixed_csv, open_app, screenshot, selected,
+from test_flows import (RUN_TIMEOUT_MS, assert_charts_laid_out, assert_clean, captions, go_to, mixed_csv, open_app, screenshot, selected,
                         upload, wait_idle)
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(240)]
@@ -56,6 +56,7 @@ def test_upload_a_table_open_its_cluster_cards_and_run_stability_from_a_card(pag
     assert second["summary"].startswith("Cluster 1 holds ")
     assert second["figures"][0] == "Cluster 1: numeric features against all rows"
     assert_clean(page)
+    assert_charts_laid_out(page)  # the chart changed height with the cluster: the page moved with it
 
     screenshot(page, "card", focus=".st-key-card_cluster")  # the picker on top, the card below it
 

@@ -27,6 +27,15 @@ SCREENSHOTS = ROOT / "docs" / "screenshots"
 RUN_TIMEOUT_MS = 60_000
 APP_IDLE = "[data-testid='stApp'][data-test-script-state='notRunning']"
 APP_RUNNING = "[data-testid='stApp'][data-test-script-state='running']"
+#: A figure of the app, from the moment its element is on the page (explorer.plotly_view's component).
+CHART = ".craft-plot"
+#: Per drawn chart: the bottom of what it draws and the top of the element after it in the page, if any.
+_CHART_BOXES_JS = """() => Array.from(document.querySelectorAll('.craft-plot .main-svg')).map((svg) => {
+  const container = svg.closest('[data-testid="stElementContainer"]');
+  let next = container.nextElementSibling;
+  while (next && next.getBoundingClientRect().height === 0) next = next.nextElementSibling;
+  return {bottom: svg.getBoundingClientRect().bottom, next_top: next ? next.getBoundingClientRect().top : null};
+})"""
 UPLOAD = "(uploaded file)"
 
 
@@ -63,6 +72,18 @@ def go_to(page, title: str) -> None:
     page.locator("[data-testid='stSidebarNav'] a", has_text=title).first.click()
     wait_idle(page)
     page.wait_for_selector(f"[data-testid='stHeading']:has-text('{title.split()[0]}')")
+
+
+def assert_charts_laid_out(page) -> None:
+    """Every drawn chart takes its own height in the page, also once the window has been resized (Plotly
+    redraws a responsive chart then): what follows a chart is not drawn over it."""
+    previous = page.viewport_size
+    page.set_viewport_size({"width": 1100, "height": 700})
+    page.wait_for_timeout(600)  # Plotly's resize
+    boxes = page.evaluate(_CHART_BOXES_JS)
+    if previous is not None:
+        page.set_viewport_size(previous)
+    assert boxes and all(box["next_top"] is None or box["next_top"] >= box["bottom"] - 1 for box in boxes), boxes
 
 
 def assert_clean(page) -> None:
@@ -247,7 +268,7 @@ def test_open_the_app_loads_the_example_and_draws_the_mask_heatmap(page):
     assert len(figure["y"]) == 3
     # Figure 1(a): three clusters, each on its own 8 features.
     assert selected_per_cluster(figure) == [8, 8, 8]
-    assert page.locator("[data-testid='stPlotlyChart']").count() >= 1
+    assert page.locator(CHART).count() >= 1
     assert_clean(page)
     screenshot(page, "masks", focus=".st-key-fig_masks")
     page.get_by_role("tab", name="Data heatmap").click()

@@ -1,0 +1,116 @@
+"""The app's figures, drawn in the browser by a partial bundle of plotly.js.
+
+``st.plotly_chart`` draws with a 4.7 MB file of Streamlit's that holds all of
+plotly.js: a new visitor's browser spends about a second evaluating it before
+the first chart appears (measured in Chromium: 1.9 s to load and evaluate the
+full plotly.js against 0.75 s for its cartesian bundle). Every figure of
+this app is made of bars, heatmaps, histograms and scatter traces, which
+plotly.js's *cartesian* bundle (1.5 MB, MIT; ``static/plotly-cartesian.min.js``,
+the same plotly.js version as the one plotly.py writes its figures for)
+draws the same. A Streamlit component (``st.components.v2``, in the page,
+no iframe) loads that file once per page from Streamlit's static files
+(``server.enableStaticServing``) and draws each figure with
+``Plotly.react``: from the figure's JSON as plotly.py writes it, frames
+(the path scrubber) and config (the camera's file name) included.
+
+Streamlit's own chart applies its theme in the browser, replacing the
+placeholder colours of its ``"streamlit"`` template. The figures here carry
+that theme's result instead (``chart_theme.json``: the template a bare
+``st.plotly_chart`` resolves to in the app's light theme, read in Chromium),
+so they look as they did. The app runs in the light theme
+(``.streamlit/config.toml``) that this template belongs to.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from pathlib import Path
+
+import plotly.graph_objects as go
+import plotly.io as pio
+import streamlit as st
+
+#: The vendored bundle, under the folder Streamlit serves as ``app/static/``.
+BUNDLE = Path(__file__).resolve().parent.parent / "static" / "plotly-cartesian.min.js"
+#: Where a page's browser fetches the bundle, relative to the app's root.
+BUNDLE_URL = f"app/static/{BUNDLE.name}"
+THEME = Path(__file__).with_name("chart_theme.json")
+
+# The module loads the bundle once per page and keeps each plot's last drawn
+# JSON, so that a rerun that sends the same figure leaves the plot (and the
+# scrubber's position) alone. Relative to the server's root as Streamlit
+# knows it (explorer.serve names it on page links), else to the page.
+_DRAW_JS = """
+const BUNDLE = %(bundle)s;
+let plotly = null;
+const drawn = new WeakMap();
+
+function loadPlotly() {
+  if (plotly === null) {
+    plotly = window.Plotly ? Promise.resolve(window.Plotly) : new Promise((resolve, reject) => {
+      const base = (window.__streamlit && window.__streamlit.BACKEND_BASE_URL) || document.baseURI;
+      const script = document.createElement("script");
+      script.src = new URL(BUNDLE, base).href;
+      script.onload = () => resolve(window.Plotly);
+      script.onerror = () => { plotly = null; reject(new Error("could not load " + script.src)); };
+      document.head.appendChild(script);
+    });
+  }
+  return plotly;
+}
+
+export default function ({ parentElement, data }) {
+  let plot = parentElement.querySelector(":scope > .craft-plot");
+  if (plot === null) {
+    plot = document.createElement("div");
+    plot.className = "craft-plot";
+    parentElement.appendChild(plot);
+  }
+  const spec = data.figure + data.config;
+  if (drawn.get(plot) !== spec) {
+    drawn.set(plot, spec);
+    const figure = JSON.parse(data.figure);
+    // The figure's height before it is drawn: the page lays out around it at once (Plotly's default is 450).
+    plot.style.height = ((figure.layout && figure.layout.height) || 450) + "px";
+    loadPlotly().then(
+      (Plotly) => Plotly.react(plot, { data: figure.data, layout: figure.layout, frames: figure.frames || [],
+                                       config: JSON.parse(data.config) }),
+      (error) => { drawn.delete(plot); plot.textContent = "The chart could not be drawn: " + error.message; },
+    );
+  }
+  return () => {
+    drawn.delete(plot);
+    if (window.Plotly) window.Plotly.purge(plot);
+  };
+}
+"""
+
+
+@functools.cache
+def theme() -> dict:
+    """The Plotly template every figure of the app is drawn with."""
+    return json.loads(THEME.read_text(encoding="utf-8"))
+
+
+@functools.cache
+def _component():
+    return st.components.v2.component("craft_chart", js=_DRAW_JS % {"bundle": json.dumps(BUNDLE_URL)}, isolate_styles=False)
+
+
+def figure_json(figure: go.Figure) -> str:
+    """``figure`` as plotly.js draws it here: its JSON with the app's template."""
+    spec = figure.to_dict()
+    spec["layout"]["template"] = theme()
+    return pio.json.to_json_plotly(spec)
+
+
+def show(figure: go.Figure, *, key: str, config: dict, container=None) -> None:
+    """Draw ``figure`` with ``config`` (Plotly's) in ``container`` (default: where the page is)."""
+    config = {**config, "responsive": True}
+    mount = functools.partial(_component(), key=key, data={"figure": figure_json(figure), "config": json.dumps(config)})
+    if container is None or container is st:
+        mount()
+    else:
+        with container:
+            mount()
