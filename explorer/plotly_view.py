@@ -45,6 +45,7 @@ _DRAW_JS = """
 const BUNDLE = %(bundle)s;
 let plotly = null;
 const drawn = new WeakMap();
+const queued = new WeakMap();
 
 function loadPlotly() {
   if (plotly === null) {
@@ -60,6 +61,28 @@ function loadPlotly() {
   return plotly;
 }
 
+function hasFrames(plot) {
+  return Boolean(plot._transitionData && Object.keys(plot._transitionData._frameHash || {}).length);
+}
+
+// Draws of one plot run one after another, and only the latest figure is drawn: two overlapping draws
+// (a rerun that sends a new figure while the last one is still being drawn) mixed the two figures' frames.
+function draw(plot, spec) {
+  const previous = queued.get(plot) || Promise.resolve();
+  const next = previous.then(() => loadPlotly()).then((Plotly) => {
+    if (drawn.get(plot) !== spec) return undefined;
+    const figure = spec.parsed;
+    const whole = { data: figure.data, layout: figure.layout, frames: figure.frames || [], config: JSON.parse(spec.config) };
+    // A figure with frames (the path scrubber), or one replacing it, is drawn anew: its frames and slider
+    // must not be merged into the last figure's.
+    return (whole.frames.length || hasFrames(plot)) ? Plotly.newPlot(plot, whole) : Plotly.react(plot, whole);
+  }).catch((error) => {
+    drawn.delete(plot);
+    plot.textContent = "The chart could not be drawn: " + error.message;
+  });
+  queued.set(plot, next);
+}
+
 export default function ({ parentElement, data }) {
   let plot = parentElement.querySelector(":scope > .craft-plot");
   if (plot === null) {
@@ -67,17 +90,14 @@ export default function ({ parentElement, data }) {
     plot.className = "craft-plot";
     parentElement.appendChild(plot);
   }
-  const spec = data.figure + data.config;
-  if (drawn.get(plot) !== spec) {
-    drawn.set(plot, spec);
+  const last = drawn.get(plot);
+  if (last === undefined || last.figure !== data.figure || last.config !== data.config) {
     const figure = JSON.parse(data.figure);
     // The figure's height before it is drawn: the page lays out around it at once (Plotly's default is 450).
     plot.style.height = ((figure.layout && figure.layout.height) || 450) + "px";
-    loadPlotly().then(
-      (Plotly) => Plotly.react(plot, { data: figure.data, layout: figure.layout, frames: figure.frames || [],
-                                       config: JSON.parse(data.config) }),
-      (error) => { drawn.delete(plot); plot.textContent = "The chart could not be drawn: " + error.message; },
-    );
+    const spec = { figure: data.figure, config: data.config, parsed: figure };
+    drawn.set(plot, spec);
+    draw(plot, spec);
   }
   return () => {
     drawn.delete(plot);

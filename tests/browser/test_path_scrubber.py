@@ -70,3 +70,29 @@ def test_the_scrubber_shows_each_stored_fit_without_running_the_page(page):
     page.wait_for_timeout(300)
     assert len(sent) == before, f"moving the scrubber sent {sent[before:]} to the server"
     screenshot(page, "path_scrubber", focus=".st-key-fig_scrub_tune")
+
+
+def _k_path_scrubber(page) -> None:
+    """Zoo's Mask path tab at k = 2, its m path drawn, then its k path: the scrubber's figure replaced."""
+    page.goto("/clusters?dataset=zoo&k=2&view=Mask+path")
+    page.wait_for_function("() => document.body.innerText.includes('The mask path over m')", timeout=180_000)
+    page.locator(".st-key-path_knob_tune button", has_text="k").first.click()
+    page.wait_for_function("() => document.body.innerText.includes('The mask path over k')", timeout=180_000)
+    wait_idle(page)
+
+
+def test_a_scrubber_whose_figure_is_replaced_steps_through_the_new_figures_fits(page, new_page):
+    # Both paths fitted (cached) by a first session, so a second session gets the m path's scrubber and, at
+    # once, the k path's: the second figure arrives while the first is still being drawn.
+    _k_path_scrubber(page)
+    second = new_page()
+    _k_path_scrubber(second)
+    second.locator(SCRUBBER).scroll_into_view_if_needed()
+    wait_idle(second)
+    for label in ("3", "5"):
+        second.mouse.click(*_step_position(second, label))
+        second.wait_for_function("([s, label]) => document.querySelector(s).querySelector('.gtitle').textContent"
+                                 ".startsWith(`The fit at k = ${label}:`)", arg=[SCRUBBER, label], timeout=10_000)
+    shown = second.evaluate(_SHOWN_JS, SCRUBBER)
+    assert list(shown["frames"]) == ["2", "3", "4", "5", "6", "7", "8"]
+    assert shown["z"] == shown["frames"]["5"]["z"] and shown["sizes"] == shown["frames"]["5"]["sizes"]
