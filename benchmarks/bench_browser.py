@@ -664,12 +664,13 @@ def _scrubbed(browser, page, result: Result, repeats: int) -> Result:
 
 
 #: Page coordinates of each step of Tune & see's path scrubber's slider, with its label (Plotly draws a slider as
-#: SVG: one label per step; a click on the rail above a label moves the slider there).
+#: SVG: one label per step under the rail, in its label group (the current value above the rail is a label too,
+#: outside it); a click on the rail above a step's label moves the slider there).
 SCRUBBER_STEPS_JS = """
 () => {
   const plot = document.querySelector('.st-key-fig_scrub_tune .js-plotly-plot');
   const rail = plot.querySelector('.slider-rail-rect').getBoundingClientRect();
-  return [...plot.querySelectorAll('.slider-label')].map((label) => {
+  return [...plot.querySelectorAll('.slider-label-group .slider-label')].map((label) => {
     const box = label.getBoundingClientRect();
     return {x: box.left + box.width / 2, y: rail.top + rail.height / 2, label: label.textContent};
   });
@@ -680,7 +681,8 @@ _SCRUBBER_TITLE_JS = "() => document.querySelector('.st-key-fig_scrub_tune .js-p
 
 
 def _frames_scrubbed(browser, page, result: Result, repeats: int) -> Result:
-    """The k path's scrubber clicked one step right at a time (k = 3, 4, ...), each step timed as any action."""
+    """The k path's scrubber clicked one step right at a time (k = 3, 4, ...: the path opens on k = 2, its first
+    step), each step timed as any action."""
     page.locator(".st-key-fig_scrub_tune .slider-rail-rect").first.scroll_into_view_if_needed()
     settle(page, since_navigation=True)
     steps = page.evaluate(SCRUBBER_STEPS_JS)
@@ -934,10 +936,12 @@ def markdown(results: list[Result], repeats: int) -> str:
             f"{'met' if median <= r.target_s else 'missed'} | {r.load[0]:.1f} → {r.load[1]:.1f} | {r.note} |"
         )
         if median > r.target_s:
-            server = statistics.median([v for v in r.server_s if v is not None] or [float("nan")])
+            ran = [v for v in r.server_s if v is not None]
+            split = (f"the server's share {statistics.median(ran) * 1000:,.0f} ms, the browser's the rest" if ran
+                     else "the page did not run: all of it is the browser's")
             misses.append(
-                f"- *{r.action}*: {median * 1000:,.0f} ms against {_target(r)}; the server's share "
-                f"{server * 1000:,.0f} ms, the browser's the rest; 1-minute load {max(r.load):.1f} on 2 cores."
+                f"- *{r.action}*: {median * 1000:,.0f} ms against {_target(r)}; {split}; 1-minute load "
+                f"{max(r.load):.1f} on 2 cores."
             )
     if misses:
         lines += ["", "**Targets missed in this run, measured split:**", "", *misses]
