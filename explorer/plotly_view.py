@@ -9,9 +9,11 @@ plotly.js's *cartesian* bundle (1.5 MB, MIT; ``static/plotly-cartesian.min.js``,
 the same plotly.js version as the one plotly.py writes its figures for)
 draws the same. A Streamlit component (``st.components.v2``, in the page,
 no iframe) loads that file once per page from Streamlit's static files
-(``server.enableStaticServing``) and draws each figure with
-``Plotly.react``: from the figure's JSON as plotly.py writes it, frames
-(the path scrubber) and config (the camera's file name) included.
+(``server.enableStaticServing``) and draws each figure from its JSON as
+plotly.py writes it, frames (the path scrubber) and config (the camera's
+file name) included: updated in place with ``Plotly.react``, left alone
+when a rerun sends the same figure, drawn anew (``Plotly.newPlot``) when it
+has frames or replaces one that had.
 
 Streamlit's own chart applies its theme in the browser, replacing the
 placeholder colours of its ``"streamlit"`` template. The figures here carry
