@@ -16,9 +16,7 @@ ARI). ``python -m benchmarks.missing --write-results`` replaces the
 
 from __future__ import annotations
 
-import argparse
 import time
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -27,7 +25,7 @@ from craft import CRAFT
 from craft.metrics import planted_agreement
 from craft.synthetic import FIGURES
 
-from .common import LABELLED, RESULTS, fmt, labelled, machine, md_table, median, produced_by, publish, quiet, scores
+from .common import LABELLED, fmt, labelled, md_table, median, produced_by, quick_or_full_main, quiet, scores
 
 TITLE = "Missing values"
 MODES = ("impute", "marginalise")
@@ -131,15 +129,8 @@ def markdown(data: dict, info: dict) -> str:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="two datasets, two rates, one seed")
-    parser.add_argument("--write-results", action="store_true", help="replace the section in docs/RESULTS.md")
-    parser.add_argument("--results", type=Path, default=None, help="the results file --write-results updates")
-    args = parser.parse_args(argv)
-    data = run(quick=args.quick)
-    publish("missing-quick" if args.quick else "missing", data, TITLE, markdown(data, machine()),
-            write=args.write_results, path=args.results or RESULTS)
-    return 0
+    return quick_or_full_main(argv, name="missing", title=TITLE, description=__doc__.splitlines()[0],
+                              quick_help="two datasets, two rates, one seed", run=run, markdown=markdown)
 
 
 if __name__ == "__main__":

@@ -18,9 +18,7 @@ section of ``docs/RESULTS.md``.
 
 from __future__ import annotations
 
-import argparse
 import time
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -29,7 +27,7 @@ from craft import CRAFT
 from craft.metrics import nmi, planted_agreement
 from craft.synthetic import FIGURES
 
-from .common import RESULTS, machine, md_table, median, produced_by, publish, quiet
+from .common import md_table, median, produced_by, quick_or_full_main, quiet
 
 TITLE = "Noise rows"
 SHARES = (0.0, 0.1, 0.3, 0.5, 0.7)
@@ -128,15 +126,8 @@ def markdown(data: dict[str, Any], info: dict) -> str:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="two shares, two seeds")
-    parser.add_argument("--write-results", action="store_true", help="replace the section in docs/RESULTS.md")
-    parser.add_argument("--results", type=Path, default=None, help="the results file --write-results updates")
-    args = parser.parse_args(argv)
-    data = run(quick=args.quick)
-    publish("noise-quick" if args.quick else "noise", data, TITLE, markdown(data, machine()),
-            write=args.write_results, path=args.results or RESULTS)
-    return 0
+    return quick_or_full_main(argv, name="noise", title=TITLE, description=__doc__.splitlines()[0],
+                              quick_help="two shares, two seeds", run=run, markdown=markdown)
 
 
 if __name__ == "__main__":

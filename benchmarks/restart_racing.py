@@ -21,12 +21,10 @@ replaces the "Restarts cut short" section of ``docs/RESULTS.md``.
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import time
 import types
 from collections import defaultdict
-from pathlib import Path
 from typing import Any, cast
 
 import numpy as np
@@ -36,7 +34,7 @@ from craft.estimator import _ranking
 from craft.metrics import nmi, planted_agreement
 from craft.synthetic import FIGURES
 
-from .common import LABELLED, RESULTS, labelled, machine, md_table, produced_by, publish, quiet
+from .common import LABELLED, labelled, md_table, produced_by, quick_or_full_main, quiet
 
 TITLE = "Restarts cut short"
 #: (passes every restart runs, restarts then run to convergence).
@@ -222,15 +220,8 @@ def _conclusion(worst: dict[str, float], share: dict[str, float]) -> str:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="two datasets, two seeds, one planted set")
-    parser.add_argument("--write-results", action="store_true", help="replace the section in docs/RESULTS.md")
-    parser.add_argument("--results", type=Path, default=None, help="the results file --write-results updates")
-    args = parser.parse_args(argv)
-    data = run(quick=args.quick)
-    publish("restart_racing-quick" if args.quick else "restart_racing", data, TITLE, markdown(data, machine()),
-            write=args.write_results, path=args.results or RESULTS)
-    return 0
+    return quick_or_full_main(argv, name="restart_racing", title=TITLE, description=__doc__.splitlines()[0],
+                              quick_help="two datasets, two seeds, one planted set", run=run, markdown=markdown)
 
 
 if __name__ == "__main__":
