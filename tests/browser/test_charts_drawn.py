@@ -23,8 +23,6 @@ from explorer import plotly_view
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
 
-ROOT = Path(__file__).resolve().parents[2]
-
 #: A bare page with one chart of Streamlit's.
 BARE_CHART = """
 import plotly.graph_objects as go
@@ -69,7 +67,6 @@ def test_the_charts_theme_is_what_streamlits_own_chart_resolves_to_in_the_apps_t
     finally:
         server.stop()
     assert json.loads(resolved) == plotly_view.theme()
-
 
 
 def test_every_chart_takes_its_height_in_the_page_so_nothing_below_it_is_drawn_over_it(page):

@@ -30,7 +30,8 @@ APP_RUNNING = "[data-testid='stApp'][data-test-script-state='running']"
 #: A figure of the app, from the moment its element is on the page (explorer.plotly_view's component).
 CHART = ".craft-plot"
 #: Per drawn chart: the bottom of what it draws and the top of the element after it in the page, if any.
-_CHART_BOXES_JS = """() => Array.from(document.querySelectorAll('.craft-plot .main-svg')).map((svg) => {
+_CHART_BOXES_JS = """() => Array.from(document.querySelectorAll('.craft-plot'), (plot) => plot.querySelector('.main-svg'))
+    .filter((svg) => svg !== null).map((svg) => {
   const container = svg.closest('[data-testid="stElementContainer"]');
   let next = container.nextElementSibling;
   while (next && next.getBoundingClientRect().height === 0) next = next.nextElementSibling;
