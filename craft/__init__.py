@@ -11,7 +11,7 @@ from . import datasets, metrics, stability, synthetic
 from ._engine import CostTerms, Inspection, IterationRecord, ObjectiveTerms, Selection
 from ._kernels import warm_up
 from .cards import ClusterCard, cluster_card
-from .estimator import CRAFT
+from .estimator import CRAFT, warm_refit
 from .exceptions import CraftInputError
 from .io import read_table
 from .persist import load
@@ -38,6 +38,7 @@ __all__ = [
     "read_table",
     "stability",
     "synthetic",
+    "warm_refit",
     "warm_up",
 ]
 __version__ = "0.1.0"

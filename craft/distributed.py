@@ -117,7 +117,7 @@ class DaskCRAFT(CRAFT):
     Parameters
     ----------
     m, rho, lam, k, k_method, budget, rho_selection, eps_c, eps_v, standardize, max_iter, n_init, init, smoothing, \
-    min_variance, random_state, noise
+    min_variance, random_state, noise, warm_start, n_jobs
         As in :class:`craft.CRAFT`, and run by the same code
         (``CRAFT._fit_runs``). Up to ``craft.estimator.SEARCH_ROWS``
         (50,000) rows every run passes over the partitions. Above, the λ
@@ -155,7 +155,7 @@ class DaskCRAFT(CRAFT):
         cluster's memory: compute or persist it before closing the client.
     partition_sizes_ : ndarray of shape (n_partitions,)
         Rows per partition.
-    n_clusters_, n_noise_, feature_mask_, objective_, history_, n_iter_, converged_, lam_, rho_, schema_, \
+    n_clusters_, n_noise_, feature_mask_, objective_, history_, n_iter_, converged_, warm_started_, lam_, rho_, schema_, \
     encoder_, options_, clusters_, selection_, statistics_, objective_terms_, engine_features_, cluster_sizes_, \
     n_imputed_, n_marginalised_, feature_names_in_, n_features_in_
         As in :class:`craft.CRAFT` (``encoder_`` fitted partition by
@@ -197,6 +197,8 @@ class DaskCRAFT(CRAFT):
         random_state=_DEFAULTS["random_state"],
         history_labels=_DEFAULTS["history_labels"],
         noise=_DEFAULTS["noise"],
+        warm_start=_DEFAULTS["warm_start"],
+        n_jobs=_DEFAULTS["n_jobs"],
         chunk_rows=65_536,
         persist=False,
     ):
@@ -221,6 +223,8 @@ class DaskCRAFT(CRAFT):
             random_state=random_state,
             history_labels=history_labels,
             noise=noise,
+            warm_start=warm_start,
+            n_jobs=n_jobs,
         )
         self.chunk_rows = chunk_rows
         self.persist = persist
@@ -264,10 +268,12 @@ class DaskCRAFT(CRAFT):
         if parts.n_samples < 2:
             raise CraftInputError(f"CRAFT needs at least 2 rows; the table has n_samples={parts.n_samples}.")
 
+        warm = self._warm_start_from(encoder, parts.n_samples, table.columns)
         with self._reporting(callback):
-            best, lam = self._fit_runs(parts, options, as_generator(self.random_state))
+            best, lam = self._fit_runs(parts, options, as_generator(self.random_state), warm=warm)
         self._store(best, parts.template, lam, options, schema=schema, encoder=encoder, columns=table.columns,
-                    labels_=parts.label_series(best.labels), partition_sizes_=parts.sizes.copy())
+                    labels_=parts.label_series(best.labels), partition_sizes_=parts.sizes.copy(),
+                    warm_started_=warm is not None and warm.used)
         return self
 
     def fit_predict(self, X, y=None, *, callback=None, client=None):

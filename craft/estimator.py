@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
 import dataclasses
+import os
 import numbers
 import warnings
 from collections.abc import Callable
 
 import numpy as np
 import pandas as pd
-from sklearn.base import BaseEstimator, ClusterMixin
+from sklearn.base import BaseEstimator, ClusterMixin, clone
 from scipy import sparse
 from sklearn.exceptions import ConvergenceWarning
 
@@ -29,6 +31,19 @@ from .schema import Schema, infer_schema
 #: restarts settle on a sample (docs/numerics.md, docs/RESULTS.md "Whole fits
 #: at scale"). Both backends read it (``CRAFT._fit_runs``).
 SEARCH_ROWS = 50_000
+
+
+@dataclasses.dataclass
+class _WarmStart:
+    """What a warm fit starts from: the previous fit's statistics (its partition) and λ.
+
+    ``used`` is set False by :meth:`CRAFT._fit_runs` when the warm search
+    finds no λ giving k clusters and the fit runs cold instead.
+    """
+
+    statistics: _engine.Statistics
+    lam: float
+    used: bool = True
 
 
 @dataclasses.dataclass(frozen=True)
@@ -84,6 +99,8 @@ MAX_ITER = 10_000
 #: stays below about 60 nats for a billion rows, while at 5e-324 the product
 #: underflows to 0, its log is -inf, and 0 x -inf makes the objective NaN.
 MIN_SMOOTHING = 1e-6
+#: Most threads ``n_jobs`` may name: a restart is a thread's whole task, and ``MAX_N_INIT`` bounds the restarts.
+MAX_THREADS = MAX_N_INIT
 
 
 _LIMIT_RULE = f"up to 100 clusters, or half the rows on larger tables, never more than {MAX_CLUSTERS:,}"
@@ -136,6 +153,11 @@ _PARAMETER_RULES = {
     "random_state": _Rule(_random_state, "None, an int or a numpy Generator"),
     "history_labels": _Rule(lambda value: isinstance(value, (bool, np.bool_)), "True or False"),
     "noise": _Rule(lambda value: isinstance(value, (bool, np.bool_)), "True or False"),
+    "warm_start": _Rule(lambda value: isinstance(value, (bool, np.bool_)), "True or False"),
+    "n_jobs": _number(
+        1, MAX_THREADS, low_open=False, high_open=False, integer=True, none=True,
+        why="threads that run the restarts at once; None uses every core available",
+    ),
 }
 
 
@@ -251,6 +273,25 @@ class CRAFT(ClusterMixin, BaseEstimator):
         ``lam + D F0`` to the objective (``objective_terms_.noise``).
         ``predict`` gives -1 for a new row that fits no cluster. See
         ``docs/numerics.md``.
+    warm_start : bool, default=False
+        As in scikit-learn's ``GaussianMixture``: a ``fit`` on the table of
+        the previous fit (same columns, rows and encoding) runs one run that
+        starts from the previous fit's partition, its clusters recomputed at
+        the new parameters, instead of the restarts. λ is ``lam``, the
+        default λ, or with ``k`` a search that starts at the previous
+        ``lam_`` and whose runs all start from that partition (when it finds
+        no λ giving k clusters, the cold search and restarts run instead).
+        Any other table refits cold, with a warning. ``warm_started_`` says
+        which it was. A warm fit is quick and follows the previous clusters,
+        but it is one local optimum, not the best of the restarts:
+        ``docs/RESULTS.md`` ("Warm starts") measures what it gives up.
+        :func:`craft.warm_refit` fits a copy warm, leaving the model as it is.
+    n_jobs : int or None, default=None
+        Threads that run the restarts at once (the compiled pass releases
+        Python's lock). None: one per core available to the process, as
+        scikit-learn's ``KMeans`` uses every core. The result does not
+        depend on it: every restart is a function of its own seed, and the
+        kept run is chosen by the same ranking in restart order.
 
     Attributes
     ----------
@@ -296,6 +337,9 @@ class CRAFT(ClusterMixin, BaseEstimator):
         ``objective_`` split into its terms (``numeric``, ``categorical``,
         ``regularization``, ``feature_control``; ``total`` is ``objective_``).
     n_iter_ : int
+    warm_started_ : bool
+        Whether this fit started from the previous fit (``warm_start=True``
+        on the same table) rather than from its restarts.
     lam_ : float
         The lambda used.
     rho_ : float
@@ -355,6 +399,8 @@ class CRAFT(ClusterMixin, BaseEstimator):
         random_state=None,
         history_labels=False,
         noise=False,
+        warm_start=False,
+        n_jobs=None,
     ):
         self.m = m
         self.rho = rho
@@ -376,6 +422,8 @@ class CRAFT(ClusterMixin, BaseEstimator):
         self.random_state = random_state
         self.history_labels = history_labels
         self.noise = noise
+        self.warm_start = warm_start
+        self.n_jobs = n_jobs
 
     #: The callback of the fit in progress (see :meth:`_reporting`); never a parameter, so a model pickles.
     _callback: Callable[[_engine.IterationRecord], object] | None = None
@@ -410,10 +458,41 @@ class CRAFT(ClusterMixin, BaseEstimator):
         schema = self._schema(table)
         encoder = Encoder(list(schema.numeric), list(schema.categorical), bool(self.standardize), self.missing)
         data = encoder.fit_transform(table)
+        warm = self._warm_start_from(encoder, data.n_samples, table.columns)
         with self._reporting(callback):
-            best, lam = self._fit_runs(_engine.InMemory(data), options, as_generator(self.random_state))
-        self._store(best, data, lam, options, schema=schema, encoder=encoder, columns=table.columns)
+            best, lam = self._fit_runs(_engine.InMemory(data), options, as_generator(self.random_state), warm=warm)
+        self._store(best, data, lam, options, schema=schema, encoder=encoder, columns=table.columns,
+                    warm_started_=warm is not None and warm.used)
         return self
+
+    def _warm_start_from(self, encoder: Encoder, n_samples: int, columns) -> _WarmStart | None:
+        """The previous fit to start from, when ``warm_start`` is on and it was fitted on this table.
+
+        The same table means the same columns, rows and encoding (every
+        scale, centre and level equal), so that the previous fit's
+        statistics are sums over this table's encoded rows. Anything else
+        refits cold, with a warning that says what differs.
+        """
+        if not self.warm_start or not hasattr(self, "statistics_"):
+            return None
+        previous: Encoder = self.encoder_
+        previous_rows = int(round(float(self.statistics_.counts.sum()))) + int(self.n_noise_)
+        differences = []
+        if [str(c) for c in self.feature_names_in_] != [str(c) for c in columns]:
+            differences.append("its columns")
+        if previous_rows != n_samples:
+            differences.append(f"its row count ({n_samples:,} rows; the previous fit had {previous_rows:,})")
+        if not differences and not _same_encoding(previous, encoder):
+            differences.append("its values (the encoding's scales, centres or levels)")
+        if differences:
+            warnings.warn(
+                f"warm_start=True, but the table differs from the previous fit's in {' and '.join(differences)}: "
+                "fitted cold, with every restart.",
+                UserWarning,
+                stacklevel=3,
+            )
+            return None
+        return _WarmStart(statistics=self.statistics_, lam=float(self.lam_))
 
     @contextlib.contextmanager
     def _reporting(self, callback):
@@ -674,7 +753,7 @@ class CRAFT(ClusterMixin, BaseEstimator):
         return schema
 
     def _fit_runs(self, backend: _engine.Backend, options: _engine.Options,
-                  rng: np.random.Generator) -> tuple[_engine.RunResult, float]:
+                  rng: np.random.Generator, *, warm: _WarmStart | None = None) -> tuple[_engine.RunResult, float]:
         """The kept run and the lambda it used, on either backend (nothing is stored on ``self``).
 
         Up to ``SEARCH_ROWS`` rows the λ search and the restarts run on every
@@ -682,6 +761,8 @@ class CRAFT(ClusterMixin, BaseEstimator):
         (drawn in row order from a child stream of the first seed's), and
         the kept run's clusters then start the passes over every row; one
         run at a given λ has nothing to choose and runs on every row.
+        With ``warm``, one run from the previous partition instead
+        (:meth:`_warm_run`); ``warm.used`` becomes False where it falls back.
         """
         n_init = 10 if self.n_init == "auto" else self.n_init
         seeds = rng.integers(np.iinfo(np.int32).max, size=n_init)
@@ -689,6 +770,12 @@ class CRAFT(ClusterMixin, BaseEstimator):
         # Only the exact-k search pays for an unreachable k (dozens of fits); farthest-first warns.
         searching = self.k is not None and self.k_method == "search"
         target = self._checked_target(n_samples, backend.distinct_rows(self.k) if searching else None)
+        if warm is not None:
+            found = self._warm_run(backend, options, warm, seeds[0], target)
+            if found is not None:
+                self._warn_about(found[0], target, found[1])
+                return found
+            warm.used = False
         sampled = n_samples > SEARCH_ROWS
         if sampled and (searching or len(seeds) > 1):
             search: EncodedData | _engine.Backend = backend.sample(
@@ -708,14 +795,12 @@ class CRAFT(ClusterMixin, BaseEstimator):
             lam, runs = self._search_lambda(search, options, target, seeds[0])
         lam = _checked_lambda(lam, self, target)
         options = _replace(options, lam=lam, max_clusters=_run_limit(n_samples, target))
-        results = [result for tried, result in runs if tried == lam][:1]
+        reused = [result for tried, result in runs if tried == lam][:1]
         # Restarts to choose among, or a search run to reuse (restart 0), run
         # where the search ran; a single run at a given λ runs on every row.
-        pool = search if (results or len(seeds) > 1) else backend
-        for restart in range(len(results), len(seeds)):
-            result = self._bounded_run(pool, options, seeds[restart], restart, n_samples, target)
-            if result is not None:
-                results.append(result)
+        pool = search if (reused or len(seeds) > 1) else backend
+        restarts = self._restarts(pool, options, seeds, range(len(reused), len(seeds)), n_samples, target)
+        results = reused + [result for result in restarts if result is not None]
         if not results:
             raise self._too_many_clusters(options.max_clusters, n_samples, lam)
         best = min(range(len(results)), key=lambda i: _ranking(results[i], target))
@@ -724,6 +809,64 @@ class CRAFT(ClusterMixin, BaseEstimator):
             # The kept run's clusters start the passes over every row.
             result = self._bounded_run(backend, options, seeds[best], best, n_samples, None, initial=result.clusters)
         self._warn_about(result, target, lam)
+        return result, lam
+
+    def _restarts(self, pool, options: _engine.Options, seeds: np.ndarray, restarts: range, n_samples: int,
+                  target) -> list[_engine.RunResult | None]:
+        """Every restart's run (None: dropped by :meth:`_bounded_run`), in restart order, on ``n_jobs`` threads.
+
+        Each restart is a function of its own seed, so the list, and the run
+        the caller keeps, do not depend on the threads. The compiled pass
+        releases Python's lock, so runs overlap on several cores. A restart
+        that raises (a refused fit, or the callback stopping the fit) stops
+        the restarts not yet started; the first error in restart order is
+        raised. Partitions on a Dask cluster run one restart at a time: the
+        cluster already spreads each pass.
+        """
+        def one(restart: int) -> _engine.RunResult | None:
+            return self._bounded_run(pool, options, seeds[restart], restart, n_samples, target)
+
+        threads = min(_thread_count(self.n_jobs), len(restarts))
+        if threads <= 1 or not isinstance(pool, (EncodedData, _engine.InMemory)):
+            return [one(restart) for restart in restarts]
+        with concurrent.futures.ThreadPoolExecutor(max_workers=threads, thread_name_prefix="craft-restart") as pool_of:
+            futures = [pool_of.submit(one, restart) for restart in restarts]
+            try:
+                return [future.result() for future in futures]
+            finally:
+                for future in futures:
+                    future.cancel()
+
+    def _warm_run(self, backend: _engine.Backend, options: _engine.Options, warm: _WarmStart, seed,
+                  target) -> tuple[_engine.RunResult, float] | None:
+        """One run from the previous partition at the new parameters, and its λ; None where k is not found.
+
+        The previous fit's statistics give its clusters recomputed under the
+        new options (means, variances, level distributions and the selection
+        at the new m, ρ, budget...), which start the first pass. λ is
+        ``lam``, the default λ, farthest-first's, or with ``k`` and the
+        search the exact-k search started at the previous ``lam_``, every
+        run of it starting from that partition: usually the first λ tried
+        gives k. Runs on every row (there is nothing to choose among).
+        """
+        initial = _engine.clusters_from_statistics(backend.template, warm.statistics, options)
+        if self.lam is not None:
+            lam = float(self.lam)
+        elif target is None or self.noise:
+            lam = _engine.default_lambda(backend, options)
+        elif self.k_method == "farthest_first":
+            lam = _engine.farthest_first_lambda(backend, target, options, np.random.default_rng(seed))
+        else:
+            lam, runs = self._search_lambda(backend, options, target, seed, start=warm.lam, initial=initial)
+            result = next((run for tried, run in runs if tried == lam), None)
+            if result is None or result.n_clusters != target:
+                return None
+            return result, lam
+        lam = _checked_lambda(lam, self, target)
+        run_options = _replace(options, lam=lam, max_clusters=_run_limit(backend.n_samples, target))
+        result = self._bounded_run(backend, run_options, seed, 0, backend.n_samples, target, initial=initial)
+        if result is None:
+            return None
         return result, lam
 
     def _warn_about(self, result: _engine.RunResult, target, lam: float) -> None:
@@ -765,8 +908,6 @@ class CRAFT(ClusterMixin, BaseEstimator):
         """One restart; one that opens more than ``options.max_clusters`` is refused (λ given or default)
         or, where k is the target, dropped (it is far from k; another restart or the search's run stands)."""
         try:
-            if initial is None:
-                return self._run(data, options, seed, restart)
             return self._run(data, options, seed, restart, initial=initial)
         except _engine.TooManyClusters as exceeded:
             if target is not None:
@@ -783,19 +924,22 @@ class CRAFT(ClusterMixin, BaseEstimator):
             + ("Ask for a smaller k." if self.k is not None else "Raise lam, or give k instead.")
         )
 
-    def _run(self, data, options, seed, restart, *, initial=None):
+    def _run(self, data, options, seed, restart, *, initial: _engine.Clusters | None = None):
         return _engine.run(
             data, options, np.random.default_rng(seed), restart=restart, callback=self._callback, initial=initial
         )
 
     def _search_lambda(  # noqa: C901 - one bracket-then-bisect search, read in one place
-        self, data: EncodedData | _engine.Backend, options: _engine.Options, target: int, seed
+        self, data: EncodedData | _engine.Backend, options: _engine.Options, target: int, seed, *,
+        start: float | None = None, initial: _engine.Clusters | None = None,
     ) -> tuple[float, list[tuple[float, _engine.RunResult]]]:
         """Lambda whose fit (first seed) has exactly ``target`` clusters, if one is found.
 
-        Starts from the farthest-first lambda, brackets by doubling or
-        halving (K falls as lambda grows, though not strictly), then bisects
-        on log(lambda). Every evaluated fit is kept so the caller can reuse it.
+        Starts from the farthest-first lambda (or ``start``), brackets by
+        doubling or halving (K falls as lambda grows, though not strictly),
+        then bisects on log(lambda). Every run starts from its seeding, or
+        from ``initial`` (a warm start). Every evaluated fit is kept so the
+        caller can reuse it.
         """
         tried: list[tuple[float, _engine.RunResult]] = []
 
@@ -805,13 +949,14 @@ class CRAFT(ClusterMixin, BaseEstimator):
 
         def evaluate(lam):
             try:
-                result = self._run(data, _replace(capped, lam=lam), seed, 0)
+                result = self._run(data, _replace(capped, lam=lam), seed, 0, initial=initial)
             except _engine.TooManyClusters as exceeded:
                 return exceeded.args[0]
             tried.append((lam, result))
             return result.n_clusters
 
-        start = _engine.farthest_first_lambda(data, target, options, np.random.default_rng(seed))
+        if start is None:
+            start = _engine.farthest_first_lambda(data, target, options, np.random.default_rng(seed))
         if not (np.isfinite(start) and start > 0):
             # No row at a positive distance (possible above m = 0.5, where F_Delta < 0):
             # the search only needs somewhere to start.
@@ -929,6 +1074,47 @@ class CRAFT(ClusterMixin, BaseEstimator):
 
 # ----------------------------------------------------------------------
 
+def warm_refit(model: CRAFT, X, **params) -> CRAFT:
+    """A new model: ``model``'s parameters with ``params`` set, fitted warm on ``X``; ``model`` is left as it is.
+
+    The quick answer to "what if m were 0.55?": one run from ``model``'s
+    partition at the new parameters (``warm_start=True``, see
+    :class:`CRAFT`), not the restarts. Deterministic, like every fit.
+    Where ``X`` is not the table ``model`` was fitted on, the fit is cold
+    and warns (``warm_started_`` is False).
+
+    Parameters
+    ----------
+    model : CRAFT
+        A fitted model (also a :class:`craft.distributed.DaskCRAFT`).
+    X : table
+        The table ``model`` was fitted on.
+    **params
+        Parameters to change, by their :meth:`set_params` names.
+
+    Returns
+    -------
+    CRAFT
+        The new fitted model, of ``model``'s class, with ``warm_start=True``.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> table = pd.DataFrame({"size": [1.0, 1.1, 0.9, 8.0, 8.2, 7.9],
+    ...                       "colour": ["red", "red", "red", "blue", "blue", "blue"]})
+    >>> model = CRAFT(m=0.5, k=2, random_state=0).fit(table)
+    >>> refit = warm_refit(model, table, m=0.6)
+    >>> refit.warm_started_, refit.m, model.m
+    (True, 0.6, 0.5)
+    """
+    if not hasattr(model, "statistics_"):
+        raise CraftInputError("warm_refit needs a fitted model: fit it first (a warm fit starts from its partition).")
+    refit = clone(model).set_params(warm_start=True, **params)
+    # The fitted attributes are read, never changed in place (a fit stores new objects), so sharing them is safe.
+    refit.__dict__.update({name: value for name, value in vars(model).items() if name.endswith("_") and not name.startswith("_")})
+    return refit.fit(X)
+
+
 def assignment_frame(data: EncodedData, clusters: _engine.Clusters, options: _engine.Options, index) -> pd.DataFrame:
     """``CRAFT.assign``'s table for encoded rows: cluster, cost, margin and fits_no_cluster.
 
@@ -1015,6 +1201,28 @@ def _run_limit(n_samples: int, target) -> int | None:
         return max(2 * target, target + 10)
     limit = cluster_limit(n_samples)
     return None if limit >= n_samples else limit
+
+
+def _thread_count(n_jobs) -> int:
+    """Threads for ``n_jobs``: the number given, or with None one per core this process may run on."""
+    if n_jobs is not None:
+        return int(n_jobs)
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on every platform (macOS, Windows)
+        return os.cpu_count() or 1
+
+
+def _same_encoding(previous: Encoder, encoder: Encoder) -> bool:
+    """Whether two fitted encoders encode rows the same way: same columns, settings, centres, scales and levels."""
+    if (previous.numeric, previous.categorical, previous.standardize, previous.missing) != (
+        encoder.numeric, encoder.categorical, encoder.standardize, encoder.missing
+    ):
+        return False
+    tables = ("center_", "scale_", "impute_", "fitted_eta0_", "fitted_var_")
+    return all(np.array_equal(getattr(previous, name), getattr(encoder, name)) for name in tables) and [
+        list(levels) for levels in previous.levels_
+    ] == [list(levels) for levels in encoder.levels_]
 
 
 def _check_callback(callback) -> None:
