@@ -374,3 +374,18 @@ def test_noise_rows_equal_in_memory(client, table, params):
     assert dask_model.n_noise_ == memory.n_noise_
     assert dask_model.objective_terms_.noise == pytest.approx(memory.objective_terms_.noise, rel=1e-12)
     np.testing.assert_array_equal(dask_model.predict(split(noisy, [300, 312])).compute().to_numpy(), memory.labels_)
+
+
+@pytest.mark.parametrize("params", [{"k": 3}, {"lam": 4.0}], ids=["k-search", "lam"])
+def test_warm_start_equals_in_memory(client, table, params):
+    # The warm run starts from the previous fit's statistics, which both backends hold: the same fit follows.
+    memory, dask_model = fit_both(table, split(table, [200, 250, 150]), m=0.5, random_state=2, warm_start=True, **params)
+    assert not memory.warm_started_ and not dask_model.warm_started_
+    memory.set_params(m=0.6)
+    dask_model.set_params(m=0.6)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        memory.fit(table)
+        dask_model.fit(split(table, [200, 250, 150]))
+    assert memory.warm_started_ and dask_model.warm_started_
+    assert_same_fit(memory, dask_model)
