@@ -166,3 +166,16 @@ def test_the_racing_benchmark_writes_its_section(tmp_path):
     assert re.search(r"(?m)^## Restarts cut short$", text)
     assert re.search(r"(?m)^\| zoo, m = 0\.5, plain \| 2 \| NMI 0\.\d{3} \| [+-]\d\.\d{3} \(\d+%\) \|", text), text
     assert re.search(r"(?m)^\| fits keeping the same run \|\s+\|\s+\| \d+ of 24 \|", text), text
+
+
+def test_the_warm_start_benchmark_writes_its_section(tmp_path):
+    results = tmp_path / "RESULTS.md"
+    done = _run_script(["-m", "benchmarks.warm_start", "--quick", "--write-results", "--results", str(results)], 280)
+    assert done.returncode == 0, done.stderr[-3000:]
+    text = results.read_text(encoding="utf-8")
+    assert re.search(r"(?m)^## Warm starts$", text)
+    # Every slider has its row, with two seeds of Figure 2 and Zoo: 2 x 2 x 4 m moves, 2 x 2 x 2 of the others.
+    assert re.search(r"(?m)^\| \*\*m\*\* \| 16 \| \d+\.\d\d× \| \d+\.\d\d× \| [+-]\d+\.\d\d% \| \d+% \| -?\d\.\d\d \| \d+% \|$", text), text
+    for slider in ("ρ", "k", "λ", "ε_c", "ε_v"):
+        assert re.search(rf"(?m)^\| \*\*{slider}\*\* \| 8 \|", text), slider
+    assert re.search(r"(?m)^\| Spambase warm refit m 0\.5 → 0\.55 ÷ `KMeans\(2\)` \| ≤ 1× \| \d+\.\d\d× ", text), text
