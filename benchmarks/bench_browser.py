@@ -54,6 +54,10 @@ ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "benchmarks" / "out"
 TITLE = "App responsiveness in the browser"
 
+#: The app's page links: in the header (``st.navigation(position="top")``), or in the sidebar where the window is too
+#: narrow for the header.
+NAV_LINKS = "[data-testid='stTopNavLink'], [data-testid='stSidebarNav'] a"
+
 CHROMIUM_ARGS = [
     "--headless",
     "--no-sandbox",
@@ -633,7 +637,7 @@ def _upload_path_page(browser, server):
         files=[{"name": "mixed10k.csv", "mimeType": "text/csv", "buffer": _upload_table(10_000, 0)}])
     settle_until(page, lambda: page.locator("[data-testid='stSidebar']", has_text="mixed10k.csv").count() > 0)
     timed(page, lambda: set_number(page, "k", 2))
-    page.locator("[data-testid='stSidebarNav'] a", has_text="Tune & see").first.click()
+    page.locator(NAV_LINKS, has_text="Tune & see").first.click()
     settle(page)
     click_tab(page, "Mask path")
     _k_path_drawn(page)
@@ -769,7 +773,7 @@ def _upload_k26(browser, server, repeats) -> Result:
         if page.locator(".st-key-k input").input_value() != "3":
             timed(page, lambda page=page: set_number(page, "k", 3))
         result.add(timed(page, lambda page=page: set_number(page, "k", 26)))
-        page.locator("[data-testid='stSidebarNav'] a", has_text="Tune & see").first.click()
+        page.locator(NAV_LINKS, has_text="Tune & see").first.click()
         settle(page)
         fits.append(fit_time_shown(page))
         page.context.close()
@@ -790,9 +794,9 @@ def _during_fit(browser, server, repeats) -> Result:
             files=[{"name": f"noise_{seed}.csv", "mimeType": "text/csv", "buffer": noise_table(100_000, seed)}])
         page.wait_for_selector(".st-key-background_fit", timeout=ACTION_TIMEOUT_S * 1000)
         waiting.append(timed_until(page, lambda page=page: page.locator(
-            "[data-testid='stSidebarNav'] a", has_text="Tune & see").first.click(), ".st-key-fit_progress").browser_s)
+            NAV_LINKS, has_text="Tune & see").first.click(), ".st-key-fit_progress").browser_s)
         result.add(timed_until(page, lambda page=page: page.locator(
-            "[data-testid='stSidebarNav'] a", has_text="Data").first.click(),
+            NAV_LINKS, has_text="Data").first.click(),
             ".st-key-background_fit [data-testid='stProgress']"))
         page.context.close()
     result.note = ("timed to the progress being drawn (the page's run ends later: server column); the fit went on; "
@@ -829,7 +833,7 @@ def _wide_pages(browser, server, repeats) -> Result:
         settle_until(page, lambda page=page: page.locator("[data-testid='stSidebar']", has_text="wide.csv").count() > 0
                      and page.locator(".st-key-background_fit").count() == 0)
         for title in WIDE_PAGES:
-            link = page.locator("[data-testid='stSidebarNav'] a", has_text=title).first
+            link = page.locator(NAV_LINKS, has_text=title).first
             timing = timed(page, link.click)
             pages[title].append(timing.browser_s)
             result.server_s.append(timing.server_s)

@@ -23,7 +23,7 @@ import streamlit as st
 from craft import CraftInputError
 from craft.schema import Schema
 
-from . import cache
+from . import cache, view
 from .jobs import FitJob
 from .services import (
     FitOutcome,
@@ -65,6 +65,14 @@ class AppContext:
         for it (:func:`require_model`, :func:`show_background_fit`).
     cancelled : bool
         The user cancelled this fit and has not asked for it again.
+    fit_key : str
+        The digest of the fit's settings; ``key`` names the view (the fit, its
+        cluster numbering and whether it is provisional: :mod:`explorer.view`).
+    provisional : bool
+        ``outcome`` is the warm refit shown while ``job`` computes the fit of
+        these settings (only Tune & see draws it; other pages wait).
+    refined_line : str or None
+        How the refined fit differs from the provisional one it replaced.
     """
 
     data: LoadedData | None
@@ -78,6 +86,15 @@ class AppContext:
     notes: list = field(default_factory=list)
     job: FitJob | None = None
     cancelled: bool = False
+    fit_key: str = ""
+    provisional: bool = False
+    refined_line: str | None = None
+
+    @property
+    def view_data(self) -> tuple:
+        """The table and roles this view shows (views of the same ones are matched: :mod:`explorer.view`)."""
+        assert self.data is not None and self.schema is not None
+        return (self.data.key, tuple(self.schema.numeric), tuple(self.schema.categorical))
 
     @property
     def model(self):
@@ -162,9 +179,11 @@ def build(params: FitParams) -> AppContext:
     if cancelled is not None:  # another fit is asked for: the cancelled one is behind the user
         cache.clear_cancelled()
     found = cache.request_fit(data.key, tuple(schema.numeric), tuple(schema.categorical), params, data.table, schema)
-    ctx = AppContext(data, schema, label, params, None, key, data_key, None, notes)
+    ctx = AppContext(data, schema, label, params, None, key, data_key, None, notes, fit_key=key)
     if isinstance(found, FitJob):
         ctx.job = found
+        # The fit on screen, warm-started at the new settings, answers at once while the default fit runs.
+        view.provisional(ctx)
     else:
         _settle(ctx, found)
     st.session_state["ctx"] = ctx
@@ -174,11 +193,15 @@ def build(params: FitParams) -> AppContext:
 def _settle(ctx: AppContext, outcome: FitOutcome | None) -> None:
     """Put a finished fit's outcome (None: cancelled) into ``ctx``."""
     ctx.job = None
+    ctx.provisional = False
+    ctx.key = ctx.fit_key or ctx.key
     if outcome is None:
+        ctx.outcome = None
         ctx.cancelled = True
         ctx.problem = "the fit was cancelled."
         return
-    ctx.outcome = outcome
+    # Renumbered to follow the view shown before (explorer.view): every page reads this one numbering.
+    ctx.outcome = view.refined(ctx, outcome) if ctx.schema is not None and ctx.data is not None else outcome
     ctx.problem = None if outcome.model else outcome.error
 
 
@@ -189,10 +212,18 @@ def current() -> AppContext:
     return frame.current()
 
 
-def require_model(ctx: AppContext):
-    """The fitted model (waited for, with its progress), or a specific message and the end of the page."""
-    if ctx.job is not None:
-        _settle(ctx, cache.wait_for(ctx.job, cancellable=True))
+def require_model(ctx: AppContext, *, provisional: bool = False):
+    """The fitted model (waited for, with its progress), or a specific message and the end of the page.
+
+    ``provisional=True`` (Tune & see): a provisional fit shown while the fit of these settings runs is
+    returned at once (:func:`refining` follows the run). Every other page waits for the fit itself, so a
+    provisional fit is never exported, saved, scored or shared.
+    """
+    if ctx.job is not None and ctx.job.done:
+        _settle(ctx, cache.finished(ctx.job))
+    elif ctx.job is not None and not (provisional and ctx.provisional):
+        label = "Refining the fit (the fit Tune & see shows meanwhile is provisional)" if ctx.provisional else "Fitting CRAFT"
+        _settle(ctx, cache.wait_for(ctx.job, label, cancellable=True))
     if ctx.model is not None:
         return ctx.model
     if ctx.cancelled:
@@ -210,6 +241,34 @@ def offer_refit(ctx: AppContext) -> None:
     """Say that the fit was cancelled, with a button that asks for it again."""
     note(f"No clustering: {ctx.problem} Change a parameter in the sidebar, or fit again.")
     st.button("Fit again", key="fit_again", on_click=cache.clear_cancelled, icon=":material/replay:")
+
+
+def refining(ctx: AppContext) -> None:
+    """One line above the figures: provisional (and how far its refinement is) or refined.
+
+    While the fit of these settings runs, a fragment polls it and reruns the page when it ends, which then
+    shows the refined fit and how it differs from the provisional one. The line keeps its place and height,
+    so nothing below it moves when the mark changes.
+    """
+    job = ctx.job
+    if ctx.provisional and job is not None and ctx.outcome is not None:
+        seconds = ctx.outcome.seconds
+        @st.fragment(run_every=POLL_SECONDS)
+        def provisional_line() -> None:
+            if job.done or job.cancelled:
+                st.session_state[CONTINUED] = True
+                st.rerun()
+            st.container(key="fit_status").markdown(
+                ":orange-badge[:material/hourglass_top: provisional] "
+                f"One run warm-started from the fit shown before ({seconds * 1000:.0f} ms); the default "
+                f"fit of these settings, the one the link reproduces, is running ({job.summary()}).")
+
+        provisional_line()
+        return
+    if ctx.model is None:
+        return
+    text = ctx.refined_line or "The default fit of these settings: the one the link reproduces."
+    st.container(key="fit_status").markdown(f":green-badge[:material/check: refined] {text}")
 
 
 #: How long a page that does not need the fit waits for it before drawing its progress instead.

@@ -25,8 +25,12 @@ def render() -> context.AppContext:
     """Page config, session state, sidebar, fit and URL for this run."""
     st.set_page_config(page_title="CRAFT Explorer", page_icon=":material/grid_view:", layout="wide")
     state.init_session()
-    st.sidebar.title("CRAFT Explorer")
-    st.sidebar.caption("Clustering of mixed data with cluster-specific feature selection (Garg, Rudin, Jaakkola).")
+    # Streamlit leaves 128 px above a page's first element (60 px of them under the header): half of the rest goes,
+    # so that Tune & see's mask heatmap starts within the first half of a 720 px screen.
+    st.html("<style>[data-testid='stMainBlockContainer'] { padding-top: 4.5rem; }</style>")
+    # The description sits behind the title's help icon: the sidebar's height goes to the sliders (Tune & see).
+    st.sidebar.title("CRAFT Explorer", help="Clustering of mixed data with cluster-specific feature selection "
+                                            "(Garg, Rudin, Jaakkola).")
     params = ui.render_sidebar()
     ctx = context.build(params)
     state.sync_url(ctx.shareable)

@@ -380,6 +380,9 @@ def share_query(shareable: bool, page: str | None = None) -> str:
     roles = st.session_state.get("role_overrides") or {}
     if roles:
         items.append(("roles", json.dumps(roles, separators=(",", ":"), sort_keys=True)))
+    clusters = st.query_params.get("clusters")  # the view's cluster numbers (explorer.view.PERM_PARAM)
+    if clusters:
+        items.append(("clusters", clusters))
     view = st.session_state.get("view")
     if page == "clusters" and view:
         items.append(("view", str(view)))

@@ -100,29 +100,33 @@ def render_sidebar() -> FitParams:
                           bind="query-params", help="Rows generated for the synthetic set.")
         right.number_input("Data seed", 0, 10_000, 0, key="syn_seed", bind="query-params")
 
-    sidebar.subheader("Parameters")
+    # The sliders a person tunes (m, ρ, k or λ) come first, so that at 1280 × 720 they sit in view beside Tune & see's
+    # mask heatmap; the choices that are set once (what ρ acts on, how λ follows k, the budget) follow them.
     m = sidebar.slider(
         "m: fraction of features per cluster", 0.05, 0.95, state.WIDGET_DEFAULTS["m"], step=0.01, key="m",
         bind="query-params",
         help="Each cluster selects about m of the features (fixed budget: round(m·|Num|) numeric and "
              "round(m·|Cat|) categorical ones).",
     )
-    rho, rho_selection = _rho_controls(sidebar, m)
-    size_by = sidebar.radio("Number of clusters", ["k", "lambda"], key="size_by", bind="query-params",
-                            horizontal=True, captions=["ask for k clusters", "give λ"], help=CLUSTER_HELP)
+    rho = _rho_controls(sidebar, m)
+    # The choice and its value on one row: the value stays in view at 1280 × 720.
+    choice, value = sidebar.columns([2, 3], vertical_alignment="bottom")
+    size_by = choice.radio("Clusters by", ["k", "lambda"], key="size_by", bind="query-params", help=CLUSTER_HELP)
     k, k_method, lam = state.WIDGET_DEFAULTS["k"], state.WIDGET_DEFAULTS["k_method"], state.WIDGET_DEFAULTS["lam"]
     if size_by == "k":
-        k = sidebar.number_input("k: clusters wanted", 1, 200, state.WIDGET_DEFAULTS["k"], key="k",
-                                 bind="query-params")
+        k = value.number_input("k: clusters wanted", 1, 200, state.WIDGET_DEFAULTS["k"], key="k",
+                               bind="query-params")
+    else:
+        lam = value.number_input("λ: cost of a new cluster", 1e-6, 1e9, state.WIDGET_DEFAULTS["lam"],
+                                 step=1.0, format="%.4f", key="lam", bind="query-params")
+    rho_selection = _rho_selection(sidebar)
+    if size_by == "k":
         k_method = sidebar.radio(
             "λ from k by", ["search", "farthest_first"], key="k_method", bind="query-params", horizontal=True,
             captions=["exact k", "the paper's heuristic"],
             help="Exact-k search: bisection on λ until the fit has k clusters (the nearest K when k is not "
                  "reachable). Farthest-first: the paper's heuristic, which gives about k.",
         )
-    else:
-        lam = sidebar.number_input("λ: cost of a new cluster", 1e-6, 1e9, state.WIDGET_DEFAULTS["lam"],
-                                   step=1.0, format="%.4f", key="lam", bind="query-params")
 
     # The budget and its thresholds stay in view: they change what every figure shows.
     budget = sidebar.radio("Feature budget", ["fixed", "approximate"], key="budget", bind="query-params",
@@ -188,60 +192,89 @@ RHO_SELECTION_HELP = {
 }
 
 
-def _rho_controls(sidebar, m: float) -> tuple[float | None, str]:
-    """ρ (None: the paper's default) and the selection rule it acts through."""
+def _rho_controls(sidebar, m: float) -> float | None:
+    """ρ (None: the paper's default), with its value and valid range in one caption."""
     upper = m * (1.0 - m)
-    rho_selection = sidebar.radio(
-        "ρ acts on", ["paper", "shrink"], key="rho_selection", bind="query-params", horizontal=True,
-        captions=["the paper's algorithm", "the selection too"],
-        help=f"paper: {RHO_SELECTION_HELP['paper']}\n\nshrink: {RHO_SELECTION_HELP['shrink']}",
-    )
     auto = sidebar.checkbox(
         "ρ: the paper's default", True, key="rho_auto", bind="query-params",
         help="ρ = max(0.01, m(1−m) − 0.01), as in all the paper's experiments (cluster-specific selection).",
     )
     if auto:
-        rho = None
         sidebar.caption(f"ρ = {default_rho(m):.4f}, valid range (0, m(1−m)) = (0, {upper:.4f}).")
-    else:
-        # Steps of 0.001 reach the near-global end, where a share of 0.01 still leaves clusters apart.
-        share = sidebar.slider(
-            "ρ as a share of m(1−m): global ↔ cluster-specific", 0.001, 0.999, state.WIDGET_DEFAULTS["rho_share"],
-            step=0.001, format="%.3f", key="rho_share", bind="query-params",
-            help="ρ must lie in (0, m(1−m)); this slider sets ρ/(m(1−m)), so any value is valid.",
-        )
-        rho = rho_from_share(m, share)
-        sidebar.caption(f"ρ = {share:.3f} × {upper:.4f} = {rho:.4g}; valid range (0, {upper:.4f}).")
+        return None
+    # Steps of 0.001 reach the near-global end, where a share of 0.01 still leaves clusters apart.
+    share = sidebar.slider(
+        "ρ as a share of m(1−m): global ↔ cluster-specific", 0.001, 0.999, state.WIDGET_DEFAULTS["rho_share"],
+        step=0.001, format="%.3f", key="rho_share", bind="query-params",
+        help="ρ must lie in (0, m(1−m)); this slider sets ρ/(m(1−m)), so any value is valid.",
+    )
+    rho = rho_from_share(m, share)
+    sidebar.caption(f"ρ = {share:.3f} × {upper:.4f} = {rho:.4g}; valid range (0, {upper:.4f}).")
+    return rho
+
+
+def _rho_selection(sidebar) -> str:
+    """The selection rule ρ acts through."""
+    rho_selection = sidebar.radio(
+        "ρ acts on", ["paper", "shrink"], key="rho_selection", bind="query-params", horizontal=True,
+        captions=["the paper's algorithm", "the selection too"],
+        help=f"paper: {RHO_SELECTION_HELP['paper']}\n\nshrink: {RHO_SELECTION_HELP['shrink']}",
+    )
     if rho_selection == "paper":
         sidebar.caption("With the paper's rule ρ does not change which features a cluster selects "
                         "(choose “shrink” to see it act on the masks).")
-    return rho, rho_selection
+    return rho_selection
 
 
 def _synthetic_names() -> set:
     return {name for name, (group, _) in _examples().items() if group == "synthetic"}
 
 
+def fit_numbers(ctx) -> list[tuple[str, str, str | None]]:
+    """The current fit's headline numbers as (label, value, help), read from the fitted model."""
+    model, params = ctx.model, ctx.params
+    how = "given" if params.size_by == "lambda" else ("exact-k search" if params.k_method == "search" else "farthest-first")
+    return [
+        ("Clusters K", str(model.n_clusters_), None),
+        ("Objective", number(model.objective_), None),
+        ("λ used", f"{model.lam_:.4g}", f"λ {how}."),
+        ("ρ used", f"{model.rho_:.4f}", f"Valid range (0, {params.m * (1 - params.m):.4f})."),
+        ("Iterations", str(model.n_iter_), "Passes of the kept restart." + ("" if model.converged_ else " Did not converge.")),
+        ("Fit time", f"{ctx.outcome.seconds:.2f} s", "Time of the fit when it was computed; a cached setting is shown at once."),
+    ]
+
+
 def fit_summary(ctx, *, truth: bool = True) -> None:
     """One line of metrics on the current fit, its agreement with a planted truth (``truth``), and its notes."""
-    model = ctx.model
-    if model is None:
+    if ctx.model is None:
         return
-    params = ctx.params
-    columns = st.columns(6)
-    columns[0].metric("Clusters K", model.n_clusters_)
-    columns[1].metric("Objective", number(model.objective_))
-    how = "given" if params.size_by == "lambda" else ("exact-k search" if params.k_method == "search" else "farthest-first")
-    columns[2].metric("λ used", f"{model.lam_:.4g}", help=f"λ {how}.")
-    columns[3].metric("ρ used", f"{model.rho_:.4f}", help=f"Valid range (0, {params.m * (1 - params.m):.4f}).")
-    columns[4].metric("Iterations", model.n_iter_, help="Passes of the kept restart." + (
-        "" if model.converged_ else " Did not converge."))
-    columns[5].metric("Fit time", f"{ctx.outcome.seconds:.2f} s", help="Time of the fit when it was computed; "
-                      "a cached setting is shown at once.")
+    for column, (label, value, help_text) in zip(st.columns(6), fit_numbers(ctx), strict=True):
+        column.metric(label, value, help=help_text)
     if truth:
         truth_line(ctx)
     for message in ctx.outcome.notes + list(ctx.notes):
         note(message)
+
+
+def fit_header(ctx, title: str, status) -> None:
+    """A compact header: the page's name, the fit's status line (``status()``), its numbers in one line, its notes
+    folded behind a button; so that the figure below starts high on the screen (Tune & see at 1280 × 720)."""
+    if ctx.model is None:
+        return
+    left, right = st.columns([1.3, 5], vertical_alignment="center")
+    left.markdown(f"#### {esc(title)}")
+    with right:
+        status()
+    numbers, notes_slot = st.columns([5, 1], vertical_alignment="center")
+    numbers.markdown(" · ".join(
+        f"{label} **{esc(value)}**" for label, value, _ in fit_numbers(ctx)
+    ), help="\n\n".join(f"{label}: {help_text}" for label, _, help_text in fit_numbers(ctx) if help_text))
+    messages = ctx.outcome.notes + list(ctx.notes)
+    if messages:
+        with notes_slot.popover(f"{len(messages)} note{'s' if len(messages) > 1 else ''}", icon=":material/info:",
+                                use_container_width=True):
+            for message in messages:
+                note(message)
 
 
 def truth_line(ctx) -> None:

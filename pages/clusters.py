@@ -6,19 +6,22 @@ from craft import plots
 from craft.profiles import cluster_summary
 from explorer import cache, context, mask_path
 from explorer.figure_export import chart
-from explorer.ui import esc, fit_summary, truth_line
+from explorer.ui import esc, fit_header, truth_line
 
 ORDERS = {"subspace": "subspaces as blocks", "natural": "table order", "count": "most selected first"}
 TABS = ["Feature masks", "Data heatmap", "Sizes & profiles", "Projection", "Iterations", "Mask path"]
 
 ctx = context.current()
-st.title("Tune & see")
-model = context.require_model(ctx)
+# A slider's new value shows its provisional fit at once (explorer.view); the refined one replaces it.
+model = context.require_model(ctx, provisional=True)
 assert ctx.data is not None  # require_model stopped the page otherwise
-# The agreement with the planted truth sits under the figures it judges, so the heatmap stays above the fold.
-fit_summary(ctx, truth=False)
-# The m path's grid is fitted in the background from here on: m moved to a value of it shows a fit already made.
-mask_path.prefetch(ctx)
+# One compact header (status, numbers, notes folded) keeps the mask heatmap in view beside the sidebar's sliders;
+# the agreement with the planted truth sits under the figures it judges.
+fit_header(ctx, "Tune & see", lambda: context.refining(ctx))
+if not ctx.provisional:
+    # The m path's grid is fitted in the background from here on: m moved to a value of it shows a fit already
+    # made (not while a refinement runs: it would take a core from it, and its time estimate reads the fit's).
+    mask_path.prefetch(ctx)
 X = ctx.X
 has_truth = ctx.data.true_mask is not None
 
@@ -29,7 +32,8 @@ def masks_view() -> None:
     left, right = st.columns([2, 1])
     default = cache.default_order(ctx.data)
     order = left.segmented_control("Feature order", list(ORDERS), default=default, format_func=ORDERS.__getitem__,
-                                   key="mask_order", required=True)
+                                   key="mask_order", required=True, label_visibility="collapsed",
+                                   help="The order of the features (columns) in the heatmap: a view only.")
     # Only synthetic sets know their planted clusters and subspaces: other tables get no switch at all.
     truth = has_truth and right.toggle("Beside the planted subspaces", True, key="mask_truth",
                                        help="Synthetic sets know their planted clusters and subspaces.")

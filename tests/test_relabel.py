@@ -19,7 +19,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from craft import CRAFT, CraftInputError, datasets, synthetic
+from craft import CRAFT, CraftInputError, datasets, synthetic, warm_refit
 from craft.relabel import changed_share, check_permutation, match_clusters, overlap_table, relabel, relabel_model
 
 
@@ -113,21 +113,25 @@ def test_relabelled_model_is_the_same_model_under_new_numbers():
 
 
 def test_one_notch_moves_change_few_rows():
-    """Issue 35's target: moves of m by 0.05 whose objective moves < 1 % recolour at most 5 % of the rows."""
-    table = datasets.load("zoo")
-    X = table.drop(columns=[c for c in ("type", "animal") if c in table.columns])
+    """Issue 35's target: a one-notch move of m whose objective moves < 1 % recolours at most 5 % of the rows.
+
+    The move is what the app shows at once: the warm refit of the fit on screen at m ± 0.05
+    (``craft.warm_refit``), renumbered to follow it. (The refined fit that follows is the cold default fit,
+    which can be another partition of nearly the same objective; RESULTS reports both.)
+    """
     shares = []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        for seed in range(3):
-            fits = {m: CRAFT(m=m, k=7, random_state=seed).fit(X) for m in (0.4, 0.45, 0.5, 0.55, 0.6)}
-            for a, b in zip(list(fits)[:-1], list(fits)[1:]):
-                before, after = fits[a], fits[b]
-                if abs(after.objective_ - before.objective_) >= 0.01 * abs(before.objective_):
-                    continue
-                if after.n_clusters_ != before.n_clusters_:
-                    continue
-                shown = relabel(after.labels_, match_clusters(after.labels_, before.labels_))
-                shares.append(changed_share(shown, before.labels_))
-    assert shares, "no one-notch move with an objective change under 1 %"
+        for name, k in (("wine", 3), ("credit-g", 2), ("zoo", 7)):
+            X, _ = datasets.load(name)
+            for seed in range(2):
+                for m in (0.4, 0.5, 0.6):
+                    before = CRAFT(m=m, k=k, random_state=seed).fit(X)
+                    for step in (-0.05, 0.05):
+                        after = warm_refit(before, X, m=m + step)
+                        if abs(after.objective_ - before.objective_) >= 0.01 * abs(before.objective_):
+                            continue
+                        shown = relabel(after.labels_, match_clusters(after.labels_, before.labels_))
+                        shares.append(changed_share(shown, before.labels_))
+    assert len(shares) >= 10, f"only {len(shares)} one-notch moves with an objective change under 1 %"
     assert max(shares) <= 0.05, shares

@@ -14,7 +14,7 @@ import re
 import pytest
 from test_flows import CHART, RUN_TIMEOUT_MS, alerts, assert_clean, open_app, wait_idle
 
-from benchmarks.bench_browser import noise_table
+from benchmarks.bench_browser import NAV_LINKS, noise_table
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(240)]
 
@@ -31,7 +31,7 @@ def seconds(text: str) -> int:
 
 
 def nav(page, title: str) -> None:
-    page.locator("[data-testid='stSidebarNav'] a", has_text=title).first.click()
+    page.locator(NAV_LINKS, has_text=title).first.click()
     page.wait_for_selector(f"[data-testid='stHeading']:has-text('{title.split()[0]}')", timeout=RUN_TIMEOUT_MS)
 
 

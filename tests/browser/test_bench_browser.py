@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from benchmarks.bench_browser import NAV_LINKS
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
 
@@ -66,7 +67,7 @@ def test_a_link_to_a_page_on_a_fresh_make_run_server_lists_the_pages_by_title(br
         stcore = [url.removeprefix(server.url) for url in asked if "/_stcore/" in url]
         assert stcore and all(path.startswith("/_stcore/") for path in stcore), stcore
         # A link's text is its icon's name, then its title.
-        links = [text.strip().splitlines()[-1] for text in page.locator("[data-testid='stSidebarNav'] a").all_inner_texts()]
+        links = [text.strip().splitlines()[-1] for text in page.locator(NAV_LINKS).all_inner_texts()]
         titles = re.findall(r'st\.Page\("pages/\w+\.py", title="([^"]+)"', (ROOT / "app.py").read_text())
         assert len(titles) >= 8 and links == titles, (links, titles)
         context.close()

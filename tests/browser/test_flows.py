@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
+from benchmarks.bench_browser import NAV_LINKS
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(240)]
 
@@ -64,13 +65,13 @@ def wait_idle(page, timeout: int = RUN_TIMEOUT_MS) -> None:
 def open_app(page, path: str = "/") -> None:
     """Load the app at ``path`` (a new session) and wait for its first run."""
     page.goto(path)
-    page.wait_for_selector("[data-testid='stSidebarNav']", timeout=RUN_TIMEOUT_MS)
+    page.wait_for_selector(NAV_LINKS, timeout=RUN_TIMEOUT_MS)
     wait_idle(page)
 
 
 def go_to(page, title: str) -> None:
     """Open a page through the sidebar navigation (same session)."""
-    page.locator("[data-testid='stSidebarNav'] a", has_text=title).first.click()
+    page.locator(NAV_LINKS, has_text=title).first.click()
     wait_idle(page)
     page.wait_for_selector(f"[data-testid='stHeading']:has-text('{title.split()[0]}')")
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 from test_flows import open_app, screenshot, wait_idle
 
-from benchmarks.bench_browser import SCRUBBER_STEPS_JS
+from benchmarks.bench_browser import NAV_LINKS, SCRUBBER_STEPS_JS
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(240)]
 
@@ -39,7 +39,7 @@ def test_the_scrubber_shows_each_stored_fit_without_running_the_page(page):
     page.on("websocket", lambda socket: socket.on("framesent", lambda payload: sent.append(str(payload)[:40])))
     # As a user gets there: the example picked by its link, then Tune & see and its Mask path tab.
     open_app(page, "/?dataset=zoo&k=4")
-    page.locator("[data-testid='stSidebarNav'] a", has_text="Tune & see").first.click()
+    page.locator(NAV_LINKS, has_text="Tune & see").first.click()
     wait_idle(page)
     page.locator("[data-testid='stTab']", has_text="Mask path").first.click()
     page.wait_for_selector(SCRUBBER, timeout=180_000)  # the m path is fitted in the background, then drawn

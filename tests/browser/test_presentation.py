@@ -22,6 +22,7 @@ from test_flows import (
     slider_value,
     wait_idle,
 )
+from benchmarks.bench_browser import NAV_LINKS
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
 
@@ -42,7 +43,7 @@ def room(browser, app_server):
 
 def open_view(page, path: str) -> None:
     page.goto(path)
-    page.wait_for_selector("[data-testid='stSidebarNav']", timeout=RUN_TIMEOUT_MS)
+    page.wait_for_selector(NAV_LINKS, timeout=RUN_TIMEOUT_MS)
     wait_idle(page)
     page.wait_for_selector(APP_IDLE, timeout=RUN_TIMEOUT_MS)
 
