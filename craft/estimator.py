@@ -1182,12 +1182,15 @@ def check_fitted_columns(table: pd.DataFrame, encoder: Encoder, fitted_columns) 
 
 
 def _ranking(result: _engine.RunResult, target):
-    """Sort key for runs: K nearest the target, then objective, then numeric normaliser."""
+    """Sort key for runs: K nearest the target, then objective, then numeric normaliser (ties: the first run)."""
     distance = abs(result.n_clusters - target) if target is not None else 0
     # Objectives equal up to rounding are ties (a selected numeric feature adds
     # n_k/2 whatever the partition while above the variance floor), so they
-    # are compared at 10 significant digits.
-    return distance, float(f"{result.objective:.10g}"), result.numeric_nll
+    # are compared at 10 significant digits. So is the normaliser: two restarts
+    # that reach one partition, numbered in two orders, differ there only in
+    # the last bits, which differ again between backends (a Dask sum runs over
+    # partitions); the first such restart is kept on every backend.
+    return distance, float(f"{result.objective:.10g}"), float(f"{result.numeric_nll:.10g}")
 
 
 def _run_limit(n_samples: int, target) -> int | None:
