@@ -6,6 +6,7 @@ import concurrent.futures
 import contextlib
 import dataclasses
 import os
+import threading
 import numbers
 import warnings
 from collections.abc import Callable
@@ -22,6 +23,7 @@ from .encoding import MISSING_MODES, Encoder, EncodedData, numeric_column
 from .exceptions import CraftInputError
 from .priors import prior_terms
 from .limits import check_columns
+from ._lambda_search import SearchStep
 from .schema import Schema, infer_schema
 
 
@@ -929,7 +931,7 @@ class CRAFT(ClusterMixin, BaseEstimator):
             data, options, np.random.default_rng(seed), restart=restart, callback=self._callback, initial=initial
         )
 
-    def _search_lambda(  # noqa: C901 - one bracket-then-bisect search, read in one place
+    def _search_lambda(
         self, data: EncodedData | _engine.Backend, options: _engine.Options, target: int, seed, *,
         start: float | None = None, initial: _engine.Clusters | None = None,
     ) -> tuple[float, list[tuple[float, _engine.RunResult]]]:
@@ -937,23 +939,26 @@ class CRAFT(ClusterMixin, BaseEstimator):
 
         Starts from the farthest-first lambda (or ``start``), brackets by
         doubling or halving (K falls as lambda grows, though not strictly),
-        then bisects on log(lambda). Every run starts from its seeding, or
-        from ``initial`` (a warm start). Every evaluated fit is kept so the
-        caller can reuse it.
-        """
-        tried: list[tuple[float, _engine.RunResult]] = []
+        then bisects on log(lambda) (:class:`craft._lambda_search.SearchStep`).
+        Every run starts from its seeding, or from ``initial`` (a warm
+        start). Every evaluated fit is kept so the caller can reuse it; the
+        kept λ is the best of them by :func:`_ranking`.
 
+        With more than one thread (``n_jobs``, in memory), the fits the
+        search would ask for next, for either outcome of the current one,
+        run ahead on the spare threads (:class:`_FitsAhead`). Each fit is a
+        function of its λ alone, and only the fits the sequential search asks
+        for are kept, in its order: the result does not depend on the threads.
+        """
         # A lambda that is far too small opens hundreds of clusters; knowing
         # that K exceeds the target is enough, so such runs stop early.
         capped = _replace(options, max_clusters=_run_limit(data.n_samples, target))
 
-        def evaluate(lam):
+        def evaluate(lam: float, stop: threading.Event | None = None) -> tuple[int, _engine.RunResult | None]:
             try:
-                result = self._run(data, _replace(capped, lam=lam), seed, 0, initial=initial)
+                return self._search_run(data, _replace(capped, lam=lam), seed, initial, stop)
             except _engine.TooManyClusters as exceeded:
-                return exceeded.args[0]
-            tried.append((lam, result))
-            return result.n_clusters
+                return exceeded.args[0], None
 
         if start is None:
             start = _engine.farthest_first_lambda(data, target, options, np.random.default_rng(seed))
@@ -961,44 +966,32 @@ class CRAFT(ClusterMixin, BaseEstimator):
             # No row at a positive distance (possible above m = 0.5, where F_Delta < 0):
             # the search only needs somewhere to start.
             start = _checked_lambda(_engine.default_lambda(data, options), self, None)
-        found = evaluate(start)
-        low = high = None
-        if found == target:
-            return start, tried
-        if found > target:
-            low, lam = start, start
-            for _ in range(40):
-                lam *= 2.0
-                found = evaluate(lam)
-                if found <= target:
-                    high = lam
-                    break
-                low = lam
-        else:
-            high, lam = start, start
-            for _ in range(40):
-                lam /= 2.0
-                found = evaluate(lam)
-                if found >= target:
-                    low = lam
-                    break
-                high = lam
-        if found != target and low is not None and high is not None:
-            for _ in range(30):
-                lam = float(np.sqrt(low * high))
-                found = evaluate(lam)
-                if found == target:
-                    break
-                if found > target:
-                    low = lam
-                else:
-                    high = lam
-                if high / low < 1.0 + 1e-6:
-                    break
+        threads = _thread_count(self.n_jobs) if isinstance(data, (EncodedData, _engine.InMemory)) else 1
+        tried: list[tuple[float, _engine.RunResult]] = []
+        step = SearchStep("start", float(start))
+        with _FitsAhead(evaluate, threads) as fits:
+            while not step.done:
+                fits.plan(step.lam, [following.lam for following in step.successors(target)])
+                found, result = fits.result(step.lam)
+                if result is not None:
+                    tried.append((step.lam, result))
+                step = step.after(found, target)
         if not tried:
-            return lam, tried
+            return step.lam, tried
         lam, _ = min(tried, key=lambda item: _ranking(item[1], target))
         return lam, tried
+
+    def _search_run(self, data, options: _engine.Options, seed, initial, stop: threading.Event | None):
+        """One run of the λ search: (K, result); a run run ahead stops at its next pass once ``stop`` is set."""
+        callback = self._callback
+        if stop is not None:
+            def callback(record, report=self._callback):
+                if stop.is_set():
+                    raise _Abandoned
+                if report is not None:
+                    report(record)
+        result = _engine.run(data, options, np.random.default_rng(seed), restart=0, callback=callback, initial=initial)
+        return result.n_clusters, result
 
     def _store(self, result: _engine.RunResult, data: EncodedData, lam: float, options: _engine.Options, *,
                schema: Schema, encoder: Encoder, columns, **extra) -> None:
@@ -1204,6 +1197,59 @@ def _run_limit(n_samples: int, target) -> int | None:
         return max(2 * target, target + 10)
     limit = cluster_limit(n_samples)
     return None if limit >= n_samples else limit
+
+
+class _Abandoned(Exception):
+    """Raised in a fit run ahead by the λ search once the search has gone the other way."""
+
+
+class _FitsAhead:
+    """The λ search's fits, each run once, the next ones started on spare threads before they are asked for.
+
+    ``evaluate(lam, stop)`` runs the fit at ``lam``. ``plan(lam, following)``
+    runs the fit at ``lam`` and, on the other threads, the first of the fits
+    the search may ask for next; fits started earlier that are neither are
+    stopped (each at its next pass: its callback raises once its ``stop`` is
+    set). ``result(lam)`` waits for a planned fit. With one thread nothing is
+    started ahead: ``result`` runs the fit where it is asked for. An error of
+    a fit is raised only where the search asks for that fit, as the
+    sequential search would meet it.
+    """
+
+    def __init__(self, evaluate: Callable, threads: int):
+        self._evaluate = evaluate
+        self._threads = threads
+        self._pool = concurrent.futures.ThreadPoolExecutor(max_workers=threads) if threads > 1 else None
+        self._running: dict[float, tuple[concurrent.futures.Future, threading.Event]] = {}
+
+    def __enter__(self) -> "_FitsAhead":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        for _, stop in self._running.values():
+            stop.set()
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+
+    def plan(self, lam: float, following: list[float]) -> None:
+        if self._pool is None:
+            return
+        wanted = [lam, *following][: self._threads]
+        for started, (future, stop) in list(self._running.items()):
+            if started not in wanted:
+                stop.set()
+                future.cancel()
+                del self._running[started]
+        for value in wanted:
+            if value not in self._running:
+                stop = threading.Event()
+                self._running[value] = (self._pool.submit(self._evaluate, value, stop), stop)
+
+    def result(self, lam: float):
+        planned = self._running.pop(lam, None)
+        if planned is None:
+            return self._evaluate(lam)
+        return planned[0].result()
 
 
 def _thread_count(n_jobs) -> int:
