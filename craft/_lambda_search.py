@@ -51,12 +51,14 @@ class SearchStep:
                 return SearchStep("up", self.lam * 2.0, low=self.lam)
             return SearchStep("down", self.lam / 2.0, high=self.lam)
         if self.phase == "up":
+            assert self.low is not None  # the start or the last doubling
             if found < target:
                 return self._bisect(self.low, self.lam)
             if self.steps >= MAX_BRACKET_STEPS:
                 return self._finished()
             return SearchStep("up", self.lam * 2.0, low=self.lam, steps=self.steps + 1)
         if self.phase == "down":
+            assert self.high is not None  # the start or the last halving
             if found > target:
                 return self._bisect(self.lam, self.high)
             if self.steps >= MAX_BRACKET_STEPS:
