@@ -11,7 +11,7 @@ from . import datasets, metrics, stability, synthetic
 from ._engine import CostTerms, Inspection, IterationRecord, ObjectiveTerms, Selection
 from ._kernels import warm_up
 from .cards import ClusterCard, cluster_card
-from .estimator import CRAFT, warm_refit
+from .estimator import CRAFT, Explanation, warm_refit
 from .exceptions import CraftInputError
 from .io import read_table
 from .persist import load
@@ -23,6 +23,7 @@ __all__ = [
     "ClusterCard",
     "CostTerms",
     "CraftInputError",
+    "Explanation",
     "Inspection",
     "IterationRecord",
     "ObjectiveTerms",

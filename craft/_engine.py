@@ -726,6 +726,59 @@ def nearest_cluster(
     )
 
 
+def runner_up(data: EncodedData, clusters: Clusters, terms: PriorTerms, labels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Every row's distance to its next-nearest cluster, and that cluster, given its nearest (``labels``).
+
+    The compiled pass (:func:`nearest_cluster`) over the other clusters, run
+    once per cluster on the rows it took: K passes over N/K rows on average,
+    one pass's work, with no rows x clusters matrix. A row's distance to a
+    cluster does not depend on which other clusters are present, so it is
+    never below the nearest one. With one cluster there is no runner-up: the
+    distance is the nearest one's again and the cluster -1.
+    """
+    second = np.empty(data.n_samples)
+    second_label = np.full(data.n_samples, -1, dtype=np.int64)
+    if clusters.n_clusters < 2:
+        second[:] = nearest_cluster(data, clusters, terms)[0] if clusters.n_clusters else np.inf
+        return second, second_label
+    for k in range(clusters.n_clusters):
+        rows = np.flatnonzero(labels == k)
+        others = np.flatnonzero(np.arange(clusters.n_clusters) != k)
+        rest = Clusters(clusters.means[others], clusters.variances[others], clusters.log_eta[others], clusters.weights[others])
+        cost, arg = nearest_cluster(data, rest, terms, rows=rows)
+        second[rows] = cost
+        second_label[rows] = others[arg]
+    return second, second_label
+
+
+def feature_costs(data: EncodedData, clusters: Clusters, terms: PriorTerms, labels: np.ndarray) -> np.ndarray:
+    """Each row's distance to cluster ``labels[n]``, feature by feature: (N, D), engine order; rows sum to d_nk.
+
+    d_nk is a sum over features once the feature-control term ``|v_k|
+    F_Delta`` is spread over the features it counts, ``F_Delta`` to each
+    selected one: a numeric feature adds ``v_kd ((x_nd - zeta_kd)^2 / (2
+    sigma_kd^2) + F_Delta)``, a categorical one ``v_kd (-log eta_kd(x_nd) +
+    F_Delta) + (1 - v_kd)(-log eta_0d(x_nd))``; a missing (or unseen)
+    cell adds only its ``v_kd F_Delta``. So the split is exact, no
+    approximation: the same terms as :func:`cost_terms`, per feature.
+    """
+    weights = clusters.weights[labels]
+    out = weights * terms.f_delta
+    n_numeric = data.n_numeric
+    if n_numeric:
+        deviation = data.numeric - clusters.means[labels]
+        squared = deviation * deviation * half_precision(clusters, n_numeric)[labels]
+        if data.observed is not None:
+            squared = np.where(data.observed, squared, 0.0)
+        out[:, :n_numeric] += squared
+    if data.n_categorical:
+        table = categorical_table(data, clusters)
+        seen = data.codes >= 0
+        columns = data.offsets[None, :] + np.where(seen, data.codes, 0)
+        out[:, n_numeric:] += np.where(seen, table[labels[:, None], columns], 0.0)
+    return out
+
+
 def half_precision(clusters: Clusters, n_numeric: int) -> np.ndarray:
     """``v_kd / (2 sigma_kd^2)``: the weight of a squared numeric deviation."""
     return clusters.weights[:, :n_numeric] * (1.0 / (2.0 * clusters.variances))

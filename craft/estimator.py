@@ -35,6 +35,30 @@ from .schema import Schema, infer_schema
 SEARCH_ROWS = 50_000
 
 
+@dataclasses.dataclass(frozen=True)
+class Explanation:
+    """:meth:`CRAFT.explain`'s answer: each feature's part of every row's cost and margin.
+
+    Attributes
+    ----------
+    cluster : ndarray of int64, shape (n_rows,)
+        The row's nearest cluster.
+    runner_up : ndarray of int64, shape (n_rows,)
+        Its next-nearest cluster (-1 when the model has one cluster).
+    cost : DataFrame, shape (n_rows, n_used_features)
+        Each feature's part of the row's distance to ``cluster``; a row sums
+        to ``assign``'s ``cost``.
+    margin : DataFrame, shape (n_rows, n_used_features)
+        Each feature's part of (distance to ``runner_up``) - (distance to
+        ``cluster``); a row sums to ``assign``'s ``margin``.
+    """
+
+    cluster: np.ndarray
+    runner_up: np.ndarray
+    cost: pd.DataFrame
+    margin: pd.DataFrame
+
+
 @dataclasses.dataclass
 class _WarmStart:
     """What a warm fit starts from: the previous fit's statistics (its partition) and λ.
@@ -578,6 +602,65 @@ class CRAFT(ClusterMixin, BaseEstimator):
             warnings.warn(note, UserWarning, stacklevel=2)
         return assignment_frame(data, self.clusters_, self.options_, table.index)
 
+    def explain(self, X) -> "Explanation":
+        """Why each row of ``X`` is where it is: every feature's share of its cost and of its margin.
+
+        A row's distance to a cluster, d_nk, is a sum over features (the
+        feature-control term ``|v_k| F_Delta`` counted ``F_Delta`` per
+        selected feature; :func:`craft._engine.feature_costs`), so the split
+        is exact: the row sums of ``cost`` are :meth:`assign`'s ``cost`` and
+        those of ``margin`` its ``margin``, up to rounding.
+
+        Parameters
+        ----------
+        X : DataFrame or array-like
+            Rows with the fitted columns (checked as :meth:`assign` checks them).
+
+        Returns
+        -------
+        Explanation
+            ``cluster`` (the nearest cluster, as :meth:`assign`'s ``cluster``
+            before noise: a noise row is explained against its nearest
+            cluster), ``runner_up`` (the next-nearest, -1 for a one-cluster
+            model), ``cost`` (rows x used features, table order: each
+            feature's part of the row's distance to ``cluster``) and
+            ``margin`` (each feature's part of the distance to ``runner_up``
+            minus that to ``cluster``; positive: the feature holds the row in
+            its cluster; all 0 for a one-cluster model).
+
+        Examples
+        --------
+        >>> import pandas as pd
+        >>> X = pd.DataFrame({"a": [0.0, 0.1, 5.0, 5.1], "b": [3.0, -3.0, 2.0, -2.0]})
+        >>> model = CRAFT(m=0.5, k=2, random_state=0).fit(X)
+        >>> why = model.explain(X)
+        >>> bool(abs(why.cost.sum(axis=1) - model.assign(X)["cost"]).max() < 1e-9)
+        True
+        """
+        self._check_fitted()
+        table = _as_table(X)
+        notes: list[str] = []
+        data = self._encoded(table, notes)
+        for note in notes:
+            warnings.warn(note, UserWarning, stacklevel=2)
+        terms = self.options_.terms
+        _, labels = _engine.nearest_cluster(data, self.clusters_, terms)
+        _, second = _engine.runner_up(data, self.clusters_, terms, labels)
+        cost = _engine.feature_costs(data, self.clusters_, terms, labels)
+        if self.clusters_.n_clusters > 1:
+            margin = _engine.feature_costs(data, self.clusters_, terms, second) - cost
+        else:
+            margin = np.zeros_like(cost)
+        used = set(self.engine_features_)
+        columns = [str(name) for name in self.feature_names_in_ if str(name) in used]
+        order = [self.engine_features_.index(name) for name in columns]
+        return Explanation(
+            cluster=labels.astype(np.int64),
+            runner_up=second,
+            cost=pd.DataFrame(cost[:, order], index=table.index, columns=columns),
+            margin=pd.DataFrame(margin[:, order], index=table.index, columns=columns),
+        )
+
     def save(self, path) -> None:
         """Write the fitted model to ``path`` (a path or a binary file object); :func:`craft.load` reads it.
 
@@ -1116,24 +1199,17 @@ def assignment_frame(data: EncodedData, clusters: _engine.Clusters, options: _en
     ``predict`` returns), the opening test is the pass's own
     (:func:`_engine.opening_candidates` at ``options.threshold``). The
     next-nearest distance is the same kernel's over the other clusters, run
-    once per cluster on the rows it took: K passes over N/K rows on average,
-    one pass's work, with no rows x clusters matrix. A row's distance to a
-    cluster does not depend on which other clusters are present, so the
-    margin is never negative. A model fitted with ``noise=True`` labels the
+    once per cluster on the rows it took (:func:`_engine.runner_up`). A
+    row's distance to a cluster does not depend on which other clusters are
+    present, so the margin is never negative. A model fitted with ``noise=True`` labels the
     rows that fit no cluster -1, as ``predict`` does; their cost and margin
     are still those of their nearest cluster.
     """
     best, labels = _engine.nearest_cluster(data, clusters, options.terms)
     opening = np.zeros(data.n_samples, dtype=bool)
     opening[_engine.opening_candidates(data, best, options.threshold(data.n_features))] = True
-    margin = np.zeros(data.n_samples)
-    for k in range(clusters.n_clusters if clusters.n_clusters > 1 else 0):
-        rows = np.flatnonzero(labels == k)
-        others = np.arange(clusters.n_clusters) != k
-        rest = _engine.Clusters(clusters.means[others], clusters.variances[others], clusters.log_eta[others],
-                                clusters.weights[others])
-        second, _ = _engine.nearest_cluster(data, rest, options.terms, rows=rows)
-        margin[rows] = second - best[rows]
+    second, _ = _engine.runner_up(data, clusters, options.terms, labels)
+    margin = second - best
     cluster = np.where(opening, -1, labels) if options.noise else labels
     return pd.DataFrame(
         {"cluster": cluster.astype(np.int64), "cost": best, "margin": margin, "fits_no_cluster": opening}, index=index
