@@ -126,6 +126,11 @@ class SizedStore:
     def __len__(self) -> int:
         return len(self._entries)
 
+    def __contains__(self, key: str) -> bool:
+        """Whether ``key`` is kept (without unpickling it)."""
+        with self._lock:
+            return key in self._entries
+
     def clear(self) -> None:
         with self._lock:
             self._entries.clear()
@@ -305,17 +310,21 @@ def session_token() -> tuple[str, str]:
     return (run.session_id if run is not None else own, own)
 
 
-def _job_of(key: str, numeric: tuple, categorical: tuple, params: FitParams, table, schema) -> jobs.FitJob:
-    return JOBS.submit(key, session_token(), lambda callback: services.fit_craft(table, schema, params, callback=callback))
+def _job_of(key: str, numeric: tuple, categorical: tuple, params: FitParams, table, schema,
+            delay: float = 0.0) -> jobs.FitJob:
+    return JOBS.submit(key, session_token(), lambda callback: services.fit_craft(table, schema, params, callback=callback),
+                       delay=delay)
 
 
-def request_fit(data_key: str, numeric: tuple, categorical: tuple, params: FitParams, table, schema) -> FitOutcome | jobs.FitJob:
+def request_fit(data_key: str, numeric: tuple, categorical: tuple, params: FitParams, table, schema,
+                delay: float = 0.0) -> FitOutcome | jobs.FitJob:
     """This session's main fit: its outcome if known, else the job computing it (not waited for).
 
     The session holds the job until it asks for another fit, which releases
     it (and cancels it unless another session waits for it). A finished job
     of this session answers too, so an outcome too large for :data:`STORE`
-    is not recomputed at every rerun.
+    is not recomputed at every rerun. ``delay``: seconds a new job waits
+    before it starts (the page draws a provisional fit meanwhile).
     """
     key = _fit_digest(data_key, numeric, categorical, params)
     held = st.session_state.get("_fit_job")
@@ -330,7 +339,7 @@ def request_fit(data_key: str, numeric: tuple, categorical: tuple, params: FitPa
         outcome = finished(held)
         if outcome is not None:
             return outcome
-    job = _job_of(key, numeric, categorical, params, table, schema)
+    job = _job_of(key, numeric, categorical, params, table, schema, delay=delay)
     st.session_state["_fit_job"] = job
     return job
 

@@ -50,6 +50,8 @@ class FitJob:
     alive : callable
         ``alive(holder)``: whether that holder (a browser session) still
         exists. Asked at most every :attr:`CHECK_SECONDS` during the fit.
+    delay : float, default 0
+        Seconds the thread waits before the fit starts (cancellable).
 
     Attributes
     ----------
@@ -67,8 +69,9 @@ class FitJob:
     CHECK_SECONDS = 1.0
 
     def __init__(self, key: str, compute: Callable[[Callable], FitOutcome], on_done: Callable[["FitJob"], None],
-                 alive: Callable[[Hashable], bool]):
+                 alive: Callable[[Hashable], bool], delay: float = 0.0):
         self.key = key
+        self.delay = delay
         self.iterations = 0
         self.outcome: FitOutcome | None = None
         self.error: BaseException | None = None
@@ -104,6 +107,10 @@ class FitJob:
 
     def _work(self) -> None:
         try:
+            # A delayed job leaves the cores to the page that asked for it first (a provisional fit drawn); a
+            # cancellation meanwhile ends it before it starts.
+            if self.delay > 0 and self._cancel.wait(self.delay):
+                raise FitCancelled(self.key)
             self.outcome = self._compute(self._record)
         except FitCancelled:
             pass
@@ -183,16 +190,17 @@ class FitJobs:
         self._alive = alive
         self._job_class = job_class or FitJob
 
-    def submit(self, key: str, holder: Hashable, compute: Callable[[Callable], FitOutcome]) -> FitJob:
+    def submit(self, key: str, holder: Hashable, compute: Callable[[Callable], FitOutcome], delay: float = 0.0) -> FitJob:
         """The running job for ``key`` (``holder`` now holds it), started with ``compute`` if there is none.
 
         A job cancelled but still finishing its iteration is replaced by a
-        new one: the holder wants the fit after all.
+        new one: the holder wants the fit after all. ``delay``: seconds a
+        new job waits before it computes (:class:`FitJob`).
         """
         with self._lock:
             job = self._jobs.get(key)
             if job is None or job.cancelled:
-                job = self._job_class(key, compute, self._finished, self._alive)
+                job = self._job_class(key, compute, self._finished, self._alive, delay=delay)
                 self._jobs[key] = job
                 job._holders.add(holder)
                 job.start()

@@ -262,11 +262,11 @@ def fit_header(ctx, title: str, status) -> None:
     if ctx.model is None:
         return
     left, right = st.columns([1.3, 5], vertical_alignment="center")
-    left.markdown(f"#### {esc(title)}")
+    left.subheader(title, anchor=False)
     with right:
         status()
     numbers, notes_slot = st.columns([5, 1], vertical_alignment="center")
-    numbers.markdown(" · ".join(
+    numbers.container(key="fit_numbers").markdown(" · ".join(
         f"{label} **{esc(value)}**" for label, value, _ in fit_numbers(ctx)
     ), help="\n\n".join(f"{label}: {help_text}" for label, _, help_text in fit_numbers(ctx) if help_text))
     messages = ctx.outcome.notes + list(ctx.notes)

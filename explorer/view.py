@@ -69,6 +69,8 @@ class Shown:
         The number each of the fit's own clusters is shown as.
     line : str or None
         What a refined view says about the provisional one it replaced.
+    left : str or None
+        A provisional view shown while another value's refinement ran: that value's fit key.
     """
 
     data: tuple
@@ -78,6 +80,7 @@ class Shown:
     outcome: FitOutcome
     perm: np.ndarray
     line: str | None = None
+    left: str | None = None
 
 
 def perm_text(perm) -> str:
@@ -197,11 +200,14 @@ def provisional(ctx) -> bool:
         perm = _match(warm, previous)
         outcome = _renumbered(FitOutcome(warm, seconds=seconds), perm)
         key = _view_key(ctx.fit_key, perm, provisional=source)
-        found = Shown(data, ctx.fit_key, key, True, outcome, perm)
+        # The move left a value whose refinement was running: asking for this fit releases it (explorer.cache),
+        # and a job nobody waits for any more stops at its next iteration (explorer.context.refining says so).
+        found = Shown(data, ctx.fit_key, key, True, outcome, perm, left=previous.fit_key if previous.provisional else None)
         st.session_state[SHOWN] = found
     ctx.outcome = found.outcome
     ctx.key = found.key
     ctx.provisional = True
+    ctx.left_key = found.left
     ctx.problem = None
     return True
 

@@ -121,6 +121,7 @@ def test_a_second_move_cancels_the_refinement_of_the_value_left(gate):
     at.slider(key="m").set_value(0.65).run()
     second = at.session_state["ctx"].job
     assert first.cancelled and not second.cancelled
+    assert "value left was stopped" in status(at)
     assert at.session_state["ctx"].provisional and at.session_state["ctx"].model.m == 0.65
     refine(at, gate)
     assert first.result() is None and ctx(at).model.m == 0.65
