@@ -43,6 +43,39 @@ from .priors import PriorTerms
 
 
 @dataclass(frozen=True)
+class Pins:
+    """Features pinned on (always selected) or off (never selected), for every cluster or per cluster of the start.
+
+    ``every`` has one entry per used feature (engine order): +1 pinned on,
+    -1 pinned off, 0 free, for every cluster, the clusters a pass opens too.
+    ``per_cluster`` has one such row per cluster of the run's start (a warm
+    start's clusters, the previous fit's numbers); its non-zero entries add
+    to ``every``'s for that cluster (the estimator refuses the two
+    disagreeing). A cluster keeps its own pins while it lives, whatever its
+    number after emptied clusters are dropped (:func:`run` carries them).
+    Tuples, so that the options stay hashable values.
+    """
+
+    every: tuple[int, ...]
+    per_cluster: tuple[tuple[int, ...], ...] = ()
+
+    def start(self, n_clusters: int, n_features: int) -> np.ndarray:
+        """The (K, D) int8 pins of the run's first clusters."""
+        table = np.tile(np.asarray(self.every, dtype=np.int8), (n_clusters, 1)).reshape(n_clusters, n_features)
+        if self.per_cluster:
+            own = np.asarray(self.per_cluster, dtype=np.int8)[:n_clusters]
+            table[: own.shape[0]] = np.where(own != 0, own, table[: own.shape[0]])
+        return table
+
+    def extended(self, pins: np.ndarray, n_clusters: int) -> np.ndarray:
+        """``pins`` with a row of ``every`` for each cluster a pass opened (numbers from ``len(pins)`` on)."""
+        opened = n_clusters - pins.shape[0]
+        if opened <= 0:
+            return pins
+        return np.vstack([pins, np.tile(np.asarray(self.every, dtype=np.int8), (opened, 1))])
+
+
+@dataclass(frozen=True)
 class Options:
     """Options of one CRAFT run that stay fixed while it iterates.
 
@@ -70,6 +103,8 @@ class Options:
     # Degenerate cases of the supplement: every cluster keeps every feature
     # (budget "all") and, for DP-means, a fixed variance instead of a learned one.
     fixed_variance: float | None = None
+    # Features pinned on or off (CRAFT(pins=...)); None: every feature free, the paper's selection.
+    pins: Pins | None = None
 
     def draw_selection(self, rng: np.random.Generator, probability, n_features: int) -> np.ndarray:
         """v of a new cluster: Bernoulli(probability) per feature (all ones without selection)."""
@@ -155,6 +190,7 @@ class IterationRecord:
     labels: np.ndarray | None = None
     restart: int = 0
     lam: float = float("nan")
+    pins: np.ndarray | None = None  # (K, D) int8: +1 pinned on, -1 pinned off, 0 free (Pins); None without pins
 
 
 @dataclass
@@ -170,6 +206,7 @@ class RunResult:
     converged: bool
     history: list[IterationRecord] = field(default_factory=list)
     n_noise: int = 0  # rows labelled -1 (noise=True)
+    pins: np.ndarray | None = None  # (K, D) int8, each cluster's pins (Pins), None without
 
     @property
     def n_clusters(self) -> int:
@@ -499,24 +536,37 @@ def _ranks(ranked: np.ndarray) -> np.ndarray:
     return np.argsort(order, axis=1) + 1
 
 
-def _budget_cut(score: np.ndarray, rank: np.ndarray, keep: int) -> np.ndarray:
-    """Per row, a value between the ``keep``-th and the next score in rank order, broadcast to ``score``."""
+def _budget_cut(score: np.ndarray, rank: np.ndarray, keep) -> np.ndarray:
+    """Per row, a value between the ``keep``-th and the next score in rank order, broadcast to ``score``.
+
+    ``keep`` is one count for every row, or one per row (pins make it differ).
+    """
     if score.shape[1] == 0:
         return np.zeros_like(score)
+    keep = np.broadcast_to(np.asarray(keep, dtype=np.int64), (score.shape[0],))
     ordered = np.take_along_axis(score, np.argsort(rank, axis=1), axis=1)
-    last = ordered[:, max(keep, 1) - 1]
-    first_out = ordered[:, min(keep, score.shape[1] - 1)]
+    rows = np.arange(score.shape[0])
+    last = ordered[rows, np.maximum(keep, 1) - 1]
+    first_out = ordered[rows, np.minimum(keep, score.shape[1] - 1)]
     cut = np.where(keep == 0, first_out, np.where(keep >= score.shape[1], last, 0.5 * (last + first_out)))
     return np.broadcast_to(cut[:, None], score.shape).copy()
 
 
 def feature_selection(
-    data: EncodedData, stats: Statistics, variances: np.ndarray, log_eta_k: np.ndarray, opts: Options
+    data: EncodedData, stats: Statistics, variances: np.ndarray, log_eta_k: np.ndarray, opts: Options,
+    pins: np.ndarray | None = None,
 ) -> Selection:
-    """The selection of every cluster with its scores, ranks and cut (see :class:`Selection`)."""
+    """The selection of every cluster with its scores, ranks and cut (see :class:`Selection`).
+
+    ``pins`` (K, D) int8 (+1 on, -1 off, 0 free; None: all free): a pinned-on
+    feature is selected and ranked before the free ones of its kind, a
+    pinned-off one never selected and ranked after them; the budget's rule
+    chooses among the free ones (fixed: ``n_keep`` less the pinned-on
+    features of that kind, none once those fill or pass it).
+    """
     n_numeric = data.n_numeric
     scores = selection_scores(data, stats, variances, log_eta_k, opts)
-    num_rank, cat_rank = _kind_ranks(scores)
+    num_rank, cat_rank = _kind_ranks(scores, pins, n_numeric)
     score = np.hstack([scores.variance, scores.gain])
     rank = np.hstack([num_rank, cat_rank])
     if opts.budget == "all":
@@ -524,30 +574,59 @@ def feature_selection(
         return Selection(score, rank, score, score.copy(), selected, None)
     if opts.budget == "fixed":
         keep_num, keep_cat = budget_counts(opts.terms.m, n_numeric, data.n_categorical)
-        selected = _fixed_selection(num_rank, cat_rank, keep_num, keep_cat)
-        cut = np.hstack([_budget_cut(scores.variance, num_rank, keep_num), _budget_cut(scores.gain, cat_rank, keep_cat)])
+        selected = _fixed_selection(num_rank, cat_rank, keep_num, keep_cat, pins, n_numeric)
+        kept_num, kept_cat = selected[:, :n_numeric].sum(axis=1), selected[:, n_numeric:].sum(axis=1)
+        cut = np.hstack([_budget_cut(scores.variance, num_rank, kept_num), _budget_cut(scores.gain, cat_rank, kept_cat)])
         return Selection(score, rank, score, cut, selected, (keep_num, keep_cat))
     share = np.divide(scores.gain, scores.reference, out=np.zeros_like(scores.gain), where=scores.reference > 0)
-    selected = np.hstack([scores.variance < opts.eps_v, scores.gain > opts.eps_c * scores.reference])
+    selected = _pinned(np.hstack([scores.variance < opts.eps_v, scores.gain > opts.eps_c * scores.reference]), pins)
     cut = np.hstack([np.full(scores.variance.shape, opts.eps_v), np.full(scores.gain.shape, opts.eps_c)])
     return Selection(score, rank, np.hstack([scores.variance, share]), cut, selected, None)
 
 
-def _kind_ranks(scores: SelectionScores) -> tuple[np.ndarray, np.ndarray]:
-    """Ranks of the numeric features (lowest variance first) and the categorical ones (highest gain first)."""
-    return (
-        _ranks(significant(scores.variance, scale=scores.variance_scale)),
-        _ranks(-significant(scores.gain, scale=scores.reference)),
-    )
+def _kind_ranks(scores: SelectionScores, pins: np.ndarray | None = None,
+                n_numeric: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Ranks of the numeric features (lowest variance first) and the categorical ones (highest gain first).
+
+    With ``pins``, pinned-on features first, then the free ones, then the
+    pinned-off ones, each group in the rule's order.
+    """
+    variance = significant(scores.variance, scale=scores.variance_scale)
+    gain = -significant(scores.gain, scale=scores.reference)
+    if pins is None:
+        return _ranks(variance), _ranks(gain)
+    group = 1 - pins.astype(np.int64)  # on 0, free 1, off 2
+    return _grouped_ranks(variance, group[:, :n_numeric]), _grouped_ranks(gain, group[:, n_numeric:])
 
 
-def _fixed_selection(num_rank: np.ndarray, cat_rank: np.ndarray, keep_num: int, keep_cat: int) -> np.ndarray:
-    """The fixed budget's decision: the ``keep_num`` and ``keep_cat`` first-ranked features of each kind."""
-    return np.hstack([num_rank <= keep_num, cat_rank <= keep_cat])
+def _grouped_ranks(ranked: np.ndarray, group: np.ndarray) -> np.ndarray:
+    """:func:`_ranks` within ``group`` order first (lower group first), ties to the lower index."""
+    order = np.lexsort((ranked, group), axis=-1)
+    return np.argsort(order, axis=1) + 1
+
+
+def _fixed_selection(num_rank: np.ndarray, cat_rank: np.ndarray, keep_num: int, keep_cat: int,
+                     pins: np.ndarray | None = None, n_numeric: int = 0) -> np.ndarray:
+    """The fixed budget's decision: the ``keep_num`` and ``keep_cat`` first-ranked features of each kind.
+
+    With ``pins`` the pinned-on features rank first, so they fill the budget
+    first; every pinned-on feature is selected even beyond it, and no
+    pinned-off one is.
+    """
+    selected = np.hstack([num_rank <= keep_num, cat_rank <= keep_cat])
+    return _pinned(selected, pins)
+
+
+def _pinned(selected: np.ndarray, pins: np.ndarray | None) -> np.ndarray:
+    """``selected`` with every pinned-on feature in and every pinned-off one out."""
+    if pins is None:
+        return selected
+    return (selected | (pins > 0)) & (pins >= 0)
 
 
 def select_features(
-    data: EncodedData, stats: Statistics, variances: np.ndarray, log_eta_k: np.ndarray, opts: Options
+    data: EncodedData, stats: Statistics, variances: np.ndarray, log_eta_k: np.ndarray, opts: Options,
+    pins: np.ndarray | None = None,
 ) -> np.ndarray:
     """The selection v of every cluster, as floats (K, D), as :func:`feature_selection` decides it."""
     if opts.budget == "all":
@@ -557,18 +636,24 @@ def select_features(
         # budget as feature_selection, without the cuts and tables it shows.
         scores = selection_scores(data, stats, variances, log_eta_k, opts)
         keep_num, keep_cat = budget_counts(opts.terms.m, data.n_numeric, data.n_categorical)
-        return _fixed_selection(*_kind_ranks(scores), keep_num, keep_cat).astype(np.float64)
-    return feature_selection(data, stats, variances, log_eta_k, opts).selected.astype(np.float64)
+        ranks = _kind_ranks(scores, pins, data.n_numeric)
+        return _fixed_selection(*ranks, keep_num, keep_cat, pins, data.n_numeric).astype(np.float64)
+    return feature_selection(data, stats, variances, log_eta_k, opts, pins).selected.astype(np.float64)
 
 
-def fit_clusters(data: EncodedData, labels: np.ndarray, n_clusters: int, opts: Options) -> tuple[Clusters, Statistics]:
-    """Means, floored variances, smoothed eta and selection from a labelling."""
+def fit_clusters(data: EncodedData, labels: np.ndarray, n_clusters: int, opts: Options,
+                 pins: np.ndarray | None = None) -> tuple[Clusters, Statistics]:
+    """Means, floored variances, smoothed eta and selection from a labelling (``pins`` as in :func:`feature_selection`)."""
     stats = statistics(data, labels, n_clusters)
-    return clusters_from_statistics(data, stats, opts), stats
+    return clusters_from_statistics(data, stats, opts, pins), stats
 
 
-def clusters_from_statistics(data: EncodedData, stats: Statistics, opts: Options) -> Clusters:
-    """Cluster parameters from sufficient statistics; only ``data``'s global tables are read."""
+def clusters_from_statistics(data: EncodedData, stats: Statistics, opts: Options,
+                             pins: np.ndarray | None = None) -> Clusters:
+    """Cluster parameters from sufficient statistics; only ``data``'s global tables are read.
+
+    ``pins`` (K, D) int8 constrain the selection (:func:`feature_selection`).
+    """
     means, variances = raw_variances(stats, data)
     if opts.fixed_variance is not None:
         floored = np.full_like(variances, opts.fixed_variance)
@@ -576,7 +661,7 @@ def clusters_from_statistics(data: EncodedData, stats: Statistics, opts: Options
         floored = np.maximum(variances, opts.min_variance * data.global_var[None, :])
         floored = np.where(floored > 0, floored, opts.min_variance)
     log_eta_k = log_eta(data, stats, opts.smoothing)
-    weights = select_features(data, stats, variances, log_eta_k, opts)
+    weights = select_features(data, stats, variances, log_eta_k, opts, pins)
     return Clusters(means, floored, log_eta_k, weights)
 
 
@@ -678,15 +763,17 @@ class Inspection:
 
 
 def inspect(
-    data: EncodedData, clusters: Clusters, stats: Statistics, opts: Options, labels=None, n_noise: int = 0
+    data: EncodedData, clusters: Clusters, stats: Statistics, opts: Options, labels=None, n_noise: int = 0,
+    pins: np.ndarray | None = None,
 ) -> Inspection:
     """The selection and objective terms of ``clusters`` fitted to ``stats`` (``n_noise`` rows labelled noise).
 
     Only ``data``'s global tables are read (a partitioned backend passes
     its template), so every backend inspects its fit with this one function.
+    ``pins``: the run's pins of these clusters (:class:`Pins`), None without.
     """
     _, variances = raw_variances(stats, data)
-    selection = feature_selection(data, stats, variances, clusters.log_eta, opts)
+    selection = feature_selection(data, stats, variances, clusters.log_eta, opts, pins)
     return Inspection(labels, clusters, stats, selection, objective_terms(data, clusters, stats, opts, n_noise))
 
 
@@ -1022,11 +1109,13 @@ class Backend(Protocol):
     def initial_labels(self) -> Any:
         """The labelling the first pass is compared with: every row in cluster 0."""
 
-    def assign(self, clusters: Clusters, opts: Options, rng: np.random.Generator, labels: Any) -> tuple[Any, Statistics, int, int]:
-        """One pass, empty clusters dropped: ``(labels, statistics, n_changed, n_clusters_in_pass)``."""
+    def assign(self, clusters: Clusters, opts: Options, rng: np.random.Generator,
+               labels: Any) -> tuple[Any, Statistics, int, int, np.ndarray]:
+        """One pass, empty clusters dropped: ``(labels, statistics, n_changed, n_clusters_in_pass, kept)``,
+        ``kept`` the numbers in the pass (before dropping) of the clusters kept, in order."""
 
-    def nearest(self, clusters: Clusters, opts: Options, labels: Any) -> tuple[Any, Statistics, int]:
-        """Every row to its nearest cluster, none opened: ``(labels, statistics, n_changed)``."""
+    def nearest(self, clusters: Clusters, opts: Options, labels: Any) -> tuple[Any, Statistics, int, np.ndarray]:
+        """Every row to its nearest cluster, none opened: ``(labels, statistics, n_changed, kept)``."""
 
     def kept_labels(self, labels: Any) -> np.ndarray | None:
         """The labels an iteration record keeps (None where they stay with the backend)."""
@@ -1089,15 +1178,17 @@ class InMemory:
 
     def assign(self, clusters: Clusters, opts: Options, rng: np.random.Generator, labels: np.ndarray):
         proposed, clusters = assignment_pass(self.data, clusters, opts, rng)
-        return (*self._settled(proposed, clusters.n_clusters, labels), clusters.n_clusters)
+        settled, stats, n_changed, kept = self._settled(proposed, clusters.n_clusters, labels)
+        return settled, stats, n_changed, clusters.n_clusters, kept
 
     def nearest(self, clusters: Clusters, opts: Options, labels: np.ndarray):
         _, final = nearest_or_noise(self.data, clusters, opts)
         return self._settled(final, clusters.n_clusters, labels)
 
-    def _settled(self, proposed: np.ndarray, n_clusters: int, labels: np.ndarray) -> tuple[np.ndarray, Statistics, int]:
-        proposed, n_clusters = compact(proposed, n_clusters)
-        return proposed, statistics(self.data, proposed, n_clusters), int((proposed != labels).sum())
+    def _settled(self, proposed: np.ndarray, n_clusters: int,
+                 labels: np.ndarray) -> tuple[np.ndarray, Statistics, int, np.ndarray]:
+        proposed, kept = compact_kept(proposed, n_clusters)
+        return proposed, statistics(self.data, proposed, kept.size), int((proposed != labels).sum()), kept
 
     def kept_labels(self, labels: np.ndarray) -> np.ndarray:
         return labels.astype(np.int32)
@@ -1176,11 +1267,13 @@ def run(
     history: list[IterationRecord] = []
     converged = False
     stats = None
+    pins = opts.pins.start(clusters.n_clusters, template.n_features) if opts.pins is not None else None
     for iteration in range(1, opts.max_iter + 1):
         n_before = clusters.n_clusters
-        labels, stats, n_changed, n_in_pass = backend.assign(clusters, opts, rng, labels)
+        labels, stats, n_changed, n_in_pass, kept = backend.assign(clusters, opts, rng, labels)
         _check_some_cluster(stats, opts)
-        clusters = clusters_from_statistics(template, stats, opts)
+        pins = _carried(pins, opts, n_in_pass, kept)
+        clusters = clusters_from_statistics(template, stats, opts, pins)
         value, _ = objective(template, clusters, stats, opts, _noise_rows(backend, stats))
         record = IterationRecord(
             iteration=iteration,
@@ -1192,6 +1285,7 @@ def run(
             labels=backend.kept_labels(labels) if opts.keep_labels else None,
             restart=restart,
             lam=opts.lam,
+            pins=pins,
         )
         history.append(record)
         if callback is not None:
@@ -1201,15 +1295,23 @@ def run(
             break
     if not converged:
         # A last assignment without opening keeps labels_ equal to predict(X).
-        final, final_stats, n_changed = backend.nearest(clusters, opts, labels)
+        final, final_stats, n_changed, kept = backend.nearest(clusters, opts, labels)
         if final_stats.counts.shape[0] != clusters.n_clusters or n_changed:
             labels, stats = final, final_stats
-            clusters = clusters_from_statistics(template, stats, opts)
+            pins = _carried(pins, opts, clusters.n_clusters, kept)
+            clusters = clusters_from_statistics(template, stats, opts, pins)
     assert stats is not None  # max_iter >= 1 (validated), so a pass ran
     _check_some_cluster(stats, opts)
     n_noise = _noise_rows(backend, stats)
     value, nll = objective(template, clusters, stats, opts, n_noise)
-    return RunResult(labels, clusters, stats, value, nll, len(history), converged, history, n_noise)
+    return RunResult(labels, clusters, stats, value, nll, len(history), converged, history, n_noise, pins)
+
+
+def _carried(pins: np.ndarray | None, opts: Options, n_in_pass: int, kept: np.ndarray) -> np.ndarray | None:
+    """The pins of the clusters a pass kept: each cluster's own, and those for every cluster for one it opened."""
+    if pins is None or opts.pins is None:
+        return None
+    return opts.pins.extended(pins, n_in_pass)[kept]
 
 
 def _noise_rows(backend: Backend, stats: Statistics) -> int:
@@ -1227,10 +1329,16 @@ def _check_some_cluster(stats: Statistics, opts: Options) -> None:
 
 def compact(labels: np.ndarray, n_clusters: int) -> tuple[np.ndarray, int]:
     """Drop empty clusters and renumber labels 0..K-1, keeping their order (noise stays -1)."""
+    labels, kept = compact_kept(labels, n_clusters)
+    return labels, kept.size
+
+
+def compact_kept(labels: np.ndarray, n_clusters: int) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`compact`, with which of the ``n_clusters`` clusters were kept (their old numbers, in order)."""
     present = np.bincount(labels[labels >= 0], minlength=n_clusters) > 0
     if present.all():
-        return labels, n_clusters
-    return renumber(labels, present), int(present.sum())
+        return labels, np.arange(n_clusters)
+    return renumber(labels, present), np.flatnonzero(present)
 
 
 def renumber(labels: np.ndarray, present: np.ndarray) -> np.ndarray:

@@ -117,7 +117,7 @@ class DaskCRAFT(CRAFT):
     Parameters
     ----------
     m, rho, lam, k, k_method, budget, rho_selection, eps_c, eps_v, standardize, max_iter, n_init, init, smoothing, \
-    min_variance, random_state, noise, warm_start, n_jobs
+    min_variance, random_state, noise, warm_start, n_jobs, pins
         As in :class:`craft.CRAFT`, and run by the same code
         (``CRAFT._fit_runs``). Up to ``craft.estimator.SEARCH_ROWS``
         (50,000) rows every run passes over the partitions. Above, the λ
@@ -155,7 +155,7 @@ class DaskCRAFT(CRAFT):
         cluster's memory: compute or persist it before closing the client.
     partition_sizes_ : ndarray of shape (n_partitions,)
         Rows per partition.
-    n_clusters_, n_noise_, feature_mask_, objective_, history_, n_iter_, converged_, warm_started_, lam_, rho_, schema_, \
+    n_clusters_, n_noise_, feature_mask_, objective_, history_, n_iter_, converged_, warm_started_, pins_, lam_, rho_, schema_, \
     encoder_, options_, clusters_, selection_, statistics_, objective_terms_, engine_features_, cluster_sizes_, \
     n_imputed_, n_marginalised_, feature_names_in_, n_features_in_
         As in :class:`craft.CRAFT` (``encoder_`` fitted partition by
@@ -199,6 +199,7 @@ class DaskCRAFT(CRAFT):
         noise=_DEFAULTS["noise"],
         warm_start=_DEFAULTS["warm_start"],
         n_jobs=_DEFAULTS["n_jobs"],
+        pins=_DEFAULTS["pins"],
         chunk_rows=65_536,
         persist=False,
     ):
@@ -225,6 +226,7 @@ class DaskCRAFT(CRAFT):
             noise=noise,
             warm_start=warm_start,
             n_jobs=n_jobs,
+            pins=pins,
         )
         self.chunk_rows = chunk_rows
         self.persist = persist
@@ -269,6 +271,7 @@ class DaskCRAFT(CRAFT):
             raise CraftInputError(f"CRAFT needs at least 2 rows; the table has n_samples={parts.n_samples}.")
 
         warm = self._warm_start_from(encoder, parts.n_samples, table.columns)
+        options = self._pinned_options(options, schema, warm)
         with self._reporting(callback):
             best, lam = self._fit_runs(parts, options, as_generator(self.random_state), warm=warm)
         self._store(best, parts.template, lam, options, schema=schema, encoder=encoder, columns=table.columns,
@@ -644,7 +647,8 @@ class _Partitions:
 
     def assign(self, clusters: _engine.Clusters, opts: _engine.Options, rng: np.random.Generator, labels: list):
         proposed, summary, clusters = _assignment_pass(self, clusters, opts, rng, labels)
-        return (*_compact(self, proposed, summary, labels), clusters.n_clusters)
+        settled, stats, n_changed, kept = _compact(self, proposed, summary, labels)
+        return settled, stats, n_changed, clusters.n_clusters, kept
 
     def nearest(self, clusters: _engine.Clusters, opts: _engine.Options, labels: list):
         outputs = self.map(_final_partition, labels, context=_FinalContext(clusters, opts))
@@ -1127,12 +1131,15 @@ def _walk(parts: _Partitions, clusters, opts, rng, n_candidates, states) -> _eng
 
 
 def _compact(parts: _Partitions, labels: list, summary: _Summary, previous: list):
-    """:func:`craft._engine.compact` over the partitions: drop empty clusters, renumber in order."""
+    """:func:`craft._engine.compact_kept` over the partitions: drop empty clusters, renumber in order.
+
+    Returns ``(labels, statistics, n_changed, kept)``, ``kept`` the numbers of the clusters kept.
+    """
     stats = summary.stats
     present = stats.counts > 0
     if present.all():
-        return labels, stats, summary.n_changed
+        return labels, stats, summary.n_changed, np.arange(present.size)
     outputs = parts._submit_all(_relabel, labels, previous, parts._constant(present))
     n_changed = int(sum(parts.gather(parts.pick(outputs, 1))))
     stats = _engine.Statistics(*(getattr(stats, field.name)[present] for field in dataclasses.fields(stats)))
-    return parts.pick(outputs, 0), stats, n_changed
+    return parts.pick(outputs, 0), stats, n_changed, np.flatnonzero(present)

@@ -9,7 +9,7 @@ import os
 import threading
 import numbers
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 import numpy as np
 import pandas as pd
@@ -180,6 +180,9 @@ _PARAMETER_RULES = {
     "history_labels": _Rule(lambda value: isinstance(value, (bool, np.bool_)), "True or False"),
     "noise": _Rule(lambda value: isinstance(value, (bool, np.bool_)), "True or False"),
     "warm_start": _Rule(lambda value: isinstance(value, (bool, np.bool_)), "True or False"),
+    # Their keys name columns and clusters, which only the table and the previous fit know: checked in fit.
+    "pins": _Rule(lambda value: value is None or isinstance(value, Mapping),
+                  "None or a mapping from (cluster or None, column name) to True or False"),
     "n_jobs": _number(
         1, MAX_THREADS, low_open=False, high_open=False, integer=True, none=True,
         why="threads that run the restarts at once; None uses every core available",
@@ -319,6 +322,22 @@ class CRAFT(ClusterMixin, BaseEstimator):
         depend on it: every restart is a function of its own seed, and the
         kept run is chosen by the same ranking in restart order.
 
+    pins : mapping or None, default=None
+        Features a person fixes: ``{(cluster, column): True or False}``,
+        True to always select the column in that cluster, False never.
+        ``cluster`` is None for every cluster (any fit, the clusters a pass
+        opens too), or a cluster number of the previous fit, with
+        ``warm_start=True`` (the pin follows that cluster while it lives).
+        The selection takes the pinned-on features first and the budget's
+        rule chooses among the free ones: under the fixed budget a
+        pinned-on feature counts within ``round(m |kind|)``, and where the
+        pinned-on features of a kind fill or pass it, they are all selected
+        and the rule adds none (the cluster then selects more than the
+        budget). ``feature_mask_`` honours every pin; ``pins_`` records
+        them per fitted cluster. An unknown column, an ignored one, a
+        cluster the previous fit does not have, or a column pinned both ways
+        for one cluster is refused (``CraftInputError``).
+
     Attributes
     ----------
     labels_ : ndarray of shape (n_samples,)
@@ -363,6 +382,9 @@ class CRAFT(ClusterMixin, BaseEstimator):
         ``objective_`` split into its terms (``numeric``, ``categorical``,
         ``regularization``, ``feature_control``; ``total`` is ``objective_``).
     n_iter_ : int
+    pins_ : ndarray of int8, shape (n_clusters_, n_features_in_)
+        Each fitted cluster's pins, columns as ``feature_mask_``: +1 pinned
+        on, -1 pinned off, 0 free (all 0 without ``pins``).
     warm_started_ : bool
         Whether this fit started from the previous fit (``warm_start=True``
         on the same table) rather than from its restarts.
@@ -427,6 +449,7 @@ class CRAFT(ClusterMixin, BaseEstimator):
         noise=False,
         warm_start=False,
         n_jobs=None,
+        pins=None,
     ):
         self.m = m
         self.rho = rho
@@ -450,6 +473,7 @@ class CRAFT(ClusterMixin, BaseEstimator):
         self.noise = noise
         self.warm_start = warm_start
         self.n_jobs = n_jobs
+        self.pins = pins
 
     #: The callback of the fit in progress (see :meth:`_reporting`); never a parameter, so a model pickles.
     _callback: Callable[[_engine.IterationRecord], object] | None = None
@@ -485,11 +509,55 @@ class CRAFT(ClusterMixin, BaseEstimator):
         encoder = Encoder(list(schema.numeric), list(schema.categorical), bool(self.standardize), self.missing)
         data = encoder.fit_transform(table)
         warm = self._warm_start_from(encoder, data.n_samples, table.columns)
+        options = self._pinned_options(options, schema, warm)
         with self._reporting(callback):
             best, lam = self._fit_runs(_engine.InMemory(data), options, as_generator(self.random_state), warm=warm)
         self._store(best, data, lam, options, schema=schema, encoder=encoder, columns=table.columns,
                     warm_started_=warm is not None and warm.used)
         return self
+
+    def _pinned_options(self, options: _engine.Options, schema: Schema, warm: _WarmStart | None) -> _engine.Options:
+        """``options`` with ``pins`` checked against the table and the previous fit, in the engine's terms."""
+        if not self.pins:
+            return options
+        features = list(schema.numeric) + list(schema.categorical)
+        position = {name: j for j, name in enumerate(features)}
+        n_previous = warm.statistics.counts.shape[0] if warm is not None else 0
+        every = np.zeros(len(features), dtype=np.int8)
+        own = np.zeros((n_previous, len(features)), dtype=np.int8)
+        for key, value in self.pins.items():
+            if not (isinstance(key, tuple) and len(key) == 2):
+                raise CraftInputError(f"The pin {key!r} is invalid: a pin's key is (cluster or None, column name).")
+            cluster, column = key
+            if not isinstance(value, (bool, np.bool_)):
+                raise CraftInputError(f"The pin {key!r}: {value!r} is invalid: it must be True (always selected) or False (never).")
+            if str(column) not in position:
+                why = "is ignored by the schema" if str(column) in schema.ignored else "is not a column of the table"
+                raise CraftInputError(f"The pin {key!r} names column {column!r}, which {why}.")
+            sign = 1 if value else -1
+            if cluster is None:
+                every[position[str(column)]] = sign
+                continue
+            if isinstance(cluster, bool) or not isinstance(cluster, numbers.Integral):
+                raise CraftInputError(f"The pin {key!r} names cluster {cluster!r}: a cluster is a number of the previous fit, or None for every cluster.")
+            if warm is None:
+                raise CraftInputError(
+                    f"The pin {key!r} names cluster {cluster} of the previous fit, but this fit starts cold: pins on "
+                    "one cluster need warm_start=True and a previous fit on this table (cluster numbers are its own); "
+                    "None pins a column in every cluster."
+                )
+            if not 0 <= int(cluster) < n_previous:
+                raise CraftInputError(f"The pin {key!r} names cluster {cluster}; the previous fit has clusters 0..{n_previous - 1}.")
+            own[int(cluster), position[str(column)]] = sign
+        clash = np.flatnonzero(((own * every[None, :]) < 0).any(axis=0))
+        if clash.size:
+            column = features[int(clash[0])]
+            raise CraftInputError(
+                f"Column {column!r} is pinned {'on' if every[clash[0]] > 0 else 'off'} in every cluster (None) and the "
+                "other way in one cluster: give one of the two."
+            )
+        pins = _engine.Pins(tuple(int(v) for v in every), tuple(tuple(int(v) for v in row) for row in own) if own.any() else ())
+        return _replace(options, pins=pins)
 
     def _warm_start_from(self, encoder: Encoder, n_samples: int, columns) -> _WarmStart | None:
         """The previous fit to start from, when ``warm_start`` is on and it was fitted on this table.
@@ -777,8 +845,8 @@ class CRAFT(ClusterMixin, BaseEstimator):
                 f"X has {data.n_samples} rows; the fit had {record.labels.shape[0]}: pass the fitted table."
             )
         labels = record.labels.astype(np.int64)
-        clusters, stats = _engine.fit_clusters(data, labels, record.n_clusters, self.options_)
-        return _engine.inspect(data, clusters, stats, self.options_, labels, int(np.count_nonzero(labels < 0)))
+        clusters, stats = _engine.fit_clusters(data, labels, record.n_clusters, self.options_, record.pins)
+        return _engine.inspect(data, clusters, stats, self.options_, labels, int(np.count_nonzero(labels < 0)), record.pins)
 
     def _encoded(self, X, notes: list[str] | None = None) -> EncodedData:
         if isinstance(X, EncodedData):  # encoded once by the caller (a wide table costs per column)
@@ -860,6 +928,12 @@ class CRAFT(ClusterMixin, BaseEstimator):
             if found is not None:
                 self._warn_about(found[0], target, found[1])
                 return found
+            if options.pins is not None and options.pins.per_cluster:
+                raise CraftInputError(
+                    f"No λ gives k={target} clusters from the previous fit's clusters, and a cold fit does not have "
+                    "them, so the pins on its clusters cannot apply: pin columns in every cluster (None), or ask for "
+                    "a k the warm fit reaches."
+                )
             warm.used = False
         sampled = n_samples > SEARCH_ROWS
         if sampled and (searching or len(seeds) > 1):
@@ -934,7 +1008,10 @@ class CRAFT(ClusterMixin, BaseEstimator):
         run of it starting from that partition: usually the first λ tried
         gives k. Runs on every row (there is nothing to choose among).
         """
-        initial = _engine.clusters_from_statistics(backend.template, warm.statistics, options)
+        start_pins = None
+        if options.pins is not None:
+            start_pins = options.pins.start(warm.statistics.counts.shape[0], backend.template.n_features)
+        initial = _engine.clusters_from_statistics(backend.template, warm.statistics, options, start_pins)
         if self.lam is not None:
             lam = float(self.lam)
         elif target is None or self.noise:
@@ -1087,10 +1164,14 @@ class CRAFT(ClusterMixin, BaseEstimator):
         engine_features = list(schema.numeric) + list(schema.categorical)
         position = {name: j for j, name in enumerate(str(c) for c in names)}
         mask = np.zeros((result.n_clusters, names.size), dtype=bool)
-        mask[:, [position[name] for name in engine_features]] = result.clusters.weights > 0.5
+        used = [position[name] for name in engine_features]
+        mask[:, used] = result.clusters.weights > 0.5
+        pinned = np.zeros((result.n_clusters, names.size), dtype=np.int8)
+        if result.pins is not None:
+            pinned[:, used] = result.pins
         options = _replace(options, lam=lam)
         # The inspection surface, by the engine's one function (every backend passes here).
-        inspection = _engine.inspect(data, result.clusters, result.stats, options, n_noise=result.n_noise)
+        inspection = _engine.inspect(data, result.clusters, result.stats, options, n_noise=result.n_noise, pins=result.pins)
         fitted = {
             "schema_": schema,
             "encoder_": encoder,
@@ -1111,6 +1192,7 @@ class CRAFT(ClusterMixin, BaseEstimator):
             "rho_": options.terms.rho,
             "cluster_sizes_": result.stats.counts.astype(np.int64),
             "feature_mask_": mask,
+            "pins_": pinned,
             "statistics_": result.stats,
             "selection_": inspection.selection,
             "objective_terms_": inspection.objective,
