@@ -24,5 +24,5 @@ PAGES = [
 # The pages in the header, not the sidebar: the sidebar's height goes to the sliders, which then sit in view beside
 # Tune & see's figures at 1280 × 720; without icons the nine titles fit the header of a 1280-pixel window.
 page = st.navigation(PAGES, position="top")
-frame.render()
+frame.render(page)
 frame.run_page(page)

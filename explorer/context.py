@@ -150,8 +150,17 @@ def _loaded_data(source: str) -> LoadedData:
     return data
 
 
-def build(params: FitParams) -> AppContext:
-    """Load, apply roles and fit; the result goes to ``st.session_state["ctx"]``."""
+#: The pages that draw a provisional fit while the fit of the settings runs (their ``url_path``); every other page
+#: waits for the fit itself, so a provisional fit is never exported, saved, scored, shared or summarised as final.
+PROVISIONAL_PAGES = frozenset({"clusters"})
+
+
+def build(params: FitParams, page: str | None = None) -> AppContext:
+    """Load, apply roles and fit; the result goes to ``st.session_state["ctx"]``.
+
+    ``page``: the ``url_path`` of the page this run shows; one of :data:`PROVISIONAL_PAGES` gets a provisional
+    fit at once where the fit of ``params`` is not known yet (:mod:`explorer.view`).
+    """
     source = st.session_state.get("dataset")
     try:
         if source is None:  # a run without the sidebar's state: app.py run as a plain script (bare mode)
@@ -185,7 +194,7 @@ def build(params: FitParams) -> AppContext:
     # A value not fitted yet: the fit on screen, warm-started at the new settings, answers at once (computed
     # first, and the default fit of the settings starts REFINE_DELAY_S later, so that the page showing the
     # provisional fit has the cores first); that fit refines it in the background.
-    provisional = key not in cache.STORE and view.provisional(ctx)
+    provisional = page in PROVISIONAL_PAGES and key not in cache.STORE and view.provisional(ctx)
     found = cache.request_fit(data.key, tuple(schema.numeric), tuple(schema.categorical), params, data.table, schema,
                               delay=REFINE_DELAY_S if provisional else 0.0)
     if isinstance(found, FitJob):
@@ -237,8 +246,7 @@ def require_model(ctx: AppContext, *, provisional: bool = False):
     if ctx.job is not None and ctx.job.done:
         _settle(ctx, cache.finished(ctx.job))
     elif ctx.job is not None and not (provisional and ctx.provisional):
-        label = "Refining the fit (the fit Tune & see shows meanwhile is provisional)" if ctx.provisional else "Fitting CRAFT"
-        _settle(ctx, cache.wait_for(ctx.job, label, cancellable=True))
+        _settle(ctx, cache.wait_for(ctx.job, cancellable=True))
     if ctx.model is not None:
         return ctx.model
     if ctx.cancelled:

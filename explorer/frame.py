@@ -21,8 +21,8 @@ from . import context, state, ui
 _run = threading.local()
 
 
-def render() -> context.AppContext:
-    """Page config, session state, sidebar, fit and URL for this run."""
+def render(page=None) -> context.AppContext:
+    """Page config, session state, sidebar, fit and URL for this run of ``page`` (from ``st.navigation``)."""
     st.set_page_config(page_title="CRAFT Explorer", page_icon=":material/grid_view:", layout="wide")
     state.init_session()
     # Streamlit leaves 128 px above a page's first element (60 px of them under the header): half of the rest goes,
@@ -32,7 +32,7 @@ def render() -> context.AppContext:
     st.sidebar.title("CRAFT Explorer", help="Clustering of mixed data with cluster-specific feature selection "
                                             "(Garg, Rudin, Jaakkola).")
     params = ui.render_sidebar()
-    ctx = context.build(params)
+    ctx = context.build(params, getattr(page, "url_path", None))
     state.sync_url(ctx.shareable)
     ignored = state.ignored_url_values()
     said = ("Ignored in the link: " + "; ".join(ignored) + ". The sidebar shows the values in use.") if ignored else None

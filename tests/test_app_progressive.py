@@ -127,6 +127,19 @@ def test_a_second_move_cancels_the_refinement_of_the_value_left(gate):
     assert first.result() is None and ctx(at).model.m == 0.65
 
 
+def test_the_data_page_never_reports_a_provisional_fit(gate):
+    at = tuned(dataset="mixed_planted", syn_n=300, k=4)
+    gate.event.clear()
+    at.slider(key="m").set_value(0.57).run()
+    assert at.session_state["ctx"].provisional
+    at.switch_page("pages/data.py").run()
+    assert not at.exception, at.exception
+    state = at.session_state["ctx"]
+    assert not state.provisional and state.model is None and state.job is not None
+    assert not any(text(s).startswith("Clustered into") for s in at.success)
+    refine(at, gate)
+
+
 def test_other_pages_wait_for_the_refined_fit(gate):
     at = tuned(dataset="mixed_planted", syn_n=300, k=4)
     gate.event.clear()
