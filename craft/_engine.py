@@ -37,6 +37,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from . import _kernels
+from ._links import Links
 from .encoding import EncodedData
 from .exceptions import CraftInputError
 from .priors import PriorTerms
@@ -105,6 +106,8 @@ class Options:
     fixed_variance: float | None = None
     # Features pinned on or off (CRAFT(pins=...)); None: every feature free, the paper's selection.
     pins: Pins | None = None
+    # Rows assigned together or apart (CRAFT(must_link=..., cannot_link=...)); None: every row free.
+    links: Links | None = None
 
     def draw_selection(self, rng: np.random.Generator, probability, n_features: int) -> np.ndarray:
         """v of a new cluster: Bernoulli(probability) per feature (all ones without selection)."""
@@ -897,11 +900,53 @@ def assignment_pass(
     threshold = opts.threshold(data.n_features)
     best_old, labels = nearest_cluster(data, clusters, opts.terms)
     candidates = opening_candidates(data, best_old, threshold)
-    if candidates.size == 0:
-        return labels, clusters
-    walk = OpeningWalk(clusters, opts, rng)
-    walk.visit(data.take(candidates), candidates, best_old[candidates])
-    return walk.assign(data, labels, best_old, clusters)
+    if candidates.size:
+        walk = OpeningWalk(clusters, opts, rng)
+        walk.visit(data.take(candidates), candidates, best_old[candidates])
+        labels, clusters = walk.assign(data, labels, best_old, clusters)
+    if opts.links is not None:
+        return linked_assignment(data, labels, clusters, opts, rng)
+    return labels, clusters
+
+
+def linked_assignment(data: EncodedData, labels: np.ndarray, clusters: Clusters, opts: Options,
+                      rng: np.random.Generator) -> tuple[np.ndarray, Clusters]:
+    """``labels`` of a pass with every unit of ``opts.links`` placed (:mod:`craft._links`).
+
+    Each unit, in the order of its first row, takes the cluster of least
+    summed cost among those not holding a unit it is cannot-linked to and
+    placed before it; where every cluster is barred it opens one, set from
+    its first row with a selection drawn as the pass draws one (at the cost
+    of a cluster, λ + D F0). Returns the labels and the clusters, those a
+    unit opened appended.
+    """
+    links = opts.links
+    assert links is not None
+    rows = np.fromiter((row for unit in links.units for row in unit), dtype=np.int64)
+    starts = np.cumsum([0, *(len(unit) for unit in links.units)])[:-1]
+    linked = data.take(rows)
+    unit_costs = np.add.reduceat(cost_matrix(linked, clusters, opts.terms), starts, axis=0)
+    barred = links.barred()
+    placed = np.full(len(links.units), -1, dtype=np.int64)
+    labels = labels.copy()
+    selected = clusters.weights.sum(axis=0)
+    for u, unit in enumerate(links.units):
+        cost = unit_costs[u].copy()
+        cost[placed[barred[u]]] = np.inf
+        if np.isfinite(cost).any():
+            cluster = int(np.argmin(cost))
+        else:
+            probability = opts.terms.selection_probability(selected / clusters.n_clusters)
+            v = opts.draw_selection(rng, probability, data.n_features)
+            selected = selected + v
+            opened = new_clusters(data, np.array([unit[0]]), v, opts)
+            clusters = clusters.stack(opened)
+            _check_cluster_budget(clusters.n_clusters, opts)
+            unit_costs = np.hstack([unit_costs, np.add.reduceat(cost_matrix(linked, opened, opts.terms), starts, axis=0)])
+            cluster = clusters.n_clusters - 1
+        placed[u] = cluster
+        labels[list(unit)] = cluster
+    return labels, clusters
 
 
 def has_observed_cell(data: EncodedData, rows: np.ndarray | None = None) -> np.ndarray:
@@ -1182,6 +1227,9 @@ class InMemory:
         return settled, stats, n_changed, clusters.n_clusters, kept
 
     def nearest(self, clusters: Clusters, opts: Options, labels: np.ndarray):
+        if opts.links is not None:
+            # The last pass's labels met every link, and an assignment without its units could break one.
+            return self._settled(labels.copy(), clusters.n_clusters, labels)
         _, final = nearest_or_noise(self.data, clusters, opts)
         return self._settled(final, clusters.n_clusters, labels)
 

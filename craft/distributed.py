@@ -95,6 +95,9 @@ _DASK_RULES = {
     # The labels stay on the workers (labels_ is a dask Series), so no record can carry them.
     "history_labels": _Rule(lambda value: value is False or value is np.False_, "False: a dask fit's labels stay "
                             "on the workers, so its history_ records carry none"),
+    # Linked rows are placed one unit after another in one process; CRAFT takes them.
+    "must_link": _Rule(lambda value: not value, "None: links are placed in one process (fit CRAFT in memory)"),
+    "cannot_link": _Rule(lambda value: not value, "None: links are placed in one process (fit CRAFT in memory)"),
 }
 
 # CRAFT's defaults, so that the two estimators cannot drift apart.
@@ -143,6 +146,9 @@ class DaskCRAFT(CRAFT):
         row for P numeric and Q categorical features). False reads and
         encodes each partition again in every map, so memory is bounded by
         partitions, not by the data.
+    must_link, cannot_link : None
+        Only None: links name rows, and the pass places linked rows one
+        unit after another in one process (``CRAFT`` takes them).
     history_labels : False
         Only False: the labels stay on the workers, so ``history_`` records
         carry none (the parameter is :class:`craft.CRAFT`'s).
@@ -200,6 +206,8 @@ class DaskCRAFT(CRAFT):
         warm_start=_DEFAULTS["warm_start"],
         n_jobs=_DEFAULTS["n_jobs"],
         pins=_DEFAULTS["pins"],
+        must_link=_DEFAULTS["must_link"],
+        cannot_link=_DEFAULTS["cannot_link"],
         chunk_rows=65_536,
         persist=False,
     ):
@@ -227,6 +235,8 @@ class DaskCRAFT(CRAFT):
             warm_start=warm_start,
             n_jobs=n_jobs,
             pins=pins,
+            must_link=must_link,
+            cannot_link=cannot_link,
         )
         self.chunk_rows = chunk_rows
         self.persist = persist

@@ -24,6 +24,7 @@ from .exceptions import CraftInputError
 from .priors import prior_terms
 from .limits import check_columns
 from ._lambda_search import SearchStep
+from ._links import MAX_PAIRS, Links
 from .schema import Schema, infer_schema
 
 
@@ -183,6 +184,8 @@ _PARAMETER_RULES = {
     # Their keys name columns and clusters, which only the table and the previous fit know: checked in fit.
     "pins": _Rule(lambda value: value is None or isinstance(value, Mapping),
                   "None or a mapping from (cluster or None, column name) to True or False"),
+    "must_link": _Rule(lambda value: _pairs_or_none(value), "None or a list of pairs of row positions"),
+    "cannot_link": _Rule(lambda value: _pairs_or_none(value), "None or a list of pairs of row positions"),
     "n_jobs": _number(
         1, MAX_THREADS, low_open=False, high_open=False, integer=True, none=True,
         why="threads that run the restarts at once; None uses every core available",
@@ -338,6 +341,20 @@ class CRAFT(ClusterMixin, BaseEstimator):
         cluster the previous fit does not have, or a column pinned both ways
         for one cluster is refused (``CraftInputError``).
 
+    must_link, cannot_link : list of (int, int) or None, default=None
+        Pairs of row positions (0-based) that must share a cluster, or must
+        not. Must-linked rows (with the rows linked to them) are assigned as
+        one unit, on the sum of their costs; cannot-linked rows never share
+        a cluster, and a unit that every cluster bars opens one of its own,
+        so the constraints always hold in ``labels_`` (``craft._links``,
+        ``docs/numerics.md``). ``predict`` knows no links: on the fitted
+        rows it may place a linked row elsewhere. At most 10,000 pairs of
+        each kind. Refused: a position beyond the table, a row paired with
+        itself, a pair both linked and kept apart (also through a chain of
+        must-links), and links with ``noise=True`` or on ``DaskCRAFT``.
+        Above 50,000 rows a linked fit runs its search and restarts on every
+        row, not on a sample (the links name rows of the whole table).
+
     Attributes
     ----------
     labels_ : ndarray of shape (n_samples,)
@@ -450,6 +467,8 @@ class CRAFT(ClusterMixin, BaseEstimator):
         warm_start=False,
         n_jobs=None,
         pins=None,
+        must_link=None,
+        cannot_link=None,
     ):
         self.m = m
         self.rho = rho
@@ -474,6 +493,8 @@ class CRAFT(ClusterMixin, BaseEstimator):
         self.warm_start = warm_start
         self.n_jobs = n_jobs
         self.pins = pins
+        self.must_link = must_link
+        self.cannot_link = cannot_link
 
     #: The callback of the fit in progress (see :meth:`_reporting`); never a parameter, so a model pickles.
     _callback: Callable[[_engine.IterationRecord], object] | None = None
@@ -509,12 +530,40 @@ class CRAFT(ClusterMixin, BaseEstimator):
         encoder = Encoder(list(schema.numeric), list(schema.categorical), bool(self.standardize), self.missing)
         data = encoder.fit_transform(table)
         warm = self._warm_start_from(encoder, data.n_samples, table.columns)
-        options = self._pinned_options(options, schema, warm)
+        options = self._linked_options(self._pinned_options(options, schema, warm), data.n_samples)
         with self._reporting(callback):
             best, lam = self._fit_runs(_engine.InMemory(data), options, as_generator(self.random_state), warm=warm)
         self._store(best, data, lam, options, schema=schema, encoder=encoder, columns=table.columns,
                     warm_started_=warm is not None and warm.used)
         return self
+
+    def _linked_options(self, options: _engine.Options, n_samples: int) -> _engine.Options:
+        """``options`` with ``must_link`` and ``cannot_link`` checked against the table, as units (``craft._links``)."""
+        must, cannot = list(self.must_link or ()), list(self.cannot_link or ())
+        if not must and not cannot:
+            return options
+        if self.noise:
+            raise CraftInputError("must_link and cannot_link do not go with noise=True: a linked row labelled noise "
+                                  "would leave its unit. Fit without noise, or without links.")
+        for name, pairs in (("must_link", must), ("cannot_link", cannot)):
+            if len(pairs) > MAX_PAIRS:
+                raise CraftInputError(f"{name} holds {len(pairs):,} pairs; at most {MAX_PAIRS:,} (each unit is placed "
+                                      "by a step of its own in every pass).")
+            for pair in pairs:
+                a, b = (int(row) for row in pair)
+                if not (0 <= a < n_samples and 0 <= b < n_samples):
+                    raise CraftInputError(f"{name} pair {tuple(pair)} names a row beyond the table's {n_samples:,} rows "
+                                          f"(positions 0..{n_samples - 1}).")
+                if a == b:
+                    raise CraftInputError(f"{name} pair {tuple(pair)} pairs row {a} with itself.")
+        shared = {tuple(sorted((int(a), int(b)))) for a, b in must} & {tuple(sorted((int(a), int(b)))) for a, b in cannot}
+        if shared:
+            raise CraftInputError(f"Rows {sorted(shared)[0]} are both must-linked and cannot-linked: give one of the two.")
+        try:
+            links = Links.from_pairs([(int(a), int(b)) for a, b in must], [(int(a), int(b)) for a, b in cannot], n_samples)
+        except ValueError as error:
+            raise CraftInputError(f"Contradictory links: {error}.") from None
+        return _replace(options, links=links)
 
     def _pinned_options(self, options: _engine.Options, schema: Schema, warm: _WarmStart | None) -> _engine.Options:
         """``options`` with ``pins`` checked against the table and the previous fit, in the engine's terms."""
@@ -935,7 +984,8 @@ class CRAFT(ClusterMixin, BaseEstimator):
                     "a k the warm fit reaches."
                 )
             warm.used = False
-        sampled = n_samples > SEARCH_ROWS
+        # Links name rows of the whole table, so a linked fit never runs on a sample.
+        sampled = n_samples > SEARCH_ROWS and options.links is None
         if sampled and (searching or len(seeds) > 1):
             search: EncodedData | _engine.Backend = backend.sample(
                 SEARCH_ROWS, np.random.default_rng(np.random.SeedSequence(int(seeds[0])).spawn(1)[0])
@@ -1408,6 +1458,23 @@ class _FitsAhead:
         if planned is None:
             return self._evaluate(lam)
         return planned[0].result()
+
+
+def _pairs_or_none(value) -> bool:
+    """Whether ``value`` is None or a sequence of pairs of integers (row positions; their range is checked in fit)."""
+    if value is None:
+        return True
+    if isinstance(value, (str, bytes, Mapping)):
+        return False
+    try:
+        pairs = list(value)
+    except TypeError:
+        return False
+    return all(
+        not isinstance(pair, (str, bytes)) and len(pair) == 2
+        and all(isinstance(row, numbers.Integral) and not isinstance(row, bool) for row in pair)
+        for pair in pairs
+    )
 
 
 def _thread_count(n_jobs) -> int:
