@@ -216,7 +216,7 @@ def _is_number_widget(key: str) -> bool:
 
 
 #: URL keys read by hand (above) or by a page, not by a sidebar widget.
-_OTHER_URL_KEYS = ("label", "roles", "view")
+_OTHER_URL_KEYS = ("label", "roles", "view", "clusters")  # clusters: explorer.view reads and checks it
 
 
 def ignored_url_values() -> list[str]:

@@ -43,6 +43,7 @@ from craft import CraftInputError
 from craft.relabel import changed_share, check_permutation, match_clusters, relabel_model
 
 from .services import FitOutcome, fitted_X
+from .ui import warning
 
 #: The URL's parameter that carries the refined fit's renumbering.
 PERM_PARAM = "clusters"
@@ -115,7 +116,11 @@ def _linked_perm(n_clusters: int) -> np.ndarray | None:
         return check_permutation([int(part) for part in str(text).split(".")], n_clusters)
     except (ValueError, CraftInputError) as problem:
         reason = str(problem) if isinstance(problem, CraftInputError) else "not whole numbers separated by dots"
-        st.session_state.setdefault("_url_ignored", []).append((PERM_PARAM, text, reason))
+        if st.session_state.get("_url_checked"):
+            # The link's other values were reported in the first run; this fit came later (in the background).
+            warning(f"Ignored in the link: {PERM_PARAM}={text!r} ({reason}). The clusters keep the fit's numbers.")
+        else:
+            st.session_state.setdefault("_url_ignored", []).append((PERM_PARAM, text, reason))
         return None
 
 

@@ -180,3 +180,19 @@ def test_clusters_keep_their_numbers_and_the_link_carries_them(gate):
     fresh.switch_page("pages/clusters.py").run()
     assert not fresh.exception, fresh.exception
     assert np.array_equal(ctx(fresh).model.labels_, before)
+
+
+def test_a_link_with_an_unusable_numbering_says_so():
+    at = AppTest.from_file(APP, default_timeout=90)
+    at.query_params.update({"n_init": "1", "dataset": "fig2_numeric", "k": "4", "clusters": "0.0.1"})
+    at.run()
+    said = " ".join(text(w) for w in at.warning)
+    job = at.session_state["ctx"].job
+    if job is not None:  # the first view comes in the run after the fit (the link is read there)
+        assert job.wait(60)
+        at.run()
+        said += " ".join(text(w) for w in at.warning)
+    assert not at.exception, at.exception
+    assert "clusters='0.0.1'" in said and "must list each of 0..3 once" in said
+    at.switch_page("pages/clusters.py").run()
+    assert np.array_equal(ctx(at).model.labels_, cache.STORE.get(ctx(at).fit_key).model.labels_)
