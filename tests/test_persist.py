@@ -8,6 +8,7 @@ damaged files and files that would need pickle are refused with
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import pickle
@@ -125,8 +126,22 @@ def saved(model=None) -> bytes:
     return buffer.getvalue()
 
 
-def rewritten(data: bytes, **members: bytes) -> bytes:
-    """The model file ``data`` with some members replaced."""
+def rewritten(data: bytes, *, checksum: bool = True, **members: bytes) -> bytes:
+    """The model file ``data`` with some members replaced.
+
+    With ``checksum``, model.json's ``arrays_sha256`` is made that of the
+    new arrays (a hand edit of both members); without, it is left as saved.
+    """
+    if checksum and "arrays.npz" in members:
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            raw = members.get("model.json", archive.read("model.json"))
+        try:
+            header = json.loads(raw)
+        except ValueError:
+            header = None
+        if isinstance(header, dict) and "arrays_sha256" in header:
+            header["arrays_sha256"] = hashlib.sha256(members["arrays.npz"]).hexdigest()
+            members["model.json"] = json.dumps(header).encode()
     out = io.BytesIO()
     with zipfile.ZipFile(io.BytesIO(data)) as source, zipfile.ZipFile(out, "w") as target:
         for name in source.namelist():
