@@ -59,7 +59,7 @@ def _zip(members: dict[str, bytes]) -> bytes:
 
 def _npz(arrays: dict[str, np.ndarray]) -> bytes:
     buffer = io.BytesIO()
-    np.savez(buffer, **arrays)
+    np.savez(buffer, **arrays)  # type: ignore[arg-type]
     return buffer.getvalue()
 
 
