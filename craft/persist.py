@@ -11,11 +11,16 @@ describes every field):
 * ``arrays.npz``: every array of the fit (scales, imputation values, the
   global tables η₀ and variances, the clusters, the statistics, the
   selection, the masks, the history and, when the fit held them in memory,
-  the training labels), read with ``allow_pickle=False``.
+  the training labels).
 
-Neither member is ever unpickled: JSON holds values only, and NumPy refuses
-object arrays without pickle, so a file cannot run code when it is loaded.
-A file of another format version is refused with a message naming both.
+Neither member is ever unpickled: JSON holds values only, and each array is
+read from its ``.npy`` header and bytes here, never through NumPy's pickle
+path, so a file cannot run code when it is loaded. A file is untrusted
+input: every size it declares is bounded before anything is unpacked, every
+field of ``model.json`` is typed, every array's shape and dtype are checked
+against ``model.json`` before its bytes are read, and values a fit never
+gives are refused (``docs/model-format.md`` lists each check). A file of
+another format version is refused with a message naming both.
 
 Examples
 --------
@@ -116,8 +121,12 @@ def load(path_or_file_or_bytes: str | os.PathLike | IO[bytes] | bytes):
     Raises
     ------
     CraftInputError
-        If the file is not a model file, is damaged, or is of another format
-        version (the message names both versions).
+        If the path is not a regular file, the file is not a model file, is
+        damaged or edited into one no fit writes (a shape, dtype or value
+        that does not fit the rest: each check is listed in
+        ``docs/model-format.md``), declares more than this machine loads, or
+        is of another format version (the message names both versions). No
+        other exception leaves the loader.
     """
     source = _source(path_or_file_or_bytes)
     try:
@@ -301,8 +310,6 @@ def _level(value, column: str) -> list:
 MAX_JSON_BYTES = 256 * 2**20
 #: Most digits of an integer in ``model.json`` (a seed is the longest, 2**128 has 39).
 _MAX_INT_DIGITS = 100
-#: Most nesting of ``model.json``: the format nests 4 levels deep.
-_MAX_JSON_DEPTH = 32
 _COMPRESSIONS = {zipfile.ZIP_STORED: "stored", zipfile.ZIP_DEFLATED: "deflated"}
 
 
@@ -399,40 +406,16 @@ def _json_constant(text: str):
     raise _Damaged(f"{_JSON} holds {text}, which a model file never does (JSON has no {text})")
 
 
-def _depth(raw: str) -> int:
-    """The deepest nesting of brackets outside strings (checked before parsing: the parser recurses)."""
-    depth = deepest = 0
-    in_string = escaped = False
-    for char in raw:
-        if in_string:
-            if escaped:
-                escaped = False
-            elif char == "\\":
-                escaped = True
-            elif char == '"':
-                in_string = False
-        elif char == '"':
-            in_string = True
-        elif char in "[{":
-            depth += 1
-            if depth > deepest:
-                deepest = depth
-                if deepest > _MAX_JSON_DEPTH:
-                    return deepest
-        elif char in "]}":
-            depth -= 1
-    return deepest
-
-
 def _header(raw: bytes, given) -> dict:
     try:
-        text = raw.decode("utf-8")
-        if _depth(text) > _MAX_JSON_DEPTH:
-            raise _Damaged(f"{_JSON} nests more than {_MAX_JSON_DEPTH} levels deep; the format nests 4")
-        header = json.loads(text, parse_int=_json_int, parse_float=_json_float, parse_constant=_json_constant)
+        header = json.loads(raw.decode("utf-8"), parse_int=_json_int, parse_float=_json_float,
+                            parse_constant=_json_constant)
     except _Damaged as error:
         raise CraftInputError(f"{_name(given)} is a damaged CRAFT model file ({error}).") from None
-    except (UnicodeDecodeError, json.JSONDecodeError, ValueError, RecursionError) as error:
+    except RecursionError:  # the parser counts its depth and stops cleanly at Python's recursion limit
+        raise CraftInputError(f"{_name(given)} is a damaged CRAFT model file ({_JSON} nests lists or objects "
+                              "thousands of levels deep; the format nests 4).") from None
+    except (UnicodeDecodeError, json.JSONDecodeError, ValueError) as error:
         raise CraftInputError(f"{_name(given)} is a damaged CRAFT model file ({_JSON} is not JSON: {error}).") from None
     if not isinstance(header, dict) or header.get("format") != FORMAT_NAME:
         raise CraftInputError(f"{_name(given)} is not a CRAFT model file ({_JSON} does not name the format "
