@@ -339,6 +339,13 @@ def test_a_loaded_noise_model_keeps_its_noise_count():
     assert model.n_noise_ > 0
     loaded = craft.load(_saved(model))
     assert loaded.n_noise_ == model.n_noise_
+    # The sizes chart reads it: its noise bar is drawn for the loaded model as for the fitted one.
+    pytest.importorskip("plotly")
+    from craft.plots import fig_cluster_sizes
+
+    bars = [list(trace.y) for trace in fig_cluster_sizes(loaded).data]
+    assert bars == [list(trace.y) for trace in fig_cluster_sizes(model).data]
+    assert model.n_noise_ in [value for values in bars for value in values]
     # Without labels (a Dask fit's file) the count comes from the header.
     header, arrays = _members(_saved(model))
     arrays.pop("labels")
