@@ -339,11 +339,26 @@ def _adjusted(p: np.ndarray) -> np.ndarray:
 # Rows
 
 
+#: Why a model without its training labels (a Dask fit's, or one loaded from the file it wrote) cannot be carded.
+_NO_LABELS = ("This model holds no labels of the rows it was fitted on (labels_ is None: a DaskCRAFT fit keeps them "
+              "on its workers, and a model file it wrote does not hold them); {what} needs them to tell which rows "
+              "are the cluster's. Fit the model in memory (craft.CRAFT) to have them.")
+
+
+def _row_count(n, name: str) -> int:
+    """How many rows a card shows: an integer >= 0 (a negative one would slice off rows from the end)."""
+    if isinstance(n, (bool, np.bool_)) or not isinstance(n, (int, np.integer)) or n < 0:
+        raise CraftInputError(f"{name}={n!r} must be an integer >= 0: the number of rows to show.")
+    return int(n)
+
+
 def _check(model, X: pd.DataFrame, cluster: int) -> np.ndarray:
     """The fitted labels, after checking that ``X`` is the fitted table and ``cluster`` exists."""
     labels = getattr(model, "labels_", None)
-    if labels is None or getattr(model, "clusters_", None) is None:
+    if getattr(model, "clusters_", None) is None:
         raise CraftInputError("The model is not fitted: fit it before asking for a cluster card.")
+    if labels is None:
+        raise CraftInputError(_NO_LABELS.format(what="a cluster card"))
     labels = np.asarray(labels)
     if not isinstance(X, pd.DataFrame):
         raise CraftInputError(f"X must be the table the model was fitted on, as a DataFrame; got {type(X).__name__}.")
@@ -393,6 +408,7 @@ def paragons(model, X: pd.DataFrame, cluster: int, costs: np.ndarray, *, n: int 
         cluster), then the fitted features' cells (selected first). Ties go
         to the earlier row.
     """
+    n = _row_count(n, "n")
     members = np.flatnonzero(np.asarray(model.labels_) == cluster)
     own = costs[members, cluster]
     order = np.lexsort((members, own))[:n]
@@ -409,6 +425,7 @@ def border_rows(model, X: pd.DataFrame, cluster: int, costs: np.ndarray, *, n: i
         (the cheapest other cluster), ``next_cost`` and ``margin``
         (``next_cost - cost``), then the cells. Empty with one cluster.
     """
+    n = _row_count(n, "n")
     members = np.flatnonzero(np.asarray(model.labels_) == cluster)
     if costs.shape[1] < 2:
         members = members[:0]
@@ -685,6 +702,7 @@ def cluster_card(model, X: pd.DataFrame, cluster: int, *, n_rows: int = 5, costs
     >>> card.rule.text, card.rule.accuracy
     ('colour = red', 1.0)
     """
+    n_rows = _row_count(n_rows, "n_rows")
     labels = _check(model, X, cluster)
     cluster = int(cluster)
     data = model.encoder_.transform(X[list(model.engine_features_)])

@@ -265,6 +265,11 @@ def _run_fit(args) -> int:
     ignore = _names(args.ignore, "--ignore") or []
     distributed = args.scheduler is not None or args.local_workers is not None
     _check_run_options(args, distributed)
+    outputs = [] if args.out is None else [(f"--out {str(args.out)!r}", args.out / name)
+                                           for name in (f"labels.{args.format}", "masks.csv", "summary.json")]
+    if args.save_model is not None:
+        outputs.append(("--save-model", Path(args.save_model)))
+    _check_outputs_are_not_inputs([args.data], outputs)
     progress = _progress_bar(args)
     given = {
         "m": args.m, "rho": args.rho, "lam": args.lam, "k": args.k, "k_method": args.k_method, "budget": args.budget,
@@ -517,14 +522,9 @@ def _dask_client(args):
     chosen = os.environ.get("NUMBA_NUM_THREADS")
     os.environ.setdefault("NUMBA_NUM_THREADS", str(share))
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            cluster = LocalCluster(
-                n_workers=args.local_workers,
-                threads_per_worker=args.threads_per_worker,
-                memory_limit=args.memory_limit,
-                dashboard_address=None,
-            )
+        cluster = _local_cluster(LocalCluster, args)
+    except CraftInputError:
+        raise
     except ValueError as error:  # e.g. an unreadable --memory-limit
         raise CraftInputError(f"cannot start a local Dask cluster: {error}") from None
     finally:
@@ -532,6 +532,43 @@ def _dask_client(args):
             os.environ.pop("NUMBA_NUM_THREADS", None)
     with cluster, Client(cluster) as client:
         yield client
+
+
+#: Starts of a local cluster tried before its failure is reported: a worker process lost while it starts
+#: (killed, or out of memory for a moment) is most often a passing fault, so the start is tried once more.
+_CLUSTER_STARTS = 2
+
+
+def _local_cluster(LocalCluster, args):
+    """A started local cluster, its start retried once; a second failure is one line (exit 2), not a traceback.
+
+    The workers' own logs are silenced below CRITICAL: a task's failure (a damaged Parquet part, say)
+    reaches the driver as its exception, which the command reports in one line, and the worker's
+    ``Compute Failed`` traceback on stderr would only bury that line.
+    """
+    import logging
+
+    failure: Exception | None = None
+    for _ in range(_CLUSTER_STARTS):
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                return LocalCluster(
+                    n_workers=args.local_workers,
+                    threads_per_worker=args.threads_per_worker,
+                    memory_limit=args.memory_limit,
+                    dashboard_address=None,
+                    silence_logs=logging.CRITICAL,
+                )
+        except ValueError:
+            raise
+        except (RuntimeError, OSError, TimeoutError) as error:  # "Nanny failed to start worker process", ...
+            failure = error
+    raise CraftInputError(
+        f"cannot start a local Dask cluster of {args.local_workers} worker(s): a worker process failed while it "
+        f"started, {_CLUSTER_STARTS} times ({type(failure).__name__}: {' '.join(str(failure).split())[:160]}); check "
+        "the machine's free memory and process limits, or use fewer --local-workers."
+    )
 
 
 #: Memory of a Dask worker process once it has imported craft, pandas and pyarrow (measured: about 400 MB).
@@ -814,6 +851,8 @@ def _run_predict(args) -> int:
 
     distributed = args.scheduler is not None or args.local_workers is not None
     _check_run_options(args, distributed)
+    _check_outputs_are_not_inputs([args.model, args.data], [(f"--out {str(args.out)!r}", args.out / name)
+                                                             for name in (_ASSIGNMENTS, _NO_CLUSTER)])
     model = load(args.model)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -827,12 +866,47 @@ def _run_predict(args) -> int:
     return 0
 
 
+def _check_outputs_are_not_inputs(inputs: list[str], outputs: list[tuple[str, Path]]) -> None:
+    """Refuse an output file that is one of the inputs (the same file, by any path or link), before any work.
+
+    ``outputs`` pairs each file with the option that places it. ``craft predict`` opens its files before it
+    reads DATA, so writing over DATA would read a truncated file; ``craft fit`` would replace the data.
+    """
+    for option, target in outputs:
+        for given in inputs:
+            try:
+                same = target.exists() and os.path.exists(given) and os.path.samefile(target, given)
+            except OSError:
+                same = False
+            if same:
+                raise CraftInputError(
+                    f"{option} would overwrite the input {given!r} with {target.name}: give another {option.split()[0]}."
+                )
+
+
 def _predict_memory(args, model) -> tuple[int, int]:
     """Score the table in memory; (rows, rows that fit no cluster)."""
     table, _, _ = _load_memory(args)
+    info = read_info(table)
+    if info is not None and info.duplicated_names:
+        name = info.duplicated_names[0]
+        copies = [c for c in table.columns if c == name or (c.startswith(f"{name}.") and c[len(name) + 1:].isdigit())]
+        raise CraftInputError(
+            f"{args.data!r} names more than one column {name!r} (read as {', '.join(map(repr, copies[:5]))}); the "
+            f"model scores its columns by name, so which {name!r} is meant is not known: rename the columns so that "
+            "each name is used once."
+        )
     assigned = model.assign(table)
+    rows = None
+    if info is not None and info.blank_records:
+        # Rows keep their numbers in DATA: the blank records the reader dropped are counted, not renumbered.
+        rows = np.delete(np.arange(len(table) + len(info.blank_records), dtype=np.int64), list(info.blank_records))
     with _PredictWriter(args.out, table.columns) as writer:
-        writer.write(assigned, table, 0)
+        writer.write(assigned, table, 0, rows=rows)
+    if info is not None and info.blank_rows > len(info.blank_records) and not args.quiet:
+        lines = "blank row(s) of the sheet" if info.format == "excel" else "empty line(s)"
+        print(f"note: row numbers count the rows read; the {info.blank_rows - len(info.blank_records):,} {lines} "
+              f"of {args.data!r} are not rows and are not counted.", file=sys.stderr)
     return len(table), int(assigned["fits_no_cluster"].sum())
 
 
@@ -865,7 +939,8 @@ def _predict_dask(args, model) -> tuple[int, int]:
 class _PredictWriter:
     """The two CSV files of ``craft predict``, written a piece of rows at a time, in row order.
 
-    Rows are numbered by their position in DATA (``row``, from 0); in the
+    Rows are numbered by their record in DATA (``row``, from 0; a blank
+    record the reader drops keeps its number, so later rows keep theirs); in the
     file of rows that fit no cluster that column is named ``row_`` (``_``
     added while it clashes with a column of DATA) and the table's cells follow.
     """
@@ -894,9 +969,12 @@ class _PredictWriter:
         for handle in self._files.values():
             handle.close()
 
-    def write(self, scored: pd.DataFrame, cells: pd.DataFrame | None, start: int) -> None:
-        """``scored`` (one piece of ``assign``), its rows numbered from ``start``; the flagged rows' ``cells``."""
-        rows = np.arange(start, start + len(scored), dtype=np.int64)
+    def write(self, scored: pd.DataFrame, cells: pd.DataFrame | None, start: int,
+              rows: np.ndarray | None = None) -> None:
+        """``scored`` (one piece of ``assign``), its rows numbered from ``start`` (or ``rows``, their numbers in
+        DATA); the flagged rows' ``cells``."""
+        if rows is None:
+            rows = np.arange(start, start + len(scored), dtype=np.int64)
         self._append(_ASSIGNMENTS, pd.DataFrame({"row": rows, **{c: scored[c].to_numpy() for c in _ASSIGNED}}))
         flagged = np.flatnonzero(scored["fits_no_cluster"].to_numpy())
         if flagged.size and cells is not None:
@@ -997,6 +1075,8 @@ def _run_app(args) -> int:
     else:
         os.environ[state.START_DATA_ENV] = start
     shown = "localhost" if args.host in ("localhost", "127.0.0.1", "0.0.0.0", "::", "") else args.host
+    if ":" in shown:  # an IPv6 address goes in brackets in a URL (RFC 3986)
+        shown = f"[{shown}]"
     print(f"CRAFT Explorer ({args.data or state.DEFAULT_DATASET}): http://{shown}:{port}  (starting; Ctrl+C stops it)", flush=True)
     # Without --no-browser, Streamlit decides: it opens a tab unless it finds no display (Linux without DISPLAY).
     headless = [] if args.browser else ["--server.headless", "true"]
@@ -1064,6 +1144,7 @@ def _port_free(host: str, port: int) -> bool:
         addresses = socket.getaddrinfo(host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
     except socket.gaierror as error:
         raise CraftInputError(f"--host {host!r} is not an address of this machine: {error.strerror or error}.") from None
+    bound = 0
     for family, kind, proto, _, address in addresses:
         with socket.socket(family, kind, proto) as probe:
             # Tornado sets SO_REUSEADDR: a port left in TIME_WAIT is free for it, one with a listener is not.
@@ -1074,4 +1155,8 @@ def _port_free(host: str, port: int) -> bool:
                 if error.errno == errno.EADDRNOTAVAIL:  # e.g. ::1 of localhost without IPv6; Tornado skips it too
                     continue
                 return False
+            bound += 1
+    if not bound:  # every address is another machine's: the server could listen on none of them
+        raise CraftInputError(f"--host {host!r} is not an address of this machine (none of its addresses can be "
+                              "listened on); give one of this machine's addresses, e.g. localhost or 0.0.0.0.")
     return True

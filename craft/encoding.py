@@ -284,8 +284,10 @@ class Encoder:
             direct = np.array([codes.get(value, -1) for value in uniques], dtype=np.int64)
             by_text = _levels_by_text(uniques, levels, direct)
             rows = np.bincount(inverse[inverse >= 0], minlength=len(uniques))
-            unseen = (direct < 0) & (by_text < 0)
-            matched = (direct < 0) & (by_text >= 0)
+            # A category dtype lists categories no row holds: only values some row holds are reported.
+            held = rows > 0
+            unseen = (direct < 0) & (by_text < 0) & held
+            matched = (direct < 0) & (by_text >= 0) & held
             if matched.any():
                 given = [uniques[i] for i in np.flatnonzero(matched)]
                 fitted = [levels[by_text[i]] for i in np.flatnonzero(matched)]

@@ -15,6 +15,7 @@ left as text, blank rows dropped, the sheet read, and per-column notes that
 
 from __future__ import annotations
 
+import collections
 import csv
 import dataclasses
 import hashlib
@@ -121,6 +122,14 @@ class ReadInfo:
     blank_rows : int
         All-empty rows dropped (blank lines of a text file, blank rows of a
         sheet).
+    blank_records : tuple of int
+        Of a text file: the positions (from 0, among its data records as
+        ``pandas.read_csv`` numbers them: empty lines are not records) of
+        the records dropped for holding no value (``,,``), so that a row
+        of the table can be named by its record in the file.
+    duplicated_names : tuple of str
+        Column labels the file gives more than one column (each read under
+        a ``.1``, ``.2`` suffix after the first).
     sheet : str or None
         The Excel sheet read.
     sheets : tuple of str
@@ -146,6 +155,8 @@ class ReadInfo:
     column_notes: dict = field(default_factory=dict)
     nested: tuple = ()
     blank_rows: int = 0
+    blank_records: tuple = ()
+    duplicated_names: tuple = ()
     sheet: str | None = None
     sheets: tuple = ()
     encoding: str | None = None
@@ -724,7 +735,12 @@ def _read_text(data: bytes, label: str, options: _Options, *, prefer_tab: bool) 
     check_table_shape(cells.shape[0], cells.shape[1], label)
     names = _clean_names(raw)
     cells.columns = names
+    # The labels as written (stripped, as _clean_names reads them) that name more than one column.
+    counted = collections.Counter(str(name).replace("\ufeff", "").strip() for name in raw
+                                  if name is not None and not (isinstance(name, float) and np.isnan(name)))
+    repeated = tuple(sorted(name for name, n in counted.items() if name and n > 1))
     info = ReadInfo(label, "text", encoding=encoding, delimiter=delimiter, blank_rows=blank_rows,
+                    blank_records=tuple(np.flatnonzero(blank).tolist()), duplicated_names=repeated,
                     delimiter_line=hint)
     if typed is None:
         return _finish_as_text(cells, info)
@@ -1459,7 +1475,8 @@ def _read_parquet(data: bytes, label: str, options: _Options) -> pd.DataFrame:
     info = ReadInfo(label, "parquet", nested=tuple(nested_clean))
     # Stored types are kept: markers apply to nothing, but the info records
     # the notes and the nested columns.
-    df.attrs["craft_read"] = ReadInfo(label, "parquet", column_notes=notes, nested=info.nested)
+    df.attrs["craft_read"] = ReadInfo(label, "parquet", column_notes=notes, nested=info.nested,
+                                      duplicated_names=tuple(duplicated))
     return df
 
 

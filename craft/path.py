@@ -35,6 +35,8 @@ Choices the paper leaves open, made here (also in ``docs/numerics.md``):
 
 from __future__ import annotations
 
+import numbers
+
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
@@ -293,6 +295,33 @@ def _assembled(knob: str, values: np.ndarray, models: list, members: list[dict[i
                     n_iter=np.array([int(model.n_iter_) for model in models], dtype=np.int64))
 
 
+def _path_values(knob: str, values) -> list:
+    """The path's values, increasing: 1 to :data:`MAX_VALUES` finite numbers.
+
+    A path orders its fits along the knob and draws them on a numeric axis, so
+    a knob that takes text or True/False (``missing``, ``standardize``) is
+    refused, not sorted alphabetically.
+    """
+    if hasattr(values, "__len__") and not isinstance(values, (str, bytes)) and len(values) > MAX_VALUES:
+        raise CraftInputError(f"A path needs 1 to {MAX_VALUES} values (each one is a whole fit); got {len(values):,}.")
+    if isinstance(values, (str, bytes)):
+        raise CraftInputError(f"values={values!r} must be a sequence of numbers, the values of {knob!r} to fit at.")
+    try:
+        values = list(values)
+    except TypeError:
+        raise CraftInputError(f"values={values!r} must be a sequence of numbers, the values of {knob!r} to fit at.") from None
+    if not 1 <= len(values) <= MAX_VALUES:
+        raise CraftInputError(f"A path needs 1 to {MAX_VALUES} values (each one is a whole fit); got {len(values):,}.")
+    odd = [v for v in values if isinstance(v, (bool, np.bool_)) or not isinstance(v, (numbers.Real, np.number))
+           or not np.isfinite(float(v))]
+    if odd:
+        raise CraftInputError(
+            f"A path follows a numeric knob along a numeric axis; {knob}={odd[0]!r} is not a finite number. "
+            f"For a knob that takes text or True/False ({knob!r} here), fit each value on its own and compare the fits."
+        )
+    return sorted(values)
+
+
 def fit_path(estimator: CRAFT, X, knob: str, values: Sequence, *,
              callback: Callable[[float, str], object] | None = None) -> tuple[list[CRAFT], MaskPath]:
     """Fit ``estimator`` at every value of ``knob`` and follow its masks (:func:`mask_path`).
@@ -326,9 +355,7 @@ def fit_path(estimator: CRAFT, X, knob: str, values: Sequence, *,
     if knob not in params:
         raise CraftInputError(f"knob={knob!r} is not a parameter of {type(estimator).__name__}; choose one of "
                               f"{', '.join(sorted(params))}.")
-    values = sorted(values)
-    if not 1 <= len(values) <= MAX_VALUES:
-        raise CraftInputError(f"A path needs 1 to {MAX_VALUES} values (each one is a whole fit); got {len(values)}.")
+    values = _path_values(knob, values)
     table = _as_table(X).reset_index(drop=True)
     sizing = {"k": {"lam": None}, "lam": {"k": None}}.get(knob, {})
     models = []

@@ -54,6 +54,14 @@ UNSTABLE_JACCARD = 0.6
 DISSOLVED_JACCARD = 0.5
 #: At most this many resamples or permutations in one call: each is a whole refit.
 MAX_RESAMPLES = 500
+#: Rows per cluster a table needs before a model fitted with k is refitted on its resamples. A bootstrap
+#: resample of n rows holds about 0.63 n distinct rows (sd about 0.24 sqrt(n)); a refit with k needs k of them.
+#: At n = 4k, 200,000 resamples each for k = 2, 3, 5 (and 20,000 for k = 10, 50) never held fewer than k
+#: (docs/numerics.md); below it a refit fails with the resample's count, which is not the person's table.
+ROWS_PER_K = 4
+#: At most this many values of k in one k_evidence call, as a path's values (craft.path.MAX_VALUES):
+#: each is a whole fit and n_resamples refits.
+MAX_KS = 200
 #: What "unstable" means, in one sentence, for the user.
 UNSTABLE_MEANING = (
     f"An unstable cluster (mean Jaccard below {UNSTABLE_JACCARD}) is not reproduced when the rows are resampled: "
@@ -139,9 +147,40 @@ def _checked_count(value, name: str) -> int:
     return int(value)
 
 
+def _check_has_labels(model: CRAFT, what: str) -> None:
+    """Refuse a fitted model that holds no labels of its rows (a Dask fit's, or one loaded from its file)."""
+    if getattr(model, "labels_", None) is None and hasattr(model, "clusters_"):
+        raise CraftInputError(
+            f"This model holds no labels of the rows it was fitted on (labels_ is None: a DaskCRAFT fit keeps them on "
+            f"its workers, and a model file it wrote does not hold them); {what} compares them with other labels. "
+            "Fit the model in memory (craft.CRAFT) on the table to have them."
+        )
+
+
+def _check_resamplable(model: CRAFT, n_rows: int, method: str, fraction: float) -> None:
+    """Refuse a table too small for refits with the model's k, in the table's terms (not a resample's)."""
+    k = getattr(model, "k", None)
+    if k is None or k <= 1:
+        return  # refitted at lam_: K follows from the resample, which any row can hold
+    if method == "bootstrap" and n_rows < ROWS_PER_K * k:
+        raise CraftInputError(
+            f"Your table has {n_rows:,} rows and the model was fitted with k={k}: bootstrap_stability refits it with "
+            f"k={k} on resamples of those rows drawn with replacement, which repeat rows, and a resample with fewer "
+            f"than {k} different rows cannot be refitted with k={k}. Use a table of at least {ROWS_PER_K * k:,} rows "
+            f"({ROWS_PER_K} per cluster), or a smaller k."
+        )
+    if method == "subsample" and int(round(fraction * n_rows)) < k:
+        raise CraftInputError(
+            f"Your table has {n_rows:,} rows: a subsample of fraction={fraction} holds {int(round(fraction * n_rows))} of "
+            f"them, fewer than the model's k={k} clusters, so it cannot be refitted with k={k}. Raise fraction or use "
+            "more rows."
+        )
+
+
 def _checked_table(model: CRAFT, X) -> pd.DataFrame:
     if not hasattr(model, "labels_"):
         raise CraftInputError("The model is not fitted: fit it on X first, then ask how stable its clusters are.")
+    _check_has_labels(model, "bootstrap_stability")
     table = _as_table(X)
     if len(table) != len(model.labels_):
         raise CraftInputError(
@@ -338,6 +377,7 @@ def bootstrap_stability(model: CRAFT, X, *, n_resamples: int = 20, method: str =
         raise CraftInputError(f"fraction={fraction!r} must be in (0, 1): the share of the rows in each subsample.")
     n_resamples = _checked_count(n_resamples, "n_resamples")
     table = _checked_table(model, X)
+    _check_resamplable(model, len(table), method, fraction)
     rng = np.random.default_rng(random_state)
     reference = np.asarray(model.labels_, dtype=np.int64)
     n_clusters, n_features = model.feature_mask_.shape
@@ -514,10 +554,14 @@ def cost_silhouette(model: CRAFT, X) -> np.ndarray:
     -------
     ndarray of float, shape (n_samples,)
     """
+    _check_has_labels(model, "cost_silhouette")
     terms = model.cost_terms(X)
     cost = terms.numeric + terms.categorical_selected + terms.categorical_global
     rows = np.arange(cost.shape[0])
     own = np.asarray(model.labels_)
+    if own.shape[0] != cost.shape[0]:
+        raise CraftInputError(f"X has {cost.shape[0]:,} rows but the model was fitted on {own.shape[0]:,}: pass the "
+                              "table it was fitted on (a row's silhouette compares it with its own cluster).")
     if cost.shape[1] < 2:
         return np.zeros(cost.shape[0])
     clustered = own >= 0
@@ -528,6 +572,32 @@ def cost_silhouette(model: CRAFT, X) -> np.ndarray:
     b = other.min(axis=1)
     scale = np.maximum(a, b)
     return np.divide(b - a, scale, out=np.zeros_like(a), where=(scale > 0) & clustered)
+
+
+def _checked_ks(ks) -> list[int]:
+    """The distinct values of k, sorted: integers >= 1, at most :data:`MAX_KS` of them."""
+    if hasattr(ks, "__len__") and not isinstance(ks, (str, bytes)) and len(ks) > 10 * MAX_KS:
+        raise CraftInputError(_too_many_ks(len(ks)))  # a huge range is refused before it is read
+    try:
+        values = list(ks)
+    except TypeError:
+        raise CraftInputError(f"ks={ks!r} must be a sequence of integers (the values of k).") from None
+    if not values or any(isinstance(k, (bool, np.bool_)) or not isinstance(k, (int, np.integer)) or k < 1
+                         for k in values):
+        raise CraftInputError(f"ks={values[:10]!r} must hold at least one k, each an integer at least 1.")
+    distinct = sorted({int(k) for k in values})
+    if len(distinct) > MAX_KS:
+        raise CraftInputError(_too_many_ks(len(distinct)))
+    return distinct
+
+
+def _too_many_ks(n: int) -> str:
+    return (f"ks holds {n:,} values of k; k_evidence takes at most {MAX_KS} (as a path's values): each k is a whole "
+            "fit and n_resamples refits. Choose the values worth weighing, e.g. range(1, 21).")
+
+
+def _shown_ks(ks: list[int]) -> str:
+    return ", ".join(map(str, ks[:5])) + (f" and {len(ks) - 5} more" if len(ks) > 5 else "")
 
 
 def k_evidence(model_params: dict, X, ks: Sequence[int], *, n_resamples: int = 10, random_state=None,
@@ -560,10 +630,18 @@ def k_evidence(model_params: dict, X, ks: Sequence[int], *, n_resamples: int = 1
         the clusters, :func:`bootstrap_stability`), ``unstable`` (clusters)
         and ``silhouette`` (the mean of :func:`cost_silhouette`).
     """
-    ks = sorted({int(k) for k in ks})
-    if not ks or ks[0] < 1:
-        raise CraftInputError(f"ks={list(ks)!r} must hold at least one k, each at least 1.")
+    ks = _checked_ks(ks)
+    n_resamples = _checked_count(n_resamples, "n_resamples")
     table = _as_table(X).reset_index(drop=True)
+    too_many = [k for k in ks if k > 1 and len(table) < ROWS_PER_K * k]
+    if too_many:
+        largest = len(table) // ROWS_PER_K
+        raise CraftInputError(
+            f"Your table has {len(table):,} rows, too few to weigh k = {_shown_ks(too_many)}: each k is checked by "
+            f"refitting it on bootstrap resamples of the rows, which repeat rows, and a resample needs at least k "
+            f"different rows; that takes {ROWS_PER_K} rows per cluster. "
+            + (f"Keep k <= {largest}." if largest >= 1 else "k_evidence needs a larger table.")
+        )
     params = {**model_params, "lam": None, "history_labels": False}
     rows = []
     for position, k in enumerate(ks):

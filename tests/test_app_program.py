@@ -192,3 +192,25 @@ def test_a_file_that_became_unreadable_is_said_on_the_data_page(monkeypatch, tmp
     assert at.session_state["dataset"] == "fig1_binary"
     assert "cannot read" in at.session_state["upload_error"] and "gone.csv" in at.session_state["upload_error"]
     assert any("gone.csv" in error.value for error in at.error), [error.value for error in at.error]
+
+
+def test_a_host_of_another_machine_is_one_line_exit_2(capsys):
+    """192.0.2.1 (TEST-NET-1) is no address of this machine: 'unexpected error: OSError 99' before."""
+    status, err = _craft(capsys, "app", "zoo", "--host", "192.0.2.1", "--port", "8765", "--no-browser")
+    assert status == 2, err
+    assert err.strip().splitlines() == [
+        "craft: error: --host '192.0.2.1' is not an address of this machine (none of its addresses can be listened "
+        "on); give one of this machine's addresses, e.g. localhost or 0.0.0.0."
+    ]
+
+
+def test_an_ipv6_host_is_printed_in_brackets(capsys, monkeypatch):
+    from explorer import serve
+
+    served = []
+    monkeypatch.setattr(cli, "_app_port", lambda host, port: 8765)
+    monkeypatch.setattr(serve, "main", lambda argv: served.append(argv))
+    status = cli.main(["app", "zoo", "--host", "::1", "--no-browser"])
+    out = capsys.readouterr().out
+    assert status == 0 and served
+    assert "http://[::1]:8765" in out, out

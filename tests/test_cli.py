@@ -511,3 +511,135 @@ def test_predict_refuses_a_bad_model_and_mismatched_columns(tmp_path, capsys):
     code, _, err = run(["predict", tmp_path / "model.craft", tmp_path / "new.csv", "--out", tmp_path / "out"], capsys)
     assert code == 2
     assert "X lacks the fitted column(s) ['alcohol', 'hue']" in err and "['extra']" in err
+
+
+# ----------------------------------------------------------------------
+# Hostile inputs to craft predict (issue 31)
+
+
+@pytest.fixture
+def wine_model(tmp_path):
+    model, _ = library_fit("wine", k=3, n_init=1, random_state=0)
+    model.save(tmp_path / "wine.craft")
+    return model, tmp_path / "wine.craft"
+
+
+def test_predict_refuses_a_fifo_or_a_device_as_model_at_once(tmp_path, capsys, wine_model):
+    """A FIFO as MODEL hung for ever and /dev/zero was read until MemoryError."""
+    X, _ = datasets.load("wine")
+    X.to_csv(tmp_path / "new.csv", index=False)
+    fifo = tmp_path / "pipe.craft"
+    os.mkfifo(fifo)
+    link = tmp_path / "zero.craft"
+    link.symlink_to("/dev/zero")
+    for source in (fifo, link):
+        code, out, err = run(["predict", source, tmp_path / "new.csv", "--out", tmp_path / "out"], capsys)
+        assert code == 2 and out == "", err
+        assert f"Cannot read the model file {str(source)!r}: it is not a regular file" in err
+        assert len(err.strip().splitlines()) == 1
+
+
+def test_predict_rows_keep_their_numbers_past_a_blank_record(tmp_path, capsys, wine_model):
+    model, path = wine_model
+    X, _ = datasets.load("wine")
+    rows = X.iloc[:4].copy()
+    rows.iloc[2] = 1e4  # far from every cluster
+    text = rows.to_csv(index=False).splitlines()
+    blank = "," * (X.shape[1] - 1)
+    # Records: 0 = row 0, 1 = blank, 2 = row 1, 3 = blank, 4 = row 2 (far), 5 = row 3.
+    (tmp_path / "gaps.csv").write_text("\n".join([text[0], text[1], blank, text[2], blank, text[3], text[4]]) + "\n")
+    code, out, err = run(["predict", path, tmp_path / "gaps.csv", "--out", tmp_path / "out"], capsys)
+    assert code == 0, err
+    assigned = pd.read_csv(tmp_path / "out" / "assignments.csv")
+    assert assigned["row"].tolist() == [0, 2, 4, 5]
+    pd.testing.assert_frame_equal(assigned.drop(columns="row"), model.assign(rows.reset_index(drop=True)))
+    outside = pd.read_csv(tmp_path / "out" / "no_cluster.csv")
+    assert outside["row"].tolist() == [4]
+
+
+def test_predict_refuses_duplicated_column_names(tmp_path, capsys, wine_model):
+    _, path = wine_model
+    X, _ = datasets.load("wine")
+    table = X.assign(extra=0.0)
+    table.columns = [*X.columns, "alcohol"]
+    table.to_csv(tmp_path / "twice.csv", index=False)
+    code, out, err = run(["predict", path, tmp_path / "twice.csv", "--out", tmp_path / "out"], capsys)
+    assert code == 2 and out == ""
+    assert "names more than one column 'alcohol' (read as 'alcohol', 'alcohol.1')" in err
+    assert not (tmp_path / "out").exists()
+
+
+def test_outputs_never_overwrite_their_inputs(tmp_path, capsys, wine_model):
+    _, path = wine_model
+    X, _ = datasets.load("wine")
+    (tmp_path / "out").mkdir()
+    X.to_csv(tmp_path / "out" / "assignments.csv", index=False)
+    before = (tmp_path / "out" / "assignments.csv").read_bytes()
+    code, out, err = run(["predict", path, tmp_path / "out" / "assignments.csv", "--out", tmp_path / "out"], capsys)
+    assert code == 2 and out == ""
+    assert f"would overwrite the input {str(tmp_path / 'out' / 'assignments.csv')!r} with assignments.csv" in err
+    assert (tmp_path / "out" / "assignments.csv").read_bytes() == before
+    # The model file too, and craft fit's outputs.
+    shutil.copy(path, tmp_path / "out" / "no_cluster.csv")
+    code, _, err = run(["predict", tmp_path / "out" / "no_cluster.csv", "wine", "--out", tmp_path / "out"], capsys)
+    assert code == 2 and "would overwrite the input" in err and "with no_cluster.csv" in err
+    X.to_csv(tmp_path / "out" / "masks.csv", index=False)
+    code, _, err = run(["fit", tmp_path / "out" / "masks.csv", "--k", 2, "--no-progress", "--out", tmp_path / "out"],
+                       capsys)
+    assert code == 2 and "would overwrite the input" in err
+    code, _, err = run(["fit", tmp_path / "out" / "masks.csv", "--k", 2, "--no-progress", "--save-model",
+                        tmp_path / "out" / "masks.csv"], capsys)
+    assert code == 2 and "--save-model would overwrite the input" in err
+
+
+def test_a_byte_corrupted_parquet_part_is_one_line_without_a_worker_traceback(tmp_path):
+    """The footer is whole, a data page is not: the workers fail reading it, and their traceback stays hidden."""
+    dd = pytest.importorskip("dask.dataframe")
+    executable = shutil.which("craft", path=str(Path(sys.executable).parent))
+    assert executable
+    X, y = datasets.load("wine")
+    dd.from_pandas(X.assign(cultivar=y), npartitions=3).to_parquet(tmp_path / "wine")
+    part = sorted((tmp_path / "wine").glob("*.parquet"))[1]
+    data = bytearray(part.read_bytes())
+    footer = int.from_bytes(data[-8:-4], "little")
+    middle = slice(8, len(data) - footer - 8)
+    data[middle] = bytes(len(data[middle])).replace(b"\0", b"\xa5")
+    part.write_bytes(bytes(data))
+    completed = subprocess.run(
+        [executable, "fit", str(tmp_path / "wine"), "--local-workers", "1", "--lam", "20", "--n-init", "1",
+         "--no-progress"], capture_output=True, text=True, timeout=300,
+    )
+    assert completed.returncode == 2, completed.stderr
+    assert completed.stderr.startswith(f"craft: error: cannot read {str(part)!r}: it is not a readable Parquet file")
+    assert len(completed.stderr.strip().splitlines()) == 1, completed.stderr
+
+
+def test_a_worker_lost_while_the_cluster_starts_is_retried_then_one_line(tmp_path, capsys, monkeypatch):
+    distributed = pytest.importorskip("distributed")
+    started = []
+
+    def failing(**kwargs):
+        started.append(kwargs)
+        raise RuntimeError("Nanny failed to start worker process")
+
+    monkeypatch.setattr(distributed, "LocalCluster", failing)
+    code, out, err = run(["fit", "wine", "--local-workers", 1, "--lam", 20, "--no-progress"], capsys)
+    assert code == 2 and out == "" and len(started) == 2
+    assert err.strip().splitlines() == [
+        "craft: error: cannot start a local Dask cluster of 1 worker(s): a worker process failed while it started, 2 "
+        "times (RuntimeError: Nanny failed to start worker process); check the machine's free memory and process "
+        "limits, or use fewer --local-workers."
+    ]
+    # Lost once, then started: the fit goes on.
+    real = distributed.deploy.local.LocalCluster
+
+    def once(**kwargs):
+        started.append(kwargs)
+        if len(started) == 3:
+            raise RuntimeError("Nanny failed to start worker process")
+        return real(**{**kwargs, "processes": False})
+
+    monkeypatch.setattr(distributed, "LocalCluster", once)
+    code, out, err = run(["fit", "wine", "--local-workers", 1, "--lam", 20, "--n-init", 1, "--no-progress"], capsys)
+    assert code == 0, err
+    assert len(started) == 4 and out.startswith("K=")
