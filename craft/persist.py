@@ -200,8 +200,11 @@ def _describe(model) -> tuple[dict, dict[str, np.ndarray]]:
             "n_marginalised": dict(encoder.n_marginalised_),
         },
         "options": {
-            **{f.name: getattr(model.options_, f.name) for f in dataclasses.fields(model.options_) if f.name != "terms"},
+            **{f.name: getattr(model.options_, f.name) for f in dataclasses.fields(model.options_)
+               if f.name not in ("terms", "pins", "links")},
             "terms": dataclasses.asdict(model.options_.terms),
+            "pins": None if model.options_.pins is None else dataclasses.asdict(model.options_.pins),
+            "links": None if model.options_.links is None else dataclasses.asdict(model.options_.links),
         },
         "fitted": {
             "lam": float(model.lam_),
@@ -214,6 +217,7 @@ def _describe(model) -> tuple[dict, dict[str, np.ndarray]]:
             "n_keep": None if selection.n_keep is None else [int(n) for n in selection.n_keep],
             "engine_features": list(model.engine_features_),
             "has_labels": labels is not None,
+            "has_pins": True,
             "n_noise": int(getattr(model, "n_noise_", 0)),
         },
     }
@@ -228,6 +232,7 @@ def _describe(model) -> tuple[dict, dict[str, np.ndarray]]:
         **{f"statistics.{f.name}": getattr(stats, f.name) for f in dataclasses.fields(stats)},
         **{f"selection.{name}": getattr(selection, name) for name in ("score", "rank", "criterion", "cut", "selected")},
         "feature_mask": model.feature_mask_,
+        "pins": np.asarray(getattr(model, "pins_", np.zeros(model.feature_mask_.shape, dtype=np.int8)), dtype=np.int8),
         "cluster_sizes": model.cluster_sizes_,
         **{f"history.{name}": np.array([getattr(r, name) for r in history])
            for name in ("iteration", "objective", "n_clusters", "n_changed", "n_opened", "restart", "lam")},
@@ -260,6 +265,12 @@ def _params(model) -> dict[str, Any]:
         params["categorical"] = [c if isinstance(c, str) else int(c) for c in categorical]
     seed = params["random_state"]
     params["random_state"] = int(seed) if isinstance(seed, numbers.Integral) and not isinstance(seed, bool) else None
+    # JSON has no tuple keys: pins as [cluster or null, column, on], links as [row, row].
+    params["pins"] = None if params["pins"] is None else [
+        [None if cluster is None else int(cluster), str(column), bool(on)] for (cluster, column), on in params["pins"].items()
+    ]
+    for name in ("must_link", "cannot_link"):
+        params[name] = None if params[name] is None else [[int(a), int(b)] for a, b in params[name]]
     return params
 
 
@@ -512,7 +523,7 @@ def _model(header: dict, raw_arrays: bytes, given):
     n_clusters = fitted["n_clusters_"]
     arrays = _arrays(raw_arrays, _expected(len(encoder.numeric), n_levels, len(engine_features), n_clusters,
                                            len(columns)),
-                     optional={"labels"} if fitted["has_labels"] else set())
+                     optional=({"labels"} if fitted["has_labels"] else set()) | ({"pins"} if fitted["has_pins"] else set()))
     if fitted["has_labels"] != ("labels" in arrays):
         raise _Damaged(f"fitted.has_labels is {str(fitted['has_labels']).lower()} but {_ARRAYS} "
                        f"{'lacks' if fitted['has_labels'] else 'holds'} labels")
@@ -533,6 +544,8 @@ def _model(header: dict, raw_arrays: bytes, given):
     if not np.array_equal(sizes, stats.counts):
         raise _Damaged("cluster_sizes is not statistics.counts")
     labels, n_noise = _labels(arrays.get("labels"), sizes, options.noise, fitted.pop("n_noise"))
+    pins = _pins(arrays.get("pins"), arrays["feature_mask"])
+    fitted.pop("has_pins")
     n_keep = fitted.pop("n_keep")
     values = {
         "schema_": schema,
@@ -548,6 +561,7 @@ def _model(header: dict, raw_arrays: bytes, given):
         "history_": _history(arrays),
         "cluster_sizes_": sizes,
         "feature_mask_": arrays["feature_mask"],
+        "pins_": pins,
         "statistics_": stats,
         "selection_": _engine.Selection(
             **{name: arrays[f"selection.{name}"] for name in ("score", "rank", "criterion", "cut", "selected")},
@@ -582,11 +596,66 @@ def _estimator(header: dict):
     seed = params.get("random_state")
     if seed is not None:
         _int(seed, "params.random_state")
+    params.update(_steering_params(params))
     model = CRAFT(**params)
     try:
         return model, model._validated_options()
     except CraftInputError as error:
         raise _Damaged(f"params: {error}") from None
+
+
+def _steering_params(params: dict) -> dict:
+    """``pins``, ``must_link`` and ``cannot_link`` as the estimator takes them, from their JSON lists."""
+    from ._links import MAX_PAIRS
+
+    read: dict[str, Any] = {}
+    pins = params.get("pins")
+    if pins is not None:
+        if type(pins) is not list or len(pins) > MAX_PAIRS:
+            raise _Damaged(f"params.pins is {_shown(pins)}, not a list of at most {MAX_PAIRS:,} pins")
+        read["pins"] = {}
+        for j, pin in enumerate(pins):
+            if (type(pin) is not list or len(pin) != 3 or not (pin[0] is None or type(pin[0]) is int)
+                    or type(pin[1]) is not str or type(pin[2]) is not bool):
+                raise _Damaged(f"params.pins[{j}] is {_shown(pin)}, not [cluster or null, column, true or false]")
+            read["pins"][(pin[0], pin[1])] = pin[2]
+    for name in ("must_link", "cannot_link"):
+        pairs = params.get(name)
+        if pairs is None:
+            continue
+        if type(pairs) is not list or len(pairs) > MAX_PAIRS or not all(
+                type(pair) is list and len(pair) == 2 and all(type(row) is int for row in pair) for pair in pairs):
+            raise _Damaged(f"params.{name} is {_shown(pairs)}, not a list of at most {MAX_PAIRS:,} pairs of rows")
+        read[name] = [(a, b) for a, b in pairs]
+    return read
+
+
+def _steering_options(spec: dict) -> dict:
+    """The options ``pins`` and ``links`` (what a fit was steered by), from their JSON objects."""
+    from ._links import MAX_PAIRS, Links
+
+    values: dict[str, Any] = {}
+    pins = spec.get("pins")
+    if pins is not None:
+        every = pins.get("every") if isinstance(pins, dict) else None
+        own = pins.get("per_cluster") if isinstance(pins, dict) else None
+        if (set(pins) != {"every", "per_cluster"} or type(every) is not list or type(own) is not list
+                or not all(type(row) is list and len(row) == len(every) for row in own)
+                or not all(type(v) is int and v in (-1, 0, 1) for v in every + [v for row in own for v in row])):
+            raise _Damaged("options.pins is not {every: [-1, 0 or 1 per feature], per_cluster: [such rows]}")
+        values["pins"] = _engine.Pins(tuple(every), tuple(tuple(row) for row in own))
+    links = spec.get("links")
+    if links is not None:
+        units = links.get("units") if isinstance(links, dict) else None
+        apart = links.get("apart") if isinstance(links, dict) else None
+        if (set(links) != {"units", "apart"} or type(units) is not list or type(apart) is not list
+                or len(units) > 2 * MAX_PAIRS or len(apart) > MAX_PAIRS
+                or not all(type(u) is list and u and all(type(r) is int and r >= 0 for r in u) for u in units)
+                or not all(type(p) is list and len(p) == 2 and all(type(i) is int and 0 <= i < len(units) for i in p)
+                           for p in apart)):
+            raise _Damaged("options.links is not {units: [[rows]], apart: [[unit, unit]]}")
+        values["links"] = Links(tuple(tuple(u) for u in units), tuple((a, b) for a, b in apart))
+    return values
 
 
 def _encoder(spec, schema: Schema, columns: list[str], missing_param: str) -> Encoder:
@@ -665,9 +734,22 @@ def _fitted(spec, options: _engine.Options, model, encoder: Encoder) -> dict[str
         "objective_terms_": _engine.ObjectiveTerms(**{k: _real(v, f"fitted.objective_terms.{k}")
                                                       for k, v in terms.items()}),
         "has_labels": _bool(_field(spec, "has_labels", "fitted"), "fitted.has_labels"),
+        # Files written before pins say nothing: their fits had none.
+        "has_pins": _bool(spec.get("has_pins", False), "fitted.has_pins"),
         "n_keep": n_keep,
         "n_noise": n_noise,
     }
+
+
+def _pins(pins: np.ndarray | None, mask: np.ndarray) -> np.ndarray:
+    """Each cluster's pins (zeros for a file written before pins), checked against the masks they fixed."""
+    if pins is None:
+        return np.zeros(mask.shape, dtype=np.int8)
+    if not np.isin(pins, (-1, 0, 1)).all():
+        raise _Damaged("pins holds values other than -1, 0 and 1, which a fit never gives")
+    if (mask[pins > 0] == 0).any() or mask[pins < 0].any():
+        raise _Damaged("pins disagree with feature_mask: a fit selects every pinned-on feature and no pinned-off one")
+    return pins.astype(np.int8)
 
 
 def _labels(labels: np.ndarray | None, sizes: np.ndarray, noise: bool,
@@ -708,8 +790,9 @@ def _options(spec, from_params: _engine.Options) -> _engine.Options:
     terms = PriorTerms(**{k: _real(v, f"options.terms.{k}") for k, v in terms_spec.items()})
     values: dict[str, Any] = {"terms": terms}
     readers = {"float": _real, "int": _int, "bool": _bool, "str": _str}
+    values.update(_steering_options(spec))
     for name, value in spec.items():
-        if name == "terms":
+        if name in ("terms", "pins", "links"):
             continue
         kind = str(fields[name].type).replace(" ", "")
         if kind.endswith("|None") and value is None:
@@ -788,6 +871,7 @@ def _expected(n_numeric: int, n_levels: int, n_features: int, n_clusters: int,
         "selection.rank": ((K, D), "iu"),
         "selection.selected": ((K, D), "b"),
         "feature_mask": ((K, n_columns), "b"),
+        "pins": ((K, n_columns), "i"),
         "cluster_sizes": ((K,), "iu"),
         **{f"history.{name}": ((None,), "iu") for name in ("iteration", "n_clusters", "n_changed", "n_opened",
                                                            "restart", "mask_rows")},
@@ -815,7 +899,7 @@ def _arrays(raw: bytes, expected: dict, optional: set[str]) -> dict[str, np.ndar
         names = [info.filename.removesuffix(".npy") for info in infos]
         if len(set(names)) != len(names):
             raise _Damaged(f"{_ARRAYS} holds an array twice")
-        wanted = set(expected) - ({"labels"} - optional)
+        wanted = set(expected) - ({"labels", "pins"} - optional)
         lacking = sorted(wanted - set(names))
         extra = sorted(set(names) - wanted)
         if lacking or extra:

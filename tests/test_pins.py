@@ -117,3 +117,48 @@ def test_without_pins_nothing_changes(figure1):
     b = _fit(CRAFT(m=1 / 3, k=3, random_state=1, pins={}), figure1)
     np.testing.assert_array_equal(a.labels_, b.labels_)
     assert a.objective_ == b.objective_ and not b.pins_.any()
+
+
+def test_a_saved_steered_model_reloads_with_its_pins_and_links(figure1, tmp_path):
+    import craft
+
+    columns = list(figure1.columns)
+    model = _fit(CRAFT(m=1 / 3, k=3, random_state=0), figure1)
+    steered = warm_refit(model, figure1, pins={(1, columns[0]): True, (None, columns[-1]): False},
+                         must_link=[(0, 1)], cannot_link=[(2, 3)])
+    steered.save(tmp_path / "steered.craft")
+    back = craft.load(tmp_path / "steered.craft")
+    np.testing.assert_array_equal(back.pins_, steered.pins_)
+    assert back.pins == steered.pins and back.must_link == [(0, 1)] and back.cannot_link == [(2, 3)]
+    assert back.options_ == steered.options_
+    np.testing.assert_array_equal(back.predict(figure1), steered.predict(figure1))
+
+
+@pytest.mark.parametrize(
+    ("path", "value", "message"),
+    [
+        (("params", "pins"), [[0, "f1", "yes"]], r"params.pins\[0\] is .*not \[cluster or null, column, true or false\]"),
+        (("params", "pins"), {"f1": True}, "params.pins is .*not a list"),
+        (("params", "must_link"), [[0, 1, 2]], "params.must_link is .*not a list of at most"),
+        (("options", "pins"), {"every": [2], "per_cluster": []}, "options.pins is not"),
+        (("options", "links"), {"units": [[0, 1]], "apart": [[0, 5]]}, "options.links is not"),
+    ],
+)
+def test_damaged_steering_fields_are_refused(figure1, tmp_path, path, value, message):
+    import json
+    import zipfile
+
+    import craft
+
+    model = _fit(CRAFT(m=1 / 3, k=3, random_state=0, must_link=[(0, 1)]), figure1)
+    model.save(tmp_path / "m.craft")
+    with zipfile.ZipFile(tmp_path / "m.craft") as archive:
+        members = {info.filename: archive.read(info) for info in archive.infolist()}
+    header = json.loads(members["model.json"])
+    header[path[0]][path[1]] = value
+    members["model.json"] = json.dumps(header).encode()
+    with zipfile.ZipFile(tmp_path / "bad.craft", "w") as archive:
+        for name, data in members.items():
+            archive.writestr(name, data)
+    with pytest.raises(CraftInputError, match=message):
+        craft.load(tmp_path / "bad.craft")
