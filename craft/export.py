@@ -157,8 +157,14 @@ def masks_csv(model) -> bytes:
 
 
 def _plain(value):
-    """JSON-ready version of NumPy scalars, tuples and non-finite floats."""
+    """JSON-ready version of NumPy scalars, tuples and non-finite floats.
+
+    A mapping keyed by tuples (``pins``: ``{(cluster, column): on}``) becomes a
+    list of ``[*key, value]``, since JSON keys are text.
+    """
     if isinstance(value, Mapping):
+        if any(isinstance(k, tuple) for k in value):
+            return [[*_plain(list(k) if isinstance(k, tuple) else [k]), _plain(v)] for k, v in value.items()]
         return {str(k): _plain(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [_plain(v) for v in value]
