@@ -74,10 +74,10 @@ def _table(name: str):
 
 def _moves(K: int) -> list[tuple[str, str, dict, dict]]:
     """(slider, move, base parameters, moved parameters); λ's base is filled in from the k fit."""
-    shrink = {"m": 0.5, "k": K, "rho_selection": "shrink", "rho": 0.5 * 0.25}
-    approximate = {"m": 0.5, "k": K, "budget": "approximate"}
-    base = {"m": 0.5, "k": K}
-    moves = [("m", f"0.5 → {m:g}", base, {**base, "m": m}) for m in (0.45, 0.55, 0.4, 0.6)]
+    shrink: dict[str, Any] = {"m": 0.5, "k": K, "rho_selection": "shrink", "rho": 0.5 * 0.25}
+    approximate: dict[str, Any] = {"m": 0.5, "k": K, "budget": "approximate"}
+    base: dict[str, Any] = {"m": 0.5, "k": K}
+    moves: list[tuple[str, str, dict, dict]] = [("m", f"0.5 → {m:g}", base, {**base, "m": m}) for m in (0.45, 0.55, 0.4, 0.6)]
     moves += [("ρ", f"share 0.5 → {s:g}", shrink, {**shrink, "rho": s * 0.25}) for s in (0.4, 0.6)]
     moves += [("k", f"{K} → {k}", base, {**base, "k": k}) for k in (K - 1, K + 1) if k >= 1]
     moves += [("λ", f"× {f:g}", {"m": 0.5, "lam": None}, {"m": 0.5, "lam": f}) for f in (1.25, 1 / 1.25)]

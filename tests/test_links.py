@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import warnings
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -85,7 +86,7 @@ def test_a_unit_every_cluster_bars_opens_its_own():
 
 def test_contradictions_are_refused_naming_the_pair():
     X, _ = datasets.load("zoo")
-    cases = [
+    cases: list[tuple[dict[str, Any], str]] = [
         ({"must_link": [(0, 1)], "cannot_link": [(1, 0)]}, r"Rows \(0, 1\) are both must-linked and cannot-linked"),
         ({"must_link": [(0, 1), (1, 2)], "cannot_link": [(0, 2)]}, "rows 0 and 2 are cannot-linked but must-linked through a chain"),
         ({"must_link": [(0, 500)]}, r"must_link pair \(0, 500\) names a row beyond the table's 101 rows"),

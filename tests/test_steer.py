@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import warnings
+from typing import Any
 
 import numpy as np
 import pytest
@@ -76,7 +77,7 @@ def test_a_merge_that_lambda_undoes_is_said():
 
 def test_bad_steering_is_refused(figure2):
     X, _, model = figure2
-    cases = [
+    cases: list[tuple[dict[str, Any], str]] = [
         ({"merge": (0, 0)}, "names one cluster twice"),
         ({"merge": (0, 5)}, "Cluster 5 does not exist"),
         ({"merge": 1}, "must be two cluster numbers"),
