@@ -32,6 +32,19 @@ terms: λ is the cost of opening a cluster, K follows from it):
   schema (the same columns and roles) and every other parameter; only
   ``random_state`` (one seed per resample, drawn from ``random_state``) and,
   when given, ``n_init`` differ (:func:`refit_params`).
+* The bootstrap refits every drawn row once, as ``fpc::clusterboot``'s
+  default does (it removes the duplicated rows before clustering): a row
+  drawn twice would otherwise weigh twice in the refit's statistics and in
+  its λ search. A resample tests a cluster only if it holds a row of the
+  cluster *and* a row outside it (a resample of one cluster's rows matches
+  it perfectly whatever the refit does: on a 2-row table every resample of
+  one distinct row would "find" its cluster again).
+* How often a feature stays selected (``feature_frequency``) counts a
+  resample only where the cluster's match is one-to-one with a Jaccard of
+  at least :data:`MATCHED_JACCARD` (``matched``): the best match of an
+  unstable cluster is often another cluster, whose features say nothing of
+  this one's. The share is over the matched resamples, whose number
+  (``n_matched``) is reported beside it.
 * The functions take a callback ``callback(fraction, text)``, called after
   every iteration of every refit: an exception it raises stops the
   computation (it propagates), and so does returning ``False``
@@ -50,8 +63,12 @@ from .exceptions import CraftInputError
 
 #: A cluster whose mean best-match Jaccard is below this is marked unstable (Hennig's reading of clusterboot).
 UNSTABLE_JACCARD = 0.6
-#: A resample in which a cluster's best match has a Jaccard below this counts as dissolving it (clusterboot).
+#: A resample in which a cluster's best match has a Jaccard at or below this counts as dissolving it (clusterboot:
+#: ``bootbrd`` counts ``bootresult <= dissolution``).
 DISSOLVED_JACCARD = 0.5
+#: A refit cluster counts as the same cluster for its features (``feature_frequency``) only when the match is
+#: one-to-one with at least this Jaccard: at 0.5 the refit cluster holds at least half of the union of the two.
+MATCHED_JACCARD = 0.5
 #: At most this many resamples or permutations in one call: each is a whole refit.
 MAX_RESAMPLES = 500
 #: What "unstable" means, in one sentence, for the user.
@@ -205,13 +222,14 @@ class Stability:
         Each cluster's best-match Jaccard in each resample (0 where the
         resample holds none of its rows).
     present : ndarray of bool, shape (n_resamples, K)
-        Whether the resample holds a row of the cluster.
+        Whether the resample tests the cluster: it holds a row of the cluster
+        and a row outside it (see the module's notes).
     match : ndarray of int, shape (n_resamples, K)
         The matched cluster of the refit (-1 where not present).
     selected_in_match : ndarray of bool, shape (n_resamples, K, D)
         Whether the matched cluster selects each feature (False where not present).
     resample_k : ndarray of int, shape (n_resamples,)
-        K of every refit.
+        K of every refit (0 for a resample that tests no cluster, not refitted).
     features : list of str
         The features, in ``feature_names_in_`` order (``feature_mask_``'s columns).
     sizes : ndarray of int, shape (K,)
@@ -239,64 +257,96 @@ class Stability:
         return self.present.sum(axis=0)
 
     @property
+    def matched(self) -> np.ndarray:
+        """Per resample and cluster, whether the match is one-to-one with a Jaccard ≥ :data:`MATCHED_JACCARD`.
+
+        One-to-one: no other cluster tested by the resample has the same
+        refit cluster as its match with a Jaccard ≥ the threshold.
+        """
+        candidate = self.present & (self.jaccard >= MATCHED_JACCARD)
+        matched = candidate.copy()
+        for r in range(self.jaccard.shape[0]):
+            taken, counts = np.unique(self.match[r, candidate[r]], return_counts=True)
+            shared = taken[counts > 1]
+            matched[r] &= ~np.isin(self.match[r], shared)
+        return matched
+
+    @property
+    def n_matched(self) -> np.ndarray:
+        """Per cluster, the resamples whose match is one-to-one with a Jaccard ≥ :data:`MATCHED_JACCARD`."""
+        return self.matched.sum(axis=0)
+
+    @property
     def mean_jaccard(self) -> np.ndarray:
         """Per cluster, the mean best-match Jaccard over the resamples that hold its rows (0 if none does)."""
         return self.jaccard.sum(axis=0) / np.maximum(self.n_present, 1)
 
     @property
     def dissolved(self) -> np.ndarray:
-        """Per cluster, the resamples whose best match has a Jaccard below :data:`DISSOLVED_JACCARD`."""
-        return ((self.jaccard < DISSOLVED_JACCARD) & self.present).sum(axis=0)
+        """Per cluster, the resamples whose best match has a Jaccard at or below :data:`DISSOLVED_JACCARD`."""
+        return ((self.jaccard <= DISSOLVED_JACCARD) & self.present).sum(axis=0)
 
     @property
     def unstable(self) -> np.ndarray:
-        """Per cluster, whether its mean Jaccard is below :data:`UNSTABLE_JACCARD`."""
+        """Per cluster, whether its mean Jaccard is below :data:`UNSTABLE_JACCARD` (a cluster no resample tested is)."""
         return self.mean_jaccard < UNSTABLE_JACCARD
 
     @property
     def feature_frequency(self) -> pd.DataFrame:
-        """Clusters × features: the share of the resamples (holding the cluster) whose matched cluster selects it."""
-        counts = self.selected_in_match.sum(axis=0)
-        return pd.DataFrame(counts / np.maximum(self.n_present, 1)[:, None], columns=self.features,
+        """Clusters × features: of the resamples matching the cluster one-to-one (:attr:`matched`), the share
+        whose matched cluster selects the feature (0 where none matched: :attr:`n_matched` says how many did)."""
+        counts = (self.selected_in_match & self.matched[:, :, None]).sum(axis=0)
+        return pd.DataFrame(counts / np.maximum(self.n_matched, 1)[:, None], columns=self.features,
                             index=pd.RangeIndex(counts.shape[0], name="cluster"))
 
     def frame(self) -> pd.DataFrame:
-        """One row per cluster: rows, mean Jaccard, dissolved, resamples holding it, unstable."""
+        """One row per cluster: rows, mean Jaccard, dissolved, resamples testing it, matched one-to-one, unstable."""
         return pd.DataFrame({
             "cluster": np.arange(len(self.sizes)),
             "rows": self.sizes,
             "mean_jaccard": self.mean_jaccard,
             "dissolved": self.dissolved,
             "resamples": self.n_present,
+            "matched": self.n_matched,
             "unstable": self.unstable,
         })
 
     def sentence(self, cluster: int) -> str:
         """What the numbers say about one cluster, in words."""
         mean, dissolved, n = self.mean_jaccard[cluster], int(self.dissolved[cluster]), int(self.n_present[cluster])
+        if n == 0:
+            return (f"Cluster {cluster}: no {self.method} resample held both its rows and rows outside it, so no refit "
+                    "could test it; it is counted unstable.")
         verdict = UNSTABLE_MEANING if self.unstable[cluster] else (
             f"It is stable: its mean Jaccard is at least {UNSTABLE_JACCARD}, so the refits find it again.")
         return (f"Cluster {cluster}: over {n} {self.method} refits its best match shares on average {mean:.0%} of its "
-                f"rows (mean Jaccard {mean:.2f}); it dissolved (Jaccard below {DISSOLVED_JACCARD}) in {dissolved}. "
-                + verdict)
+                f"rows (mean Jaccard {mean:.2f}); it dissolved (Jaccard at most {DISSOLVED_JACCARD}) in {dissolved}; "
+                f"{int(self.n_matched[cluster])} refits matched it one-to-one (Jaccard ≥ {MATCHED_JACCARD}), the "
+                "ones its features' frequencies count. " + verdict)
 
     def summary(self) -> str:
         """The whole fit's stability in one or two sentences."""
         unstable = np.flatnonzero(self.unstable)
-        k_values = np.unique(self.resample_k)
-        k_text = (f"every refit found K = {k_values[0]}" if len(k_values) == 1
+        k_values = np.unique(self.resample_k[self.resample_k > 0])
+        k_text = ("no resample could be refitted" if len(k_values) == 0 else
+                  f"every refit found K = {k_values[0]}" if len(k_values) == 1
                   else f"the refits found K from {k_values.min()} to {k_values.max()}")
         head = (f"{self.n_resamples} {self.method} refits ({self.sizing}): {k_text}; "
                 f"{len(self.sizes) - len(unstable)} of {len(self.sizes)} clusters are stable (mean Jaccard ≥ "
                 f"{UNSTABLE_JACCARD}).")
+        untested = int(self.n_resamples - self.present.any(axis=1).sum())
+        if untested:
+            head += (f" {untested} of the resamples tested no cluster (each held one cluster's rows only) and "
+                     "were not refitted.")
         if len(unstable):
             head += " Unstable: " + ", ".join(f"cluster {k}" for k in unstable) + "."
         return head
 
 
 def _resample_rows(rng: np.random.Generator, n_rows: int, method: str, fraction: float) -> np.ndarray:
+    """The distinct rows of a resample, sorted: a bootstrap's rows drawn twice are refitted once (clusterboot)."""
     if method == "bootstrap":
-        return np.sort(rng.integers(0, n_rows, size=n_rows))
+        return np.unique(rng.integers(0, n_rows, size=n_rows))
     return np.sort(rng.choice(n_rows, size=max(2, int(round(fraction * n_rows))), replace=False))
 
 
@@ -314,7 +364,8 @@ def bootstrap_stability(model: CRAFT, X, *, n_resamples: int = 20, method: str =
         Refits, 1 to :data:`MAX_RESAMPLES`. The cost is that of
         ``n_resamples`` fits of ``n_init`` runs each at a fixed λ (no search).
     method : {"bootstrap", "subsample"}, default="bootstrap"
-        ``"bootstrap"``: N rows drawn with replacement; ``"subsample"``:
+        ``"bootstrap"``: N rows drawn with replacement, each drawn row refitted
+        once (as ``fpc::clusterboot``); ``"subsample"``:
         ``fraction`` of the rows without replacement.
     fraction : float, default=0.8
         In (0, 1); subsample only.
@@ -351,9 +402,17 @@ def bootstrap_stability(model: CRAFT, X, *, n_resamples: int = 20, method: str =
         seed = int(rng.integers(2**31 - 1))
         report = _reporter(callback, r / n_resamples, f"refit {r + 1} of {n_resamples}")
         report()
+        # A resample holding no row outside a cluster cannot test it (any refit "finds" it again); one that tests
+        # no cluster is not refitted (on a tiny table it may hold a single distinct row), its K recorded as 0.
+        inside = np.bincount(reference[rows][reference[rows] >= 0], minlength=n_clusters)
+        testing = (inside > 0) & (inside < len(rows))
+        if not testing.any():
+            continue
         refit = _refit(model, table.iloc[rows], seed, n_init, report)
         jaccard[r], match[r], present[r] = best_match_jaccard(reference, rows, refit.labels_, n_clusters,
                                                               refit.n_clusters_)
+        present[r] &= testing
+        jaccard[r, ~present[r]], match[r, ~present[r]] = 0.0, -1
         selected[r, present[r]] = refit.feature_mask_[match[r, present[r]]]
         resample_k[r] = refit.n_clusters_
     _reporter(callback, 1.0, "done")()

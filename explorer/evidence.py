@@ -211,8 +211,9 @@ def outcome_or_controls(ctx, kind: str, help_text: str):
 
 def stability_table(result: trust.Stability) -> pd.DataFrame:
     """The per-cluster table of a stability run, with its columns named for the page."""
-    return result.frame().rename(columns={"mean_jaccard": "mean Jaccard", "dissolved": "dissolved (Jaccard < 0.5)",
-                                          "resamples": "refits holding it"})
+    return result.frame().rename(columns={"mean_jaccard": "mean Jaccard", "dissolved": "dissolved (Jaccard ≤ 0.5)",
+                                          "resamples": "refits testing it",
+                                          "matched": "matched one-to-one (Jaccard ≥ 0.5)"})
 
 
 def trust_section(ctx) -> None:
@@ -236,8 +237,9 @@ def trust_section(ctx) -> None:
         chart(cache.figure(evidence_key(ctx.key, "stability"), "frequency",
                            lambda: trust_plots.fig_selection_frequency(model, found)),
               key="trust_frequency", name="craft_selection_frequency")
-        st.caption("Left, the features this fit selects per cluster; right, the share of the refits whose matched "
-                   "cluster selects them: a selected cell near 100 % is solid, one far below flickers.")
+        st.caption("Left, the features this fit selects per cluster; right, of the refits that matched the cluster "
+                   "one-to-one with a Jaccard of at least 0.5, the share whose matched cluster selects them (the table "
+                   "below says how many matched): a selected cell near 100 % is solid, one far below flickers.")
         st.dataframe(stability_table(found), hide_index=True, key="trust_stability_table",
                      column_config={"mean Jaccard": st.column_config.NumberColumn(format="%.2f")})
 
@@ -282,6 +284,8 @@ def show_cluster_stability(ctx, cluster: int) -> None:
     st.markdown(esc(found.sentence(cluster)))
     mask = np.asarray(ctx.model.feature_mask_[cluster], dtype=bool)
     frequency = found.feature_frequency.loc[cluster]
+    st.caption(f"Features: over the {int(found.n_matched[cluster])} refits that matched this cluster one-to-one "
+               f"(Jaccard ≥ {trust.MATCHED_JACCARD}).")
     table = pd.DataFrame({"feature": found.features, "selected in this fit": mask,
                           "selected in the refits": frequency.to_numpy()})
     table = table.sort_values(["selected in this fit", "selected in the refits"], ascending=False, kind="stable")

@@ -262,3 +262,69 @@ def test_a_running_stability_can_be_cancelled_and_other_pages_are_usable(monkeyp
     assert any("You cancelled the stability" in text(m) for m in at.info)
     assert at.button(key="run_evidence_stability")
     gate.set()
+
+
+# ---------------------------------------------------------------------------
+# clusterboot's definitions (issue 30, item 2)
+
+
+def _stability(jaccard, match, selected, present=None):
+    jaccard = np.asarray(jaccard, dtype=float)
+    present = jaccard > 0 if present is None else np.asarray(present)
+    selected = np.asarray(selected, dtype=bool)
+    return trust.Stability("bootstrap", 1.0, "k = 2", jaccard, present, np.asarray(match), selected,
+                           np.full(jaccard.shape[0], 2), [f"f{j}" for j in range(selected.shape[2])],
+                           np.array([5, 5]))
+
+
+def test_a_bootstrap_refits_each_drawn_row_once(planted, monkeypatch):
+    X, model = planted
+    tables = []
+    original = trust._refit
+
+    def recording(model, table, seed, n_init, report):
+        tables.append(table)
+        return original(model, table, seed, n_init, report)
+
+    monkeypatch.setattr(trust, "_refit", recording)
+    trust.bootstrap_stability(model, X, n_resamples=2, n_init=1, random_state=0)
+    for table in tables:
+        # About 63 % of N distinct rows, none twice (clusterboot removes the duplicated draws).
+        assert table.index.is_unique and 0.55 * len(X) < len(table) < 0.7 * len(X)
+
+
+def test_dissolved_counts_a_jaccard_of_exactly_one_half():
+    result = _stability([[0.5, 1.0], [0.8, 1.0]], [[0, 1], [0, 1]], np.zeros((2, 2, 1)))
+    assert result.dissolved.tolist() == [1, 0]
+
+
+def test_feature_frequency_counts_only_one_to_one_matches_of_at_least_one_half():
+    # Resample 0: cluster 0 matched (0.9) to refit 0; cluster 1's best match (0.3) is also refit 0, which selects f0.
+    # Resample 1: both clusters' best match is refit 1 at 0.5: not one-to-one, neither counts.
+    # Resample 2: cluster 1 matched one-to-one (0.7) to refit 1, which does not select f0.
+    selected = np.zeros((3, 2, 1), dtype=bool)
+    selected[0, :, 0] = True  # refit 0 selects f0: seen by both clusters in resample 0
+    selected[1, :, 0] = True
+    result = _stability([[0.9, 0.3], [0.5, 0.5], [0.8, 0.7]], [[0, 0], [1, 1], [0, 1]], selected)
+    assert result.matched.tolist() == [[True, False], [False, False], [True, True]]
+    assert result.n_matched.tolist() == [2, 1]
+    assert result.feature_frequency["f0"].tolist() == [0.5, 0.0]
+    assert "1 refits matched it one-to-one" in result.sentence(1)
+    assert result.frame()["matched"].tolist() == [2, 1]
+
+
+def test_a_two_row_table_is_tested_only_by_resamples_holding_both_rows():
+    import pandas as pd
+
+    X = pd.DataFrame({"a": [0.0, 10.0], "c": ["x", "y"]})
+    model = CRAFT(lam=0.1, random_state=0).fit(X)
+    assert model.n_clusters_ == 2
+    result = trust.bootstrap_stability(model, X, n_resamples=10, random_state=0)
+    # A resample of one distinct row matches its cluster perfectly whatever the refit does: it tests nothing.
+    both = result.present.all(axis=1)
+    assert (result.present.any(axis=1) == both).all() and 0 < both.sum() < 10
+    assert (result.resample_k[~both] == 0).all()  # not refitted
+    np.testing.assert_allclose(result.mean_jaccard, result.jaccard[both].mean(axis=0))
+    stable = int((~result.unstable).sum())
+    assert stable <= result.resample_k[both].max()
+    assert "tested no cluster" in result.summary()
