@@ -35,7 +35,16 @@ Choices the literature leaves open (also in ``docs/numerics.md``):
   level. ``p = min(1, 2 · min(P(X ≤ x), P(X ≥ x)))`` (exact, doubled one-sided
   tail) and ``v = sign(x - nM/N) · Φ⁻¹(1 - p/2)``, the normal quantile with
   that p-value, as ``catdes`` reports a level's v-test. Tails are computed
-  in logarithms, so a v-test stays finite where p underflows.
+  in logarithms, so a v-test stays finite where p underflows. The
+  convention (:data:`LEVEL_P_CONVENTION`): the doubled tail of
+  ``catdes``/``descfreq``, not the mid-p ``P(X > x) + P(X = x)/2`` of recent
+  FactoMineR, because a card's words must not overstate: with a discrete
+  law the doubled exact tail is conservative (its rejection rate never
+  exceeds the level), while the mid-p's can; the card says which.
+* Population: the overall mean, sd and share are over the rows the counts
+  are over. With ``noise=True`` those are the clustered rows: the noise rows
+  are in no cluster's statistics, so they are left out of the overall too
+  (:func:`_clustered_moments`), and the card says so.
 * Multiplicity: Benjamini–Hochberg over every test on the card (each numeric
   feature and each level of each categorical feature), ``p_adjusted``.
 * The tree: ``max_depth=3``, ``class_weight="balanced"`` (a small cluster
@@ -71,7 +80,8 @@ from .exceptions import CraftInputError
 from .profiles import level_shares, numeric_moments
 
 __all__ = ["ClusterCard", "ClusterRule", "CardWords", "cluster_card", "numeric_evidence", "level_evidence",
-           "paragons", "border_rows", "cluster_rule", "RULE_DEPTH", "RULE_ROWS", "RULE_LEVELS", "MULTIPLICITY"]
+           "paragons", "border_rows", "cluster_rule", "RULE_DEPTH", "RULE_ROWS", "RULE_LEVELS", "MULTIPLICITY",
+           "LEVEL_P_CONVENTION"]
 
 #: Depth of the rule's tree: at most three conditions per path, readable in one breath.
 RULE_DEPTH = 3
@@ -81,6 +91,12 @@ RULE_ROWS = 50_000
 RULE_LEVELS = 30
 #: How the card's p-values are adjusted for the number of tests on it.
 MULTIPLICITY = "Benjamini–Hochberg"
+#: The level tests' p-value convention, as the card says it (see the module's notes and docs/numerics.md).
+LEVEL_P_CONVENTION = "doubled tail"
+LEVEL_P_WORDS = ("A level's p-value is the exact hypergeometric tail, doubled (catdes/descfreq's convention), not "
+                 "the mid-p of recent FactoMineR: with counts, the doubled tail never rejects more often than its "
+                 "level, so it does not overstate a difference; a mid-p is closer to the level on average but can "
+                 "exceed it.")
 
 NUMERIC_COLUMNS = ["feature", "selected", "rank", "n_cells", "mean", "overall_mean", "sd", "overall_sd",
                    "std_diff", "v_test", "p_value", "p_adjusted"]
@@ -207,6 +223,8 @@ def numeric_evidence(model, cluster: int) -> pd.DataFrame:
     """
     columns = _feature_order(model, cluster, "numeric")
     mean, sd, overall_mean, overall_sd = numeric_moments(model)
+    if _has_noise(model):
+        overall_mean, overall_sd = _clustered_moments(model)
     counts = model.statistics_.numeric_counts
     n, total = counts[cluster, columns], counts[:, columns].sum(axis=0)
     spread = overall_sd[columns]
@@ -258,6 +276,10 @@ def level_evidence(model, cluster: int) -> pd.DataFrame:
     level_counts = model.statistics_.level_counts
     totals = _engine.level_totals(template, level_counts)
     shares, overall = level_shares(model)
+    if _has_noise(model):
+        # One population with the test's: the clustered rows (noise rows are in no cluster's counts).
+        pooled = level_counts.sum(axis=0)
+        overall = pooled / np.maximum(np.repeat(_engine.level_totals(template, pooled[None, :])[0], template.n_levels), 1.0)
     names = model.encoder_.level_names()
     # Every level of every feature at once, the features in ``columns``' order (a wide table has 10,000s).
     n_levels = template.n_levels[features]
@@ -287,6 +309,30 @@ def level_evidence(model, cluster: int) -> pd.DataFrame:
     frame["direction"] = np.select([frame["v_test"] > 0, frame["v_test"] < 0], ["over", "under"], "as overall")
     frame["p_adjusted"] = _adjusted(frame["p_value"].to_numpy())
     return frame[LEVEL_COLUMNS]
+
+
+def _has_noise(model) -> bool:
+    """Whether the fit left rows in no cluster (``noise=True``): its overall is then the clustered rows'."""
+    return int(getattr(model, "n_noise_", 0) or 0) > 0
+
+
+def _clustered_moments(model) -> tuple[np.ndarray, np.ndarray]:
+    """Overall mean and sd of every numeric feature over the clustered rows (table units).
+
+    With ``noise=True`` the noise rows are in no cluster's statistics, so
+    the v-test's N (the clusters' counted cells) leaves them out; the
+    overall mean and sd it compares with must be over the same rows, not the
+    encoder's global tables (every row). Pooled from ``statistics_``.
+    """
+    stats_ = model.statistics_
+    template = model.encoder_.template()
+    counts = stats_.numeric_counts.sum(axis=0)
+    empty = counts == 0
+    safe = np.where(empty, 1.0, counts)
+    mean = np.where(empty, template.global_mean, stats_.sums.sum(axis=0) / safe)
+    variance = np.where(empty, template.global_var, np.maximum(stats_.sums_sq.sum(axis=0) / safe - mean * mean, 0.0))
+    encoder = model.encoder_
+    return encoder.to_original_units(mean), np.sqrt(variance) * encoder.scale_
 
 
 _LEVEL_DTYPES = {"feature": object, "selected": bool, "rank": np.int64, "level": object, "count": np.int64,
@@ -748,15 +794,30 @@ def _level_words(levels: pd.DataFrame) -> str:
             f"{top.cluster_share:.0%} of the cluster vs {top.overall_share:.0%} overall (v = {top.v_test:.3g}).")
 
 
+def _has_missing_cells(model) -> bool:
+    """Whether a cluster counted fewer cells of some feature than it has rows (missing cells marginalised)."""
+    stats_ = model.statistics_
+    template = model.encoder_.template()
+    counts = stats_.counts[:, None]
+    numeric = bool((stats_.numeric_counts < counts).any()) if stats_.numeric_counts.size else False
+    totals = _engine.level_totals(template, stats_.level_counts)
+    return numeric or (bool((totals < counts).any()) if totals.size else False)
+
+
 def _test_words(model, size: int, n_tests: int) -> str:
     cells = ("the observed cells only (missing cells are left out, as in the fit)" if model.encoder_.marginalise
              else "every cell as the fit counted it (a missing number at its column mean, a missing level as "
                   "'(missing)')")
-    return (f"A v-test counts the standard errors between the cluster and what {size:,} rows drawn at random would "
-            f"show (FactoMineR's catdes); |v| > 1.96 is p < 0.05 before adjustment. p-values are two-sided, counted on {cells}, "
-            f"and adjusted by {MULTIPLICITY} over the {n_tests} tests on this card. The clusters were found from "
-            "these same data, so small p-values describe how this cluster differs from the rest; they are not "
-            "evidence that the cluster exists.")
+    drawn = (f"{size:,} rows drawn at random" if not (model.encoder_.marginalise and _has_missing_cells(model)) else
+             "as many observed cells drawn at random from the feature's observed cells (where cells are missing, "
+             "the cluster's observed cells of that feature, not its rows)")
+    population = ("all the clustered rows (the noise rows, in no cluster, are left out of the overall mean, sd and "
+                  "shares as of the counts)" if _has_noise(model) else "all the rows")
+    return (f"A v-test counts the standard errors between the cluster and what {drawn} would show (FactoMineR's "
+            f"catdes), against {population}; |v| > 1.96 is p < 0.05 before adjustment. p-values are two-sided, "
+            f"counted on {cells}, and adjusted by {MULTIPLICITY} over the {n_tests} tests on this card. {LEVEL_P_WORDS} "
+            "The clusters were found from these same data, so small p-values describe how this cluster differs from "
+            "the rest; they are not evidence that the cluster exists.")
 
 
 def _rule_words(rule: ClusterRule | None, cluster: int, size: int, n_rows: int) -> str:

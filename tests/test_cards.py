@@ -595,3 +595,37 @@ def test_a_large_table_and_a_feature_of_many_levels_keep_the_rule_small_and_its_
             picked |= rows_picked(path, X)
         assert rule.n_predicted == picked.sum()
         assert rule.accuracy == pytest.approx((picked == inside).mean())
+
+
+# ---------------------------------------------------------------------------
+# Issue 30: one population under noise=True, the p-value convention and the cells drawn, in words
+
+
+def test_a_noise_fits_card_compares_with_the_clustered_rows_only():
+    X, _, _ = synthetic.fig2_numeric(random_state=0)
+    rng = np.random.default_rng(0)
+    scattered = pd.DataFrame(rng.uniform(X.min().to_numpy() - 5, X.max().to_numpy() + 5, size=(60, X.shape[1])),
+                             columns=X.columns)
+    table = pd.concat([X, scattered], ignore_index=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = CRAFT(m=1 / 3, k=3, noise=True, random_state=0).fit(table)
+    assert model.n_noise_ > 0
+    clustered = model.labels_ >= 0
+    card = cluster_card(model, table, 0)
+    for row in card.numeric.head(5).itertuples():
+        values = table[row.feature].to_numpy()
+        v, p = v_test(values[clustered], (model.labels_ == 0)[clustered])
+        assert row.overall_mean == pytest.approx(values[clustered].mean())
+        assert row.overall_sd == pytest.approx(values[clustered].std())
+        assert row.v_test == pytest.approx(v, rel=1e-9) and row.p_value == pytest.approx(p, rel=1e-6)
+    assert "noise rows, in no cluster, are left out" in card.words.tests
+
+
+def test_the_level_tests_convention_and_the_cells_drawn_are_said(credit, holey):
+    X, model = credit
+    words = cluster_card(model, X, 0).words.tests
+    assert "doubled" in words and "mid-p" in words and "rows drawn at random" in words
+    X, model = holey
+    words = cluster_card(model, X, 0).words.tests
+    assert "observed cells drawn at random" in words and "rows drawn at random" not in words
