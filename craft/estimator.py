@@ -474,11 +474,21 @@ class CRAFT(ClusterMixin, BaseEstimator):
             * ``margin``: its distance to the next-nearest cluster minus its
               distance to the nearest (>= 0; 0 is a tie). 0 for every row of
               a model of one cluster, where no other cluster competes;
-              ``fits_no_cluster`` then says how well a row fits;
+              ``fits_no_cluster`` then says how well a row fits; NaN for a
+              row with nothing known;
             * ``fits_no_cluster`` (bool): CRAFT's own opening test on the
               fitted clusters (``_engine.opening_candidates``): the row's
               distance to every cluster exceeds ``lam_ + D F0`` and it has
-              an observed cell, so a pass would have opened a cluster for it.
+              an observed cell, so a pass would have opened a cluster for it;
+              also True for a row with nothing known (next);
+            * ``nothing_known`` (bool): no cell of the row can be judged by
+              the clusters: each is missing or holds a value never seen in
+              fit. Such a cell costs the same in every cluster (0), so such a
+              row costs 0 everywhere: it is no confident fit but no fit at
+              all, so its ``margin`` is NaN and ``fits_no_cluster`` True;
+            * ``unseen_cells`` (int64) and ``unseen_columns`` (str, the
+              columns comma-separated, "" if none): the row's cells holding
+              values never seen in fit (placed by its other columns only).
 
         Examples
         --------
@@ -495,7 +505,7 @@ class CRAFT(ClusterMixin, BaseEstimator):
         data = self._encoded(table, notes)
         for note in notes:
             warnings.warn(note, UserWarning, stacklevel=2)
-        return assignment_frame(data, self.clusters_, self.options_, table.index)
+        return assignment_frame(data, self.clusters_, self.options_, table.index, self.encoder_.categorical)
 
     def save(self, path) -> None:
         """Write the fitted model to ``path`` (a path or a binary file object); :func:`craft.load` reads it.
@@ -929,8 +939,9 @@ class CRAFT(ClusterMixin, BaseEstimator):
 
 # ----------------------------------------------------------------------
 
-def assignment_frame(data: EncodedData, clusters: _engine.Clusters, options: _engine.Options, index) -> pd.DataFrame:
-    """``CRAFT.assign``'s table for encoded rows: cluster, cost, margin and fits_no_cluster.
+def assignment_frame(data: EncodedData, clusters: _engine.Clusters, options: _engine.Options, index,
+                     categorical=()) -> pd.DataFrame:
+    """``CRAFT.assign``'s table for encoded rows: cluster, cost, margin, fits_no_cluster and the unknown cells.
 
     Both backends call it (``DaskCRAFT`` once per partition). The cluster and
     its cost are the compiled pass's (:func:`_engine.nearest_cluster`, what
@@ -942,9 +953,16 @@ def assignment_frame(data: EncodedData, clusters: _engine.Clusters, options: _en
     cluster does not depend on which other clusters are present, so the
     margin is never negative. A model fitted with ``noise=True`` labels the
     rows that fit no cluster -1, as ``predict`` does; their cost and margin
-    are still those of their nearest cluster.
+    are still those of their nearest cluster. A row with no cell the clusters
+    can judge (``nothing_known``: every cell missing or a level never seen in
+    fit, :meth:`EncodedData.known_cells`) costs the same in every cluster:
+    its margin is NaN and it fits no cluster, whatever its cost; its
+    ``cluster`` stays ``predict``'s. ``categorical`` names the columns of
+    ``data.codes`` for ``unseen_columns``.
     """
     best, labels = _engine.nearest_cluster(data, clusters, options.terms)
+    unseen_frame = unseen_columns(data, categorical)
+    nothing_known = data.known_cells() == 0
     opening = np.zeros(data.n_samples, dtype=bool)
     opening[_engine.opening_candidates(data, best, options.threshold(data.n_features))] = True
     margin = np.zeros(data.n_samples)
@@ -956,9 +974,25 @@ def assignment_frame(data: EncodedData, clusters: _engine.Clusters, options: _en
         second, _ = _engine.nearest_cluster(data, rest, options.terms, rows=rows)
         margin[rows] = second - best[rows]
     cluster = np.where(opening, -1, labels) if options.noise else labels
+    # A row with no cell the clusters can judge costs the same in every cluster: no margin, and it fits none.
+    margin[nothing_known] = np.nan
     return pd.DataFrame(
-        {"cluster": cluster.astype(np.int64), "cost": best, "margin": margin, "fits_no_cluster": opening}, index=index
+        {"cluster": cluster.astype(np.int64), "cost": best, "margin": margin,
+         "fits_no_cluster": opening | nothing_known, "nothing_known": nothing_known, **unseen_frame}, index=index
     )
+
+
+def unseen_columns(data: EncodedData, categorical) -> dict:
+    """Per row, the cells holding values never seen in fit: their number and their columns (comma-separated).
+
+    ``categorical`` names the encoder's categorical columns, in code order.
+    """
+    unseen = data.unseen if data.unseen is not None else np.zeros(data.codes.shape, dtype=bool)
+    names = np.asarray([str(c) for c in categorical], dtype=object)
+    listed = np.full(data.n_samples, "", dtype=object)
+    for row in np.flatnonzero(unseen.any(axis=1)):
+        listed[row] = ", ".join(names[unseen[row]])
+    return {"unseen_cells": unseen.sum(axis=1).astype(np.int64), "unseen_columns": listed}
 
 
 def check_fitted_columns(table: pd.DataFrame, encoder: Encoder, fitted_columns) -> None:

@@ -1299,7 +1299,8 @@ class Scoring:
     ----------
     assignment : DataFrame
         :meth:`craft.CRAFT.assign`'s table, one row per scored row: ``cluster``,
-        ``cost``, ``margin``, ``fits_no_cluster``.
+        ``cost``, ``margin``, ``fits_no_cluster``, ``nothing_known``,
+        ``unseen_cells``, ``unseen_columns``.
     counts : ndarray of int
         Rows per cluster of the model (nearest cluster), K entries.
     left_out : tuple of str
@@ -1322,8 +1323,24 @@ class Scoring:
 
     @property
     def n_no_cluster(self) -> int:
-        """Rows that fit no cluster (CRAFT would have opened a new cluster for them)."""
+        """Rows that fit no cluster (CRAFT would have opened a new cluster for them, or nothing of them is known)."""
         return int(self.assignment["fits_no_cluster"].sum())
+
+    @property
+    def n_nothing_known(self) -> int:
+        """Rows with no cell the clusters can judge (each missing or a value never seen in fit)."""
+        return int(self.assignment["nothing_known"].sum())
+
+    @property
+    def unseen_rows(self) -> np.ndarray:
+        """Which rows hold at least one value never seen in fit (bool)."""
+        return self.assignment["unseen_cells"].to_numpy() > 0
+
+    def unseen_by_column(self) -> pd.Series:
+        """Cells with values never seen in fit, per column (the columns that have any), most first."""
+        named = self.assignment["unseen_columns"]
+        names = [name for listed in named[named != ""] for name in str(listed).split(", ")]
+        return pd.Series(names, dtype=object).value_counts().rename("cells").rename_axis("column")
 
 
 def score_rows(model: CRAFT, table: pd.DataFrame) -> Scoring:
