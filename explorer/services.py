@@ -35,7 +35,7 @@ from scipy import sparse
 from craft import baselines, datasets, metrics, persist, profiles, synthetic, warm_up
 from craft._optional import missing
 from craft.encoding import Encoder
-from craft.estimator import CRAFT
+from craft.estimator import CRAFT, NOISE_WARN_SHARE, noise_share_note
 from craft.exceptions import CraftInputError
 from craft.io import read_info, read_table, table_fingerprint
 from craft.limits import table_limits
@@ -885,6 +885,9 @@ def fit_craft(table: pd.DataFrame, schema: Schema, params: FitParams, callback: 
     featureless = profiles.featureless_note(model)
     if featureless:
         notes.append(featureless)
+    n_rows = len(model.labels_)
+    if model.n_noise_ > NOISE_WARN_SHARE * n_rows:  # the library's own note, also its warning
+        notes.append(noise_share_note(model.n_noise_, n_rows, int(model.cluster_sizes_.min())))
     return FitOutcome(model, notes=notes, seconds=seconds)
 
 
