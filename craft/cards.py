@@ -50,12 +50,16 @@ Choices the literature leaves open (also in ``docs/numerics.md``):
 * The tree: ``max_depth=3``, ``class_weight="balanced"`` (a small cluster
   against the rest would otherwise be described by "never"),
   ``random_state=0``; numbers in table units with missing cells left missing
-  (scikit-learn routes them, and the rule says where), levels one-hot (at
+  (scikit-learn routes them, and the rule says where; under
+  ``missing="impute"`` at the column mean, as the fit counted them, and the
+  rule says "or missing" where a condition takes the mean), levels one-hot (at
   most ``RULE_LEVELS`` per feature, those with the largest |v|, so a feature
   of thousands of levels stays small); it learns from every row, or from a
   uniform sample of ``RULE_ROWS`` rows of a larger table, and its agreement
   is counted on every row. A threshold is written with the fewest digits
-  that pick the same rows.
+  that pick the same rows, trying the data's value just below it too (2.1,
+  not 2.1999999); a "≠"/"not in" condition that takes missing cells (in no
+  level, or in the missing level it does not exclude) says "or missing".
 
 These tests describe how far the cluster differs from the rest of the data.
 The cluster was found from the same data, on its selected features above
@@ -67,6 +71,7 @@ Pure pandas/NumPy/SciPy/scikit-learn: no plotting, no user interface.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -489,6 +494,12 @@ class _Design:
     values: dict[str, np.ndarray]
     incomplete: set[str]
     level_names: dict[str, list[str]]
+    #: Selected categorical features with missing cells: those a "≠"/"not in" condition takes too (marginalised,
+    #: no level), or under missing="impute" the name of their missing level.
+    missing_levels: dict[str, str | None] = dataclasses.field(default_factory=dict)
+    #: Selected numeric features with cells imputed in the fit (missing="impute"): their column mean, where the
+    #: tree learnt them.
+    imputed: dict[str, float] = dataclasses.field(default_factory=dict)
 
     def matrix(self, model, data: EncodedData) -> np.ndarray:
         """The tree's inputs for the rows of ``data``: numbers in table units (missing NaN), levels one-hot."""
@@ -525,6 +536,7 @@ def _rule_design(model, data: EncodedData, cluster: int, levels: pd.DataFrame) -
     ranked = levels.iloc[np.lexsort((-np.abs(levels["v_test"].to_numpy()), feature_codes))]
     strongest = ranked[ranked.groupby("feature", sort=False).cumcount().to_numpy() < RULE_LEVELS]
     strongest_levels = strongest.groupby("feature", sort=False)["level"].agg(list).to_dict()
+    missing_levels: dict[str, str | None] = {}
     for j in (int(j) for j in selected if j >= n_numeric):
         feature, q = model.engine_features_[j], j - n_numeric
         chosen = sorted(names[q].index(level) for level in strongest_levels.get(feature, []))
@@ -533,7 +545,13 @@ def _rule_design(model, data: EncodedData, cluster: int, levels: pd.DataFrame) -
         level_names[feature] = names[q]
         if len(chosen) < len(names[q]) or (data.codes[:, q] < 0).any():
             incomplete.add(feature)
-    return _Design(numeric, listed, columns, values, incomplete, level_names)
+        if model.encoder_.has_missing_level_[q]:
+            missing_levels[feature] = names[q][-1]  # impute: missing cells are this level
+        elif (data.codes[:, q] < 0).any():
+            missing_levels[feature] = None  # marginalise: a missing cell is in no level
+    imputed = {model.engine_features_[j]: float(model.encoder_.impute_[j]) for j in numeric
+               if model.n_imputed_.get(model.engine_features_[j], 0)}
+    return _Design(numeric, listed, columns, values, incomplete, level_names, missing_levels, imputed)
 
 
 def _parents(tree) -> dict[int, tuple[int, bool]]:
@@ -549,16 +567,22 @@ def _parents(tree) -> dict[int, tuple[int, bool]]:
 def _readable(threshold: float, values: np.ndarray) -> str:
     """``threshold`` with the fewest significant digits that split ``values`` exactly as it does.
 
-    A value ``v`` is on the same side of ``t`` and of its rounding ``r`` unless ``min(t, r) < v <= max(t, r)``
-    (``v <= t`` is the tree's left branch), so the text picks the same rows as the tree.
+    A value ``v`` is on the same side of ``t`` and of a number ``r`` unless ``min(t, r) < v <= max(t, r)``
+    (``v <= t`` is the tree's left branch), so the text picks the same rows as the tree. The numbers tried,
+    at each precision: the threshold rounded, and the largest value of the data at or below it, rounded
+    (the data's own precision: a threshold of 2.1999999 just below the value 2.2 is written 2.1 when 2.1
+    is the value below it, where its rounding 2.2 would move the rows at 2.2).
     """
     finite = values[np.isfinite(values)]
-    for digits in range(2, 18):
-        text = np.format_float_positional(threshold, precision=digits, unique=False, fractional=False, trim="-")
-        rounded = float(text)
-        low, high = min(threshold, rounded), max(threshold, rounded)
-        if not ((finite > low) & (finite <= high)).any():
-            return text
+    below = finite[finite <= threshold]
+    candidates = [threshold] + ([float(below.max())] if below.size else [])
+    for digits in range(1, 18):
+        for candidate in candidates:
+            text = np.format_float_positional(candidate, precision=digits, unique=False, fractional=False, trim="-")
+            rounded = float(text)
+            low, high = min(threshold, rounded), max(threshold, rounded)
+            if not ((finite > low) & (finite <= high)).any():
+                return text
     return repr(float(threshold))
 
 
@@ -600,6 +624,12 @@ def _number_condition(feature: str, entry: list, design: _Design) -> str:
         text = f"{feature} ≤ {_readable(upper, values)}"
     else:
         text = f"{feature} > {_readable(lower, values)}"
+    if feature in design.imputed:
+        # missing="impute": the tree learnt a missing number at the column mean, so the condition takes the
+        # missing cells exactly when it takes the mean.
+        mean = design.imputed[feature]
+        with_missing = bool(lower < mean <= upper)
+        return f"({text} or {feature} missing)" if with_missing else text
     return f"({text} or {feature} missing)" if with_missing and feature in design.incomplete else text
 
 
@@ -611,7 +641,12 @@ def _level_condition(feature: str, entry: list, design: _Design) -> str:
     kept = [level for level in design.level_names[feature] if level not in other]
     if feature not in design.incomplete and len(kept) <= len(other):
         return f"{feature} = {kept[0]}" if len(kept) == 1 else f"{feature} in {{{', '.join(kept)}}}"
-    return f"{feature} ≠ {other[0]}" if len(other) == 1 else f"{feature} not in {{{', '.join(other)}}}"
+    text = f"{feature} ≠ {other[0]}" if len(other) == 1 else f"{feature} not in {{{', '.join(other)}}}"
+    # A missing cell is in none of the excluded levels (marginalised: in no level; imputed: its own level, unless
+    # excluded), so the condition takes it: say so.
+    if feature in design.missing_levels and design.missing_levels[feature] not in other:
+        return f"({text} or {feature} missing)"
+    return text
 
 
 def _naming_nodes(tree, in_cluster: int) -> list[int]:
@@ -765,7 +800,7 @@ def _words(model, cluster: int, size: int, n_rows: int, numeric: pd.DataFrame, l
         border=(f"The border rows are the {len(border)} members whose cost to another cluster comes nearest to "
                 f"their cost here (margin = cost there − cost here): a small change in their cells could move them."
                 if len(border) else "With a single cluster there is no other cluster to border on."),
-        rule=_rule_words(rule, cluster, size, n_rows),
+        rule=_rule_words(rule, cluster, size, n_rows) + _imputed_words(model, rule),
     )
 
 
@@ -818,6 +853,17 @@ def _test_words(model, size: int, n_tests: int) -> str:
             f"counted on {cells}, and adjusted by {MULTIPLICITY} over the {n_tests} tests on this card. {LEVEL_P_WORDS} "
             "The clusters were found from these same data, so small p-values describe how this cluster differs from "
             "the rest; they are not evidence that the cluster exists.")
+
+
+def _imputed_words(model, rule: ClusterRule | None) -> str:
+    """Under missing="impute", where the rule's tree learnt the missing numbers of its features (else "")."""
+    if rule is None or not rule.paths:
+        return ""
+    imputed = [feature for feature in rule.features if model.n_imputed_.get(feature, 0)]
+    if not imputed:
+        return ""
+    return (f" The tree learnt the missing cells of {', '.join(imputed)} at the column mean (missing=\"impute\"), "
+            "as the fit counted them: a condition says \"or … missing\" where it takes them.")
 
 
 def _rule_words(rule: ClusterRule | None, cluster: int, size: int, n_rows: int) -> str:
