@@ -130,6 +130,51 @@ class Options:
         return self.threshold(n_features) if self.noise and self.n_seeds > 1 else np.inf
 
 
+#: A row is noise when its cost to every cluster exceeds what all but this share of the rows drawn from its
+#: nearest cluster's own model would cost (:func:`noise_threshold`): a cluster of 1,000 rows drawn exactly from its
+#: model loses one row to noise on average.
+NOISE_ALPHA = 0.001
+#: Draws per cluster for :func:`noise_threshold`'s quantile, at most, and cells drawn per cluster at most.
+NOISE_DRAWS, NOISE_CELLS = 20_000, 2_000_000
+
+
+def noise_threshold(template: EncodedData, clusters: Clusters, stats: Statistics, opts: Options,
+                    rng: np.random.Generator, alpha: float = NOISE_ALPHA) -> float:
+    """The cost beyond which a row is improbable under every cluster: the noise threshold of ``noise=True``.
+
+    For each cluster, rows are drawn as the cluster's own rows are spread
+    (its statistics: every numeric feature N(mean, variance) with its
+    unfloored variance, every categorical feature at its level shares) and
+    costed as the fit costs a row (:func:`nearest_cluster`: the floored
+    variances and smoothed frequencies of the selected features, ``eta_0``
+    for the others); the cluster's threshold is the ``1 - alpha`` quantile
+    of those costs: a parametric bootstrap of its members' cost. The fit's
+    threshold is the largest over the clusters, so that no cluster loses
+    more than ``alpha`` of the rows drawn like its own. It reads the
+    clusters and their statistics only, not the rows, so every backend gets
+    the same. A cluster without rows draws nothing.
+    """
+    n_numeric, n_categorical = template.n_numeric, template.n_categorical
+    draws = int(np.clip(NOISE_CELLS // max(template.n_features, 1), 1_000, NOISE_DRAWS))
+    levels = [np.arange(template.offsets[q], template.offsets[q] + template.n_levels[q]) for q in range(n_categorical)]
+    means, variances = raw_variances(stats, template)
+    worst = -np.inf
+    for k in np.flatnonzero(stats.counts > 0):
+        numeric = means[k] + np.sqrt(variances[k]) * rng.standard_normal((draws, n_numeric))
+        codes = np.full((draws, n_categorical), -1, dtype=np.int64)
+        for q, flat in enumerate(levels):
+            counts = stats.level_counts[k, flat]
+            if counts.sum() > 0:  # a feature with no observed cell in the cluster stays missing, as its rows
+                cumulative = np.cumsum(counts / counts.sum())
+                codes[:, q] = np.minimum(np.searchsorted(cumulative, rng.random(draws), side="right"), flat.size - 1)
+        drawn = replace(template, numeric=numeric, codes=codes, observed=None, unseen=None)
+        one = Clusters(clusters.means[k:k + 1], clusters.variances[k:k + 1], clusters.log_eta[k:k + 1],
+                       clusters.weights[k:k + 1])
+        cost, _ = nearest_cluster(drawn, one, opts.terms)
+        worst = max(worst, float(np.quantile(cost, 1.0 - alpha)))
+    return worst
+
+
 class TooManyClusters(Exception):
     """A run opened more than ``Options.max_clusters`` clusters (used to cut λ searches short)."""
 

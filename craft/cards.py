@@ -35,18 +35,31 @@ Choices the literature leaves open (also in ``docs/numerics.md``):
   level. ``p = min(1, 2 · min(P(X ≤ x), P(X ≥ x)))`` (exact, doubled one-sided
   tail) and ``v = sign(x - nM/N) · Φ⁻¹(1 - p/2)``, the normal quantile with
   that p-value, as ``catdes`` reports a level's v-test. Tails are computed
-  in logarithms, so a v-test stays finite where p underflows.
+  in logarithms, so a v-test stays finite where p underflows. The
+  convention (:data:`LEVEL_P_CONVENTION`): the doubled tail of
+  ``catdes``/``descfreq``, not the mid-p ``P(X > x) + P(X = x)/2`` of recent
+  FactoMineR, because a card's words must not overstate: with a discrete
+  law the doubled exact tail is conservative (its rejection rate never
+  exceeds the level), while the mid-p's can; the card says which.
+* Population: the overall mean, sd and share are over the rows the counts
+  are over. With ``noise=True`` those are the clustered rows: the noise rows
+  are in no cluster's statistics, so they are left out of the overall too
+  (:func:`_clustered_moments`), and the card says so.
 * Multiplicity: Benjamini–Hochberg over every test on the card (each numeric
   feature and each level of each categorical feature), ``p_adjusted``.
 * The tree: ``max_depth=3``, ``class_weight="balanced"`` (a small cluster
   against the rest would otherwise be described by "never"),
   ``random_state=0``; numbers in table units with missing cells left missing
-  (scikit-learn routes them, and the rule says where), levels one-hot (at
+  (scikit-learn routes them, and the rule says where; under
+  ``missing="impute"`` at the column mean, as the fit counted them, and the
+  rule says "or missing" where a condition takes the mean), levels one-hot (at
   most ``RULE_LEVELS`` per feature, those with the largest |v|, so a feature
   of thousands of levels stays small); it learns from every row, or from a
   uniform sample of ``RULE_ROWS`` rows of a larger table, and its agreement
   is counted on every row. A threshold is written with the fewest digits
-  that pick the same rows.
+  that pick the same rows, trying the data's value just below it too (2.1,
+  not 2.1999999); a "≠"/"not in" condition that takes missing cells (in no
+  level, or in the missing level it does not exclude) says "or missing".
 
 These tests describe how far the cluster differs from the rest of the data.
 The cluster was found from the same data, on its selected features above
@@ -58,6 +71,7 @@ Pure pandas/NumPy/SciPy/scikit-learn: no plotting, no user interface.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -71,7 +85,8 @@ from .exceptions import CraftInputError
 from .profiles import level_shares, numeric_moments
 
 __all__ = ["ClusterCard", "ClusterRule", "CardWords", "cluster_card", "numeric_evidence", "level_evidence",
-           "paragons", "border_rows", "cluster_rule", "RULE_DEPTH", "RULE_ROWS", "RULE_LEVELS", "MULTIPLICITY"]
+           "paragons", "border_rows", "cluster_rule", "RULE_DEPTH", "RULE_ROWS", "RULE_LEVELS", "MULTIPLICITY",
+           "LEVEL_P_CONVENTION"]
 
 #: Depth of the rule's tree: at most three conditions per path, readable in one breath.
 RULE_DEPTH = 3
@@ -81,6 +96,12 @@ RULE_ROWS = 50_000
 RULE_LEVELS = 30
 #: How the card's p-values are adjusted for the number of tests on it.
 MULTIPLICITY = "Benjamini–Hochberg"
+#: The level tests' p-value convention, as the card says it (see the module's notes and docs/numerics.md).
+LEVEL_P_CONVENTION = "doubled tail"
+LEVEL_P_WORDS = ("A level's p-value is the exact hypergeometric tail, doubled (catdes/descfreq's convention), not "
+                 "the mid-p of recent FactoMineR: with counts, the doubled tail never rejects more often than its "
+                 "level, so it does not overstate a difference; a mid-p is closer to the level on average but can "
+                 "exceed it.")
 
 NUMERIC_COLUMNS = ["feature", "selected", "rank", "n_cells", "mean", "overall_mean", "sd", "overall_sd",
                    "std_diff", "v_test", "p_value", "p_adjusted"]
@@ -207,6 +228,8 @@ def numeric_evidence(model, cluster: int) -> pd.DataFrame:
     """
     columns = _feature_order(model, cluster, "numeric")
     mean, sd, overall_mean, overall_sd = numeric_moments(model)
+    if _has_noise(model):
+        overall_mean, overall_sd = _clustered_moments(model)
     counts = model.statistics_.numeric_counts
     n, total = counts[cluster, columns], counts[:, columns].sum(axis=0)
     spread = overall_sd[columns]
@@ -258,6 +281,10 @@ def level_evidence(model, cluster: int) -> pd.DataFrame:
     level_counts = model.statistics_.level_counts
     totals = _engine.level_totals(template, level_counts)
     shares, overall = level_shares(model)
+    if _has_noise(model):
+        # One population with the test's: the clustered rows (noise rows are in no cluster's counts).
+        pooled = level_counts.sum(axis=0)
+        overall = pooled / np.maximum(np.repeat(_engine.level_totals(template, pooled[None, :])[0], template.n_levels), 1.0)
     names = model.encoder_.level_names()
     # Every level of every feature at once, the features in ``columns``' order (a wide table has 10,000s).
     n_levels = template.n_levels[features]
@@ -287,6 +314,30 @@ def level_evidence(model, cluster: int) -> pd.DataFrame:
     frame["direction"] = np.select([frame["v_test"] > 0, frame["v_test"] < 0], ["over", "under"], "as overall")
     frame["p_adjusted"] = _adjusted(frame["p_value"].to_numpy())
     return frame[LEVEL_COLUMNS]
+
+
+def _has_noise(model) -> bool:
+    """Whether the fit left rows in no cluster (``noise=True``): its overall is then the clustered rows'."""
+    return int(getattr(model, "n_noise_", 0) or 0) > 0
+
+
+def _clustered_moments(model) -> tuple[np.ndarray, np.ndarray]:
+    """Overall mean and sd of every numeric feature over the clustered rows (table units).
+
+    With ``noise=True`` the noise rows are in no cluster's statistics, so
+    the v-test's N (the clusters' counted cells) leaves them out; the
+    overall mean and sd it compares with must be over the same rows, not the
+    encoder's global tables (every row). Pooled from ``statistics_``.
+    """
+    stats_ = model.statistics_
+    template = model.encoder_.template()
+    counts = stats_.numeric_counts.sum(axis=0)
+    empty = counts == 0
+    safe = np.where(empty, 1.0, counts)
+    mean = np.where(empty, template.global_mean, stats_.sums.sum(axis=0) / safe)
+    variance = np.where(empty, template.global_var, np.maximum(stats_.sums_sq.sum(axis=0) / safe - mean * mean, 0.0))
+    encoder = model.encoder_
+    return encoder.to_original_units(mean), np.sqrt(variance) * encoder.scale_
 
 
 _LEVEL_DTYPES = {"feature": object, "selected": bool, "rank": np.int64, "level": object, "count": np.int64,
@@ -460,6 +511,12 @@ class _Design:
     values: dict[str, np.ndarray]
     incomplete: set[str]
     level_names: dict[str, list[str]]
+    #: Selected categorical features with missing cells: those a "≠"/"not in" condition takes too (marginalised,
+    #: no level), or under missing="impute" the name of their missing level.
+    missing_levels: dict[str, str | None] = dataclasses.field(default_factory=dict)
+    #: Selected numeric features with cells imputed in the fit (missing="impute"): their column mean, where the
+    #: tree learnt them.
+    imputed: dict[str, float] = dataclasses.field(default_factory=dict)
 
     def matrix(self, model, data: EncodedData) -> np.ndarray:
         """The tree's inputs for the rows of ``data``: numbers in table units (missing NaN), levels one-hot."""
@@ -496,6 +553,7 @@ def _rule_design(model, data: EncodedData, cluster: int, levels: pd.DataFrame) -
     ranked = levels.iloc[np.lexsort((-np.abs(levels["v_test"].to_numpy()), feature_codes))]
     strongest = ranked[ranked.groupby("feature", sort=False).cumcount().to_numpy() < RULE_LEVELS]
     strongest_levels = strongest.groupby("feature", sort=False)["level"].agg(list).to_dict()
+    missing_levels: dict[str, str | None] = {}
     for j in (int(j) for j in selected if j >= n_numeric):
         feature, q = model.engine_features_[j], j - n_numeric
         chosen = sorted(names[q].index(level) for level in strongest_levels.get(feature, []))
@@ -504,7 +562,13 @@ def _rule_design(model, data: EncodedData, cluster: int, levels: pd.DataFrame) -
         level_names[feature] = names[q]
         if len(chosen) < len(names[q]) or (data.codes[:, q] < 0).any():
             incomplete.add(feature)
-    return _Design(numeric, listed, columns, values, incomplete, level_names)
+        if model.encoder_.has_missing_level_[q]:
+            missing_levels[feature] = names[q][-1]  # impute: missing cells are this level
+        elif (data.codes[:, q] < 0).any():
+            missing_levels[feature] = None  # marginalise: a missing cell is in no level
+    imputed = {model.engine_features_[j]: float(model.encoder_.impute_[j]) for j in numeric
+               if model.n_imputed_.get(model.engine_features_[j], 0)}
+    return _Design(numeric, listed, columns, values, incomplete, level_names, missing_levels, imputed)
 
 
 def _parents(tree) -> dict[int, tuple[int, bool]]:
@@ -520,16 +584,22 @@ def _parents(tree) -> dict[int, tuple[int, bool]]:
 def _readable(threshold: float, values: np.ndarray) -> str:
     """``threshold`` with the fewest significant digits that split ``values`` exactly as it does.
 
-    A value ``v`` is on the same side of ``t`` and of its rounding ``r`` unless ``min(t, r) < v <= max(t, r)``
-    (``v <= t`` is the tree's left branch), so the text picks the same rows as the tree.
+    A value ``v`` is on the same side of ``t`` and of a number ``r`` unless ``min(t, r) < v <= max(t, r)``
+    (``v <= t`` is the tree's left branch), so the text picks the same rows as the tree. The numbers tried,
+    at each precision: the threshold rounded, and the largest value of the data at or below it, rounded
+    (the data's own precision: a threshold of 2.1999999 just below the value 2.2 is written 2.1 when 2.1
+    is the value below it, where its rounding 2.2 would move the rows at 2.2).
     """
     finite = values[np.isfinite(values)]
-    for digits in range(2, 18):
-        text = np.format_float_positional(threshold, precision=digits, unique=False, fractional=False, trim="-")
-        rounded = float(text)
-        low, high = min(threshold, rounded), max(threshold, rounded)
-        if not ((finite > low) & (finite <= high)).any():
-            return text
+    below = finite[finite <= threshold]
+    candidates = [threshold] + ([float(below.max())] if below.size else [])
+    for digits in range(1, 18):
+        for candidate in candidates:
+            text = np.format_float_positional(candidate, precision=digits, unique=False, fractional=False, trim="-")
+            rounded = float(text)
+            low, high = min(threshold, rounded), max(threshold, rounded)
+            if not ((finite > low) & (finite <= high)).any():
+                return text
     return repr(float(threshold))
 
 
@@ -571,6 +641,12 @@ def _number_condition(feature: str, entry: list, design: _Design) -> str:
         text = f"{feature} ≤ {_readable(upper, values)}"
     else:
         text = f"{feature} > {_readable(lower, values)}"
+    if feature in design.imputed:
+        # missing="impute": the tree learnt a missing number at the column mean, so the condition takes the
+        # missing cells exactly when it takes the mean.
+        mean = design.imputed[feature]
+        with_missing = bool(lower < mean <= upper)
+        return f"({text} or {feature} missing)" if with_missing else text
     return f"({text} or {feature} missing)" if with_missing and feature in design.incomplete else text
 
 
@@ -582,7 +658,12 @@ def _level_condition(feature: str, entry: list, design: _Design) -> str:
     kept = [level for level in design.level_names[feature] if level not in other]
     if feature not in design.incomplete and len(kept) <= len(other):
         return f"{feature} = {kept[0]}" if len(kept) == 1 else f"{feature} in {{{', '.join(kept)}}}"
-    return f"{feature} ≠ {other[0]}" if len(other) == 1 else f"{feature} not in {{{', '.join(other)}}}"
+    text = f"{feature} ≠ {other[0]}" if len(other) == 1 else f"{feature} not in {{{', '.join(other)}}}"
+    # A missing cell is in none of the excluded levels (marginalised: in no level; imputed: its own level, unless
+    # excluded), so the condition takes it: say so.
+    if feature in design.missing_levels and design.missing_levels[feature] not in other:
+        return f"({text} or {feature} missing)"
+    return text
 
 
 def _naming_nodes(tree, in_cluster: int) -> list[int]:
@@ -737,7 +818,7 @@ def _words(model, cluster: int, size: int, n_rows: int, numeric: pd.DataFrame, l
         border=(f"The border rows are the {len(border)} members whose cost to another cluster comes nearest to "
                 f"their cost here (margin = cost there − cost here): a small change in their cells could move them."
                 if len(border) else "With a single cluster there is no other cluster to border on."),
-        rule=_rule_words(rule, cluster, size, n_rows),
+        rule=_rule_words(rule, cluster, size, n_rows) + _imputed_words(model, rule),
     )
 
 
@@ -766,15 +847,41 @@ def _level_words(levels: pd.DataFrame) -> str:
             f"{top.cluster_share:.0%} of the cluster vs {top.overall_share:.0%} overall (v = {top.v_test:.3g}).")
 
 
+def _has_missing_cells(model) -> bool:
+    """Whether a cluster counted fewer cells of some feature than it has rows (missing cells marginalised)."""
+    stats_ = model.statistics_
+    template = model.encoder_.template()
+    counts = stats_.counts[:, None]
+    numeric = bool((stats_.numeric_counts < counts).any()) if stats_.numeric_counts.size else False
+    totals = _engine.level_totals(template, stats_.level_counts)
+    return numeric or (bool((totals < counts).any()) if totals.size else False)
+
+
 def _test_words(model, size: int, n_tests: int) -> str:
     cells = ("the observed cells only (missing cells are left out, as in the fit)" if model.encoder_.marginalise
              else "every cell as the fit counted it (a missing number at its column mean, a missing level as "
                   "'(missing)')")
-    return (f"A v-test counts the standard errors between the cluster and what {size:,} rows drawn at random would "
-            f"show (FactoMineR's catdes); |v| > 1.96 is p < 0.05 before adjustment. p-values are two-sided, counted on {cells}, "
-            f"and adjusted by {MULTIPLICITY} over the {n_tests} tests on this card. The clusters were found from "
-            "these same data, so small p-values describe how this cluster differs from the rest; they are not "
-            "evidence that the cluster exists.")
+    drawn = (f"{size:,} rows drawn at random" if not (model.encoder_.marginalise and _has_missing_cells(model)) else
+             "as many observed cells drawn at random from the feature's observed cells (where cells are missing, "
+             "the cluster's observed cells of that feature, not its rows)")
+    population = ("all the clustered rows (the noise rows, in no cluster, are left out of the overall mean, sd and "
+                  "shares as of the counts)" if _has_noise(model) else "all the rows")
+    return (f"A v-test counts the standard errors between the cluster and what {drawn} would show (FactoMineR's "
+            f"catdes), against {population}; |v| > 1.96 is p < 0.05 before adjustment. p-values are two-sided, "
+            f"counted on {cells}, and adjusted by {MULTIPLICITY} over the {n_tests} tests on this card. {LEVEL_P_WORDS} "
+            "The clusters were found from these same data, so small p-values describe how this cluster differs from "
+            "the rest; they are not evidence that the cluster exists.")
+
+
+def _imputed_words(model, rule: ClusterRule | None) -> str:
+    """Under missing="impute", where the rule's tree learnt the missing numbers of its features (else "")."""
+    if rule is None or not rule.paths:
+        return ""
+    imputed = [feature for feature in rule.features if model.n_imputed_.get(feature, 0)]
+    if not imputed:
+        return ""
+    return (f" The tree learnt the missing cells of {', '.join(imputed)} at the column mean (missing=\"impute\"), "
+            "as the fit counted them: a condition says \"or … missing\" where it takes them.")
 
 
 def _rule_words(rule: ClusterRule | None, cluster: int, size: int, n_rows: int) -> str:

@@ -362,13 +362,16 @@ def assign_partitions(model: CRAFT, X):
     Returns
     -------
     dask.dataframe.DataFrame
-        Columns ``cluster``, ``cost``, ``margin``, ``fits_no_cluster``, with
-        ``X``'s index and partitions.
+        Columns ``cluster``, ``cost``, ``margin``, ``fits_no_cluster``,
+        ``nothing_known``, ``unseen_cells``, ``unseen_columns``
+        (:meth:`craft.CRAFT.assign`), with ``X``'s index and partitions.
     """
     model._check_fitted()
     X = _checked_frame(model, X)
     meta = pd.DataFrame({"cluster": np.zeros(0, dtype=np.int64), "cost": np.zeros(0), "margin": np.zeros(0),
-                         "fits_no_cluster": np.zeros(0, dtype=bool)}, index=X._meta.index)
+                         "fits_no_cluster": np.zeros(0, dtype=bool), "nothing_known": np.zeros(0, dtype=bool),
+                         "unseen_cells": np.zeros(0, dtype=np.int64), "unseen_columns": np.zeros(0, dtype=object)},
+                        index=X._meta.index)
     return X.map_partitions(_scored_partition, model.encoder_, model.clusters_, model.options_,
                             list(model.feature_names_in_), meta=meta, align_dataframes=False)
 
@@ -385,7 +388,7 @@ def _scored_partition(table: pd.DataFrame, encoder: Encoder, clusters: _engine.C
                       fitted_columns: list) -> pd.DataFrame:
     table = table.rename(columns=str)
     check_fitted_columns(table, encoder, fitted_columns)
-    return assignment_frame(encoder.transform(table), clusters, options, table.index)
+    return assignment_frame(encoder.transform(table), clusters, options, table.index, encoder.categorical)
 
 
 # ----------------------------------------------------------------------

@@ -19,6 +19,7 @@ Missing cells are handled in one of two ways (``missing``):
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from dataclasses import dataclass, field
 from typing import Any
@@ -64,6 +65,12 @@ class EncodedData:
     global_mean, global_var : ndarray of shape (n_numeric,)
         Mean and variance of each numeric feature in the fitted table, in
         encoded units (of the observed cells when they are marginalised).
+    unseen : ndarray of bool, shape (n_samples, n_categorical), or None
+        Which categorical cells hold a value never seen in fit (code -1 but
+        not missing), set by :meth:`Encoder.transform` on new rows; None
+        where no cell is (the fitted table itself). Such a cell costs what a
+        missing cell costs, the same for every cluster, so it is what
+        :meth:`craft.CRAFT.assign` flags separately.
     """
 
     numeric: np.ndarray
@@ -75,6 +82,7 @@ class EncodedData:
     log_eta0: np.ndarray
     global_mean: np.ndarray
     global_var: np.ndarray
+    unseen: np.ndarray | None = None
 
     @functools.cached_property
     def numeric_sq(self) -> np.ndarray:
@@ -113,7 +121,18 @@ class EncodedData:
             log_eta0=self.log_eta0,
             global_mean=self.global_mean,
             global_var=self.global_var,
+            unseen=None if self.unseen is None else self.unseen[rows],
         )
+
+    def known_cells(self) -> np.ndarray:
+        """Per row, the cells the clusters can judge: observed numbers and fitted levels, shape (n_samples,).
+
+        A missing cell (marginalised) and a level never seen in fit add the
+        same cost to every cluster, so a row with none known is equally far
+        from every cluster: nothing places it.
+        """
+        numeric = self.n_numeric if self.observed is None else self.observed.sum(axis=1)
+        return numeric + (self.codes >= 0).sum(axis=1)
 
     def onehot(self) -> sparse.csr_matrix:
         """One-hot codes of all categorical features side by side, (n_samples, n_levels_total).
@@ -241,6 +260,12 @@ class Encoder:
         data = self._encode(raw, factorized, len(table))
         if notes is not None:
             notes.extend(self._level_notes(factorized))
+        if factorized:
+            # Not missing (factorized index >= 0) yet no fitted level (code -1): a value never seen in fit.
+            given = np.column_stack([inverse >= 0 for inverse, _ in factorized])
+            unseen = given & (data.codes < 0)
+            if unseen.any():
+                data = dataclasses.replace(data, unseen=unseen)
         return data
 
     def template(self) -> EncodedData:

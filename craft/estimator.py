@@ -293,18 +293,23 @@ class CRAFT(ClusterMixin, BaseEstimator):
     noise : bool, default=False
         Label the rows that fit no cluster -1 (noise, as HDBSCAN does) and
         keep them out of every cluster's statistics and feature selection.
-        A row fits no cluster by CRAFT's own opening test: its cost to every
-        cluster exceeds ``lam + D F0``, so the paper's pass would open a
-        cluster for it. With ``noise=True`` the passes trim such rows instead
-        of opening clusters (trimmed k-means with CRAFT's threshold as the
-        trimming cost), so clusters open only in the seeding, which needs
-        ``init="craft++"``. With ``k`` given exactly k clusters are seeded
-        (each row drawn in proportion to its cost capped at ``lam + D F0``)
-        and lambda is the default one (``lam`` and ``k`` stay exclusive):
-        it then sets only where noise starts. Each noise row adds
-        ``lam + D F0`` to the objective (``objective_terms_.noise``).
-        ``predict`` gives -1 for a new row that fits no cluster. See
-        ``docs/numerics.md``.
+        A row is noise when its cost to every cluster exceeds the noise
+        threshold ``lam_ + D F0``; the passes then trim such rows instead of
+        opening clusters (trimmed k-means with the threshold as the trimming
+        cost), so clusters open only in the seeding, which needs
+        ``init="craft++"``. With ``lam`` given, the threshold is CRAFT's own
+        opening cost ``lam + D F0`` (a noise row costs what the cluster it
+        would open costs). Without ``lam`` (``k`` given, or neither), the fit
+        asked for is made first with ``noise=False`` and then trimmed at the
+        threshold of its own clusters: a row is noise when it is less likely
+        under every cluster than all but 0.1 % of the rows drawn as that
+        cluster's rows are spread (``_engine.noise_threshold``), found from
+        a robust core and refitted without clusters of far rows
+        (:meth:`_noise_fit`); ``lam_`` is then that threshold's λ. Each
+        noise row adds ``lam_ + D F0`` to the objective
+        (``objective_terms_.noise``); a fit leaving more than 10 % of its
+        rows in no cluster warns. ``predict`` gives -1 for a new row that
+        fits no cluster. See ``docs/numerics.md`` (*The noise threshold*).
     warm_start : bool, default=False
         As in scikit-learn's ``GaussianMixture``: a ``fit`` on the table of
         the previous fit (same columns, rows and encoding) runs one run that
@@ -696,11 +701,21 @@ class CRAFT(ClusterMixin, BaseEstimator):
             * ``margin``: its distance to the next-nearest cluster minus its
               distance to the nearest (>= 0; 0 is a tie). 0 for every row of
               a model of one cluster, where no other cluster competes;
-              ``fits_no_cluster`` then says how well a row fits;
+              ``fits_no_cluster`` then says how well a row fits; NaN for a
+              row with nothing known;
             * ``fits_no_cluster`` (bool): CRAFT's own opening test on the
               fitted clusters (``_engine.opening_candidates``): the row's
               distance to every cluster exceeds ``lam_ + D F0`` and it has
-              an observed cell, so a pass would have opened a cluster for it.
+              an observed cell, so a pass would have opened a cluster for it;
+              also True for a row with nothing known (next);
+            * ``nothing_known`` (bool): no cell of the row can be judged by
+              the clusters: each is missing or holds a value never seen in
+              fit. Such a cell costs the same in every cluster (0), so such a
+              row costs 0 everywhere: it is no confident fit but no fit at
+              all, so its ``margin`` is NaN and ``fits_no_cluster`` True;
+            * ``unseen_cells`` (int64) and ``unseen_columns`` (str, the
+              columns comma-separated, "" if none): the row's cells holding
+              values never seen in fit (placed by its other columns only).
 
         Examples
         --------
@@ -717,7 +732,7 @@ class CRAFT(ClusterMixin, BaseEstimator):
         data = self._encoded(table, notes)
         for note in notes:
             warnings.warn(note, UserWarning, stacklevel=2)
-        return assignment_frame(data, self.clusters_, self.options_, table.index)
+        return assignment_frame(data, self.clusters_, self.options_, table.index, self.encoder_.categorical)
 
     def explain(self, X) -> "Explanation":
         """Why each row of ``X`` is where it is: every feature's share of its cost and of its margin.
@@ -743,7 +758,8 @@ class CRAFT(ClusterMixin, BaseEstimator):
             feature's part of the row's distance to ``cluster``) and
             ``margin`` (each feature's part of the distance to ``runner_up``
             minus that to ``cluster``; positive: the feature holds the row in
-            its cluster; all 0 for a one-cluster model).
+            its cluster; all 0 for a one-cluster model, NaN for a row with no
+            cell the clusters can judge, as ``assign``'s margin).
 
         Examples
         --------
@@ -768,6 +784,8 @@ class CRAFT(ClusterMixin, BaseEstimator):
             margin = _engine.feature_costs(data, self.clusters_, terms, second) - cost
         else:
             margin = np.zeros_like(cost)
+        # As in assign: a row with no cell the clusters can judge has no margin.
+        margin[data.known_cells() == 0] = np.nan
         used = set(self.engine_features_)
         columns = [str(name) for name in self.feature_names_in_ if str(name) in used]
         order = [self.engine_features_.index(name) for name in columns]
@@ -966,6 +984,8 @@ class CRAFT(ClusterMixin, BaseEstimator):
         With ``warm``, one run from the previous partition instead
         (:meth:`_warm_run`); ``warm.used`` becomes False where it falls back.
         """
+        if warm is None and options.noise and self.lam is None:
+            return self._noise_fit(backend, options, rng)
         n_init = 10 if self.n_init == "auto" else self.n_init
         seeds = rng.integers(np.iinfo(np.int32).max, size=n_init)
         n_samples = backend.n_samples
@@ -984,6 +1004,8 @@ class CRAFT(ClusterMixin, BaseEstimator):
                     "a k the warm fit reaches."
                 )
             warm.used = False
+            if options.noise and self.lam is None:
+                return self._noise_fit(backend, options, rng)
         # Links name rows of the whole table, so a linked fit never runs on a sample.
         sampled = n_samples > SEARCH_ROWS and options.links is None
         if sampled and (searching or len(seeds) > 1):
@@ -995,8 +1017,9 @@ class CRAFT(ClusterMixin, BaseEstimator):
         runs: list[tuple[float, _engine.RunResult]] = []
         if self.lam is not None:
             lam = float(self.lam)
-        elif target is None or self.noise:
-            # With noise=True a target k fixes the seeds (and so K); lambda then only sets the trimming threshold.
+        elif target is None or options.noise:
+            # With noise=True (trimmed=False: _noise_fit's seeded start) a target k fixes the seeds (and so K);
+            # lambda then only sets the trimming threshold. (With lam given, lam is the price of a noise row too.)
             lam = _engine.default_lambda(backend, options)
         elif self.k_method == "farthest_first":
             lam = _engine.farthest_first_lambda(backend, target, options, np.random.default_rng(seeds[0]))
@@ -1064,7 +1087,10 @@ class CRAFT(ClusterMixin, BaseEstimator):
         initial = _engine.clusters_from_statistics(backend.template, warm.statistics, options, start_pins)
         if self.lam is not None:
             lam = float(self.lam)
-        elif target is None or self.noise:
+        elif self.noise:
+            # The previous fit's noise threshold (its lam_): the refined fit finds this fit's own (_noise_fit).
+            lam = warm.lam
+        elif target is None:
             lam = _engine.default_lambda(backend, options)
         elif self.k_method == "farthest_first":
             lam = _engine.farthest_first_lambda(backend, target, options, np.random.default_rng(seed))
@@ -1079,6 +1105,73 @@ class CRAFT(ClusterMixin, BaseEstimator):
         result = self._bounded_run(backend, run_options, seed, 0, backend.n_samples, target, initial=initial)
         if result is None:
             return None
+        return result, lam
+
+    def _noise_fit(self, backend: _engine.Backend, options: _engine.Options,
+                   rng: np.random.Generator) -> tuple[_engine.RunResult, float]:
+        """``noise=True`` without ``lam``: the fit asked for, then trimmed at the noise threshold of its clusters.
+
+        1. Two starts: the fit as asked with ``noise=False`` (``k``: the
+           exact-k search; neither: the default λ), whose clusters are those
+           the user asked for, a small real segment included; and the
+           trimmed fit of seeds of its own (k craft++ seeds weighted by their
+           trimmed cost at the default λ), which keeps a few far rows from
+           making one of the k clusters.
+        2. A robust core: the passes from each start, trimming every row
+           costing more than the background's typical row (the default λ,
+           the mean cost of a row under one cluster), so that noise absorbed
+           in step 1 stops inflating the clusters' variances.
+        3. The threshold of the clusters themselves
+           (:func:`_engine.noise_threshold`: a row is noise when every
+           cluster's own model draws it with probability below
+           ``_engine.NOISE_ALPHA``), the passes run again from the core at
+           it, and again from their clusters until it settles (at most
+           ``NOISE_ROUNDS``), as the reweighting step of a robust estimator
+           (MCD's) takes back the rows its core's model accepts.
+        4. Of the two, the one of lower trimmed objective at the larger of
+           their thresholds, settled again (step 3).
+
+        The λ returned (``lam_``) is the one whose ``λ + D F0`` is that
+        threshold: under ``noise=True`` it prices a noise row (and, in the
+        objective, a cluster). ``docs/numerics.md`` (*The noise threshold*).
+        """
+        off = _replace(options, noise=False)
+        result, _ = self._fit_runs(backend, off, rng)
+        seed = int(rng.integers(np.iinfo(np.int32).max))
+        floor = backend.template.n_features * options.terms.f0
+
+        def at(threshold: float) -> _engine.Options:
+            return _replace(options, lam=max(float(threshold) - floor, _MIN_NOISE_LAMBDA))
+
+        background = at(_engine.default_lambda(backend, options))
+        settled = float("nan")
+        for refit in range(NOISE_REFITS + 1):
+            try:
+                result = self._run(backend, background, seed, 0, initial=result.clusters)
+            except _engine.EveryRowNoise:
+                pass  # the background's typical cost is beyond every row: no core to take, start from the fit
+            threshold = None
+            for _ in range(NOISE_ROUNDS):
+                found = _engine.noise_threshold(backend.template, result.clusters, result.stats, options,
+                                                np.random.default_rng(seed))
+                if threshold is not None and abs(found - threshold) <= 1e-3 * abs(threshold):
+                    break  # the clusters fitted at this threshold give it back: it has settled
+                threshold = found
+                result = self._run(backend, at(threshold), seed, 0, initial=result.clusters)
+            assert threshold is not None
+            settled = threshold
+            kept = _rows_kept(backend, result, at(settled).threshold(backend.template.n_features), options.terms)
+            if kept is None or refit == NOISE_REFITS:
+                break  # (the last round is a trimmed fit of every row, never a refit on some)
+            # A cluster of far rows (one of the k the fit asked for made of outliers) is dissolved and the k
+            # clusters fitted again on the other rows, so that noise does not count among the clusters asked for.
+            try:
+                assert isinstance(backend, _engine.InMemory)  # _rows_kept keeps none on another backend
+                result, _ = self._fit_runs(_engine.InMemory(backend.data.take(kept)), off, rng)
+            except CraftInputError:
+                break  # too few distinct rows left for k: keep the trimmed fit
+        lam = at(settled).lam
+        self._warn_about(result, self.k, lam)
         return result, lam
 
     def _warn_about(self, result: _engine.RunResult, target, lam: float) -> None:
@@ -1252,6 +1345,10 @@ class CRAFT(ClusterMixin, BaseEstimator):
             fitted["labels_"] = result.labels.astype(np.int64)
         for name, value in fitted.items():
             setattr(self, name, value)
+        n_rows = int(result.stats.counts.sum()) + int(result.n_noise)
+        if result.n_noise > NOISE_WARN_SHARE * n_rows:
+            smallest = int(result.stats.counts.min()) if result.n_clusters else 0
+            warnings.warn(noise_share_note(int(result.n_noise), n_rows, smallest), UserWarning, stacklevel=3)
         empty = np.flatnonzero(~inspection.selection.selected.any(axis=1))
         if empty.size:
             warnings.warn(
@@ -1323,8 +1420,9 @@ def warm_refit(model: CRAFT, X, **params) -> CRAFT:
     return refit.fit(X)
 
 
-def assignment_frame(data: EncodedData, clusters: _engine.Clusters, options: _engine.Options, index) -> pd.DataFrame:
-    """``CRAFT.assign``'s table for encoded rows: cluster, cost, margin and fits_no_cluster.
+def assignment_frame(data: EncodedData, clusters: _engine.Clusters, options: _engine.Options, index,
+                     categorical=()) -> pd.DataFrame:
+    """``CRAFT.assign``'s table for encoded rows: cluster, cost, margin, fits_no_cluster and the unknown cells.
 
     Both backends call it (``DaskCRAFT`` once per partition). The cluster and
     its cost are the compiled pass's (:func:`_engine.nearest_cluster`, what
@@ -1335,17 +1433,40 @@ def assignment_frame(data: EncodedData, clusters: _engine.Clusters, options: _en
     row's distance to a cluster does not depend on which other clusters are
     present, so the margin is never negative. A model fitted with ``noise=True`` labels the
     rows that fit no cluster -1, as ``predict`` does; their cost and margin
-    are still those of their nearest cluster.
+    are still those of their nearest cluster. A row with no cell the clusters
+    can judge (``nothing_known``: every cell missing or a level never seen in
+    fit, :meth:`EncodedData.known_cells`) costs the same in every cluster:
+    its margin is NaN and it fits no cluster, whatever its cost; its
+    ``cluster`` stays ``predict``'s. ``categorical`` names the columns of
+    ``data.codes`` for ``unseen_columns``.
     """
     best, labels = _engine.nearest_cluster(data, clusters, options.terms)
+    unseen_frame = unseen_columns(data, categorical)
+    nothing_known = data.known_cells() == 0
     opening = np.zeros(data.n_samples, dtype=bool)
     opening[_engine.opening_candidates(data, best, options.threshold(data.n_features))] = True
     second, _ = _engine.runner_up(data, clusters, options.terms, labels)
     margin = second - best
     cluster = np.where(opening, -1, labels) if options.noise else labels
+    # A row with no cell the clusters can judge costs the same in every cluster: no margin, and it fits none.
+    margin[nothing_known] = np.nan
     return pd.DataFrame(
-        {"cluster": cluster.astype(np.int64), "cost": best, "margin": margin, "fits_no_cluster": opening}, index=index
+        {"cluster": cluster.astype(np.int64), "cost": best, "margin": margin,
+         "fits_no_cluster": opening | nothing_known, "nothing_known": nothing_known, **unseen_frame}, index=index
     )
+
+
+def unseen_columns(data: EncodedData, categorical) -> dict:
+    """Per row, the cells holding values never seen in fit: their number and their columns (comma-separated).
+
+    ``categorical`` names the encoder's categorical columns, in code order.
+    """
+    unseen = data.unseen if data.unseen is not None else np.zeros(data.codes.shape, dtype=bool)
+    names = np.asarray([str(c) for c in categorical], dtype=object)
+    listed = np.full(data.n_samples, "", dtype=object)
+    for row in np.flatnonzero(unseen.any(axis=1)):
+        listed[row] = ", ".join(names[unseen[row]])
+    return {"unseen_cells": unseen.sum(axis=1).astype(np.int64), "unseen_columns": listed}
 
 
 def check_fitted_columns(table: pd.DataFrame, encoder: Encoder, fitted_columns) -> None:
@@ -1503,6 +1624,49 @@ def _check_callback(callback) -> None:
     """Refuse a ``fit(callback=...)`` that cannot be called, before any work."""
     if callback is not None and not callable(callback):
         raise CraftInputError(f"callback={callback!r} is invalid: it must be None or a callable.")
+
+
+#: Rounds of :meth:`CRAFT._noise_fit`'s threshold at most (it settles in two or three on the planted tables).
+NOISE_ROUNDS = 6
+#: Refits of :meth:`CRAFT._noise_fit` on the rows of the clusters worth their price, at most.
+NOISE_REFITS = 3
+#: The least λ of a noise threshold below D F0 (λ must be > 0): the threshold is then D F0.
+_MIN_NOISE_LAMBDA = 1e-9
+#: Above this share of noise rows a fit with noise=True warns (docs/numerics.md, *The noise threshold*).
+NOISE_WARN_SHARE = 0.10
+
+
+def _rows_kept(backend, result: _engine.RunResult, threshold: float, terms) -> np.ndarray | None:
+    """The rows of the clusters worth their price, when a cluster is not (None when every cluster is, or on Dask).
+
+    A cluster whose rows cost more in it than as noise (``sum of d_nk >
+    (n_k - 1) T``: the cluster itself costs ``T``, each noise row ``T``) is
+    not worth keeping: a lone far row, or far rows that lie far from each
+    other. Only in memory: the refit on the other rows needs them.
+    """
+    if not isinstance(backend, _engine.InMemory) or not isinstance(result.labels, np.ndarray):
+        return None
+    labels = np.asarray(result.labels)
+    clustered = labels >= 0
+    best, _ = _engine.nearest_cluster(backend.data, result.clusters, terms)
+    sizes = np.bincount(labels[clustered], minlength=result.n_clusters)
+    costs = np.bincount(labels[clustered], weights=best[clustered], minlength=result.n_clusters)
+    failing = np.flatnonzero((sizes > 0) & (costs > (sizes - 1) * threshold))
+    if not failing.size:
+        return None
+    # All but the largest such cluster when several fail: clusters of far rows are small, while a cluster that
+    # merged two groups (it fails for being too wide) is found again by the refit once the far rows are out.
+    dissolved = failing if failing.size == 1 else np.delete(failing, np.argmax(sizes[failing]))
+    kept = np.flatnonzero(clustered & ~np.isin(labels, dissolved))
+    return kept if kept.size > result.n_clusters else None
+
+
+def noise_share_note(n_noise: int, n_rows: int, smallest: int) -> str:
+    """The warning of a fit whose noise rows exceed :data:`NOISE_WARN_SHARE` of the table, in words."""
+    larger = (f", more than the smallest cluster ({smallest:,} rows), so a real segment may be among them"
+              if n_noise > smallest else "")
+    return (f"noise=True left {n_noise:,} of {n_rows:,} rows ({n_noise / n_rows:.0%}) in no cluster, above "
+            f"{NOISE_WARN_SHARE:.0%}{larger}: look at them (labels_ == -1) before reading them as outliers.")
 
 
 def _replace(options: _engine.Options, **changes) -> _engine.Options:

@@ -10,9 +10,10 @@ its fitted attributes and inspection surface):
   matched to its most similar cluster of the refit by the Jaccard similarity
   of their rows, as ``fpc::clusterboot`` does; how often each of its
   features stays selected in the matched cluster is counted too.
-* :func:`permutation_null`: is the structure better than noise? CRAFT's
-  objective on the data against the objective on tables whose columns were
-  shuffled independently.
+* :func:`permutation_null`: is there more structure than one cluster?
+  CRAFT's objective on the data against the objective on tables drawn
+  with no clusters that keep the numeric columns' covariances
+  (:func:`one_cluster_reference`).
 * :func:`k_evidence`: which k? The data's cost, the stability and a
   silhouette on CRAFT's own distance over a range of k, as evidence for the
   user's choice, not as an oracle.
@@ -32,6 +33,19 @@ terms: λ is the cost of opening a cluster, K follows from it):
   schema (the same columns and roles) and every other parameter; only
   ``random_state`` (one seed per resample, drawn from ``random_state``) and,
   when given, ``n_init`` differ (:func:`refit_params`).
+* The bootstrap refits every drawn row once, as ``fpc::clusterboot``'s
+  default does (it removes the duplicated rows before clustering): a row
+  drawn twice would otherwise weigh twice in the refit's statistics and in
+  its λ search. A resample tests a cluster only if it holds a row of the
+  cluster *and* a row outside it (a resample of one cluster's rows matches
+  it perfectly whatever the refit does: on a 2-row table every resample of
+  one distinct row would "find" its cluster again).
+* How often a feature stays selected (``feature_frequency``) counts a
+  resample only where the cluster's match is one-to-one with a Jaccard of
+  at least :data:`MATCHED_JACCARD` (``matched``): the best match of an
+  unstable cluster is often another cluster, whose features say nothing of
+  this one's. The share is over the matched resamples, whose number
+  (``n_matched``) is reported beside it.
 * The functions take a callback ``callback(fraction, text)``, called after
   every iteration of every refit: an exception it raises stops the
   computation (it propagates), and so does returning ``False``
@@ -50,8 +64,12 @@ from .exceptions import CraftInputError
 
 #: A cluster whose mean best-match Jaccard is below this is marked unstable (Hennig's reading of clusterboot).
 UNSTABLE_JACCARD = 0.6
-#: A resample in which a cluster's best match has a Jaccard below this counts as dissolving it (clusterboot).
+#: A resample in which a cluster's best match has a Jaccard at or below this counts as dissolving it (clusterboot:
+#: ``bootbrd`` counts ``bootresult <= dissolution``).
 DISSOLVED_JACCARD = 0.5
+#: A refit cluster counts as the same cluster for its features (``feature_frequency``) only when the match is
+#: one-to-one with at least this Jaccard: at 0.5 the refit cluster holds at least half of the union of the two.
+MATCHED_JACCARD = 0.5
 #: At most this many resamples or permutations in one call: each is a whole refit.
 MAX_RESAMPLES = 500
 #: Rows per cluster a table needs before a model fitted with k is refitted on its resamples. A bootstrap
@@ -244,13 +262,14 @@ class Stability:
         Each cluster's best-match Jaccard in each resample (0 where the
         resample holds none of its rows).
     present : ndarray of bool, shape (n_resamples, K)
-        Whether the resample holds a row of the cluster.
+        Whether the resample tests the cluster: it holds a row of the cluster
+        and a row outside it (see the module's notes).
     match : ndarray of int, shape (n_resamples, K)
         The matched cluster of the refit (-1 where not present).
     selected_in_match : ndarray of bool, shape (n_resamples, K, D)
         Whether the matched cluster selects each feature (False where not present).
     resample_k : ndarray of int, shape (n_resamples,)
-        K of every refit.
+        K of every refit (0 for a resample that tests no cluster, not refitted).
     features : list of str
         The features, in ``feature_names_in_`` order (``feature_mask_``'s columns).
     sizes : ndarray of int, shape (K,)
@@ -278,64 +297,96 @@ class Stability:
         return self.present.sum(axis=0)
 
     @property
+    def matched(self) -> np.ndarray:
+        """Per resample and cluster, whether the match is one-to-one with a Jaccard ≥ :data:`MATCHED_JACCARD`.
+
+        One-to-one: no other cluster tested by the resample has the same
+        refit cluster as its match with a Jaccard ≥ the threshold.
+        """
+        candidate = self.present & (self.jaccard >= MATCHED_JACCARD)
+        matched = candidate.copy()
+        for r in range(self.jaccard.shape[0]):
+            taken, counts = np.unique(self.match[r, candidate[r]], return_counts=True)
+            shared = taken[counts > 1]
+            matched[r] &= ~np.isin(self.match[r], shared)
+        return matched
+
+    @property
+    def n_matched(self) -> np.ndarray:
+        """Per cluster, the resamples whose match is one-to-one with a Jaccard ≥ :data:`MATCHED_JACCARD`."""
+        return self.matched.sum(axis=0)
+
+    @property
     def mean_jaccard(self) -> np.ndarray:
         """Per cluster, the mean best-match Jaccard over the resamples that hold its rows (0 if none does)."""
         return self.jaccard.sum(axis=0) / np.maximum(self.n_present, 1)
 
     @property
     def dissolved(self) -> np.ndarray:
-        """Per cluster, the resamples whose best match has a Jaccard below :data:`DISSOLVED_JACCARD`."""
-        return ((self.jaccard < DISSOLVED_JACCARD) & self.present).sum(axis=0)
+        """Per cluster, the resamples whose best match has a Jaccard at or below :data:`DISSOLVED_JACCARD`."""
+        return ((self.jaccard <= DISSOLVED_JACCARD) & self.present).sum(axis=0)
 
     @property
     def unstable(self) -> np.ndarray:
-        """Per cluster, whether its mean Jaccard is below :data:`UNSTABLE_JACCARD`."""
+        """Per cluster, whether its mean Jaccard is below :data:`UNSTABLE_JACCARD` (a cluster no resample tested is)."""
         return self.mean_jaccard < UNSTABLE_JACCARD
 
     @property
     def feature_frequency(self) -> pd.DataFrame:
-        """Clusters × features: the share of the resamples (holding the cluster) whose matched cluster selects it."""
-        counts = self.selected_in_match.sum(axis=0)
-        return pd.DataFrame(counts / np.maximum(self.n_present, 1)[:, None], columns=self.features,
+        """Clusters × features: of the resamples matching the cluster one-to-one (:attr:`matched`), the share
+        whose matched cluster selects the feature (0 where none matched: :attr:`n_matched` says how many did)."""
+        counts = (self.selected_in_match & self.matched[:, :, None]).sum(axis=0)
+        return pd.DataFrame(counts / np.maximum(self.n_matched, 1)[:, None], columns=self.features,
                             index=pd.RangeIndex(counts.shape[0], name="cluster"))
 
     def frame(self) -> pd.DataFrame:
-        """One row per cluster: rows, mean Jaccard, dissolved, resamples holding it, unstable."""
+        """One row per cluster: rows, mean Jaccard, dissolved, resamples testing it, matched one-to-one, unstable."""
         return pd.DataFrame({
             "cluster": np.arange(len(self.sizes)),
             "rows": self.sizes,
             "mean_jaccard": self.mean_jaccard,
             "dissolved": self.dissolved,
             "resamples": self.n_present,
+            "matched": self.n_matched,
             "unstable": self.unstable,
         })
 
     def sentence(self, cluster: int) -> str:
         """What the numbers say about one cluster, in words."""
         mean, dissolved, n = self.mean_jaccard[cluster], int(self.dissolved[cluster]), int(self.n_present[cluster])
+        if n == 0:
+            return (f"Cluster {cluster}: no {self.method} resample held both its rows and rows outside it, so no refit "
+                    "could test it; it is counted unstable.")
         verdict = UNSTABLE_MEANING if self.unstable[cluster] else (
             f"It is stable: its mean Jaccard is at least {UNSTABLE_JACCARD}, so the refits find it again.")
         return (f"Cluster {cluster}: over {n} {self.method} refits its best match shares on average {mean:.0%} of its "
-                f"rows (mean Jaccard {mean:.2f}); it dissolved (Jaccard below {DISSOLVED_JACCARD}) in {dissolved}. "
-                + verdict)
+                f"rows (mean Jaccard {mean:.2f}); it dissolved (Jaccard at most {DISSOLVED_JACCARD}) in {dissolved}; "
+                f"{int(self.n_matched[cluster])} refits matched it one-to-one (Jaccard ≥ {MATCHED_JACCARD}), the "
+                "ones its features' frequencies count. " + verdict)
 
     def summary(self) -> str:
         """The whole fit's stability in one or two sentences."""
         unstable = np.flatnonzero(self.unstable)
-        k_values = np.unique(self.resample_k)
-        k_text = (f"every refit found K = {k_values[0]}" if len(k_values) == 1
+        k_values = np.unique(self.resample_k[self.resample_k > 0])
+        k_text = ("no resample could be refitted" if len(k_values) == 0 else
+                  f"every refit found K = {k_values[0]}" if len(k_values) == 1
                   else f"the refits found K from {k_values.min()} to {k_values.max()}")
         head = (f"{self.n_resamples} {self.method} refits ({self.sizing}): {k_text}; "
                 f"{len(self.sizes) - len(unstable)} of {len(self.sizes)} clusters are stable (mean Jaccard ≥ "
                 f"{UNSTABLE_JACCARD}).")
+        untested = int(self.n_resamples - self.present.any(axis=1).sum())
+        if untested:
+            head += (f" {untested} of the resamples tested no cluster (each held one cluster's rows only) and "
+                     "were not refitted.")
         if len(unstable):
             head += " Unstable: " + ", ".join(f"cluster {k}" for k in unstable) + "."
         return head
 
 
 def _resample_rows(rng: np.random.Generator, n_rows: int, method: str, fraction: float) -> np.ndarray:
+    """The distinct rows of a resample, sorted: a bootstrap's rows drawn twice are refitted once (clusterboot)."""
     if method == "bootstrap":
-        return np.sort(rng.integers(0, n_rows, size=n_rows))
+        return np.unique(rng.integers(0, n_rows, size=n_rows))
     return np.sort(rng.choice(n_rows, size=max(2, int(round(fraction * n_rows))), replace=False))
 
 
@@ -353,7 +404,8 @@ def bootstrap_stability(model: CRAFT, X, *, n_resamples: int = 20, method: str =
         Refits, 1 to :data:`MAX_RESAMPLES`. The cost is that of
         ``n_resamples`` fits of ``n_init`` runs each at a fixed λ (no search).
     method : {"bootstrap", "subsample"}, default="bootstrap"
-        ``"bootstrap"``: N rows drawn with replacement; ``"subsample"``:
+        ``"bootstrap"``: N rows drawn with replacement, each drawn row refitted
+        once (as ``fpc::clusterboot``); ``"subsample"``:
         ``fraction`` of the rows without replacement.
     fraction : float, default=0.8
         In (0, 1); subsample only.
@@ -391,9 +443,17 @@ def bootstrap_stability(model: CRAFT, X, *, n_resamples: int = 20, method: str =
         seed = int(rng.integers(2**31 - 1))
         report = _reporter(callback, r / n_resamples, f"refit {r + 1} of {n_resamples}")
         report()
+        # A resample holding no row outside a cluster cannot test it (any refit "finds" it again); one that tests
+        # no cluster is not refitted (on a tiny table it may hold a single distinct row), its K recorded as 0.
+        inside = np.bincount(reference[rows][reference[rows] >= 0], minlength=n_clusters)
+        testing = (inside > 0) & (inside < len(rows))
+        if not testing.any():
+            continue
         refit = _refit(model, table.iloc[rows], seed, n_init, report)
         jaccard[r], match[r], present[r] = best_match_jaccard(reference, rows, refit.labels_, n_clusters,
                                                               refit.n_clusters_)
+        present[r] &= testing
+        jaccard[r, ~present[r]], match[r, ~present[r]] = 0.0, -1
         selected[r, present[r]] = refit.feature_mask_[match[r, present[r]]]
         resample_k[r] = refit.n_clusters_
     _reporter(callback, 1.0, "done")()
@@ -403,23 +463,45 @@ def bootstrap_stability(model: CRAFT, X, *, n_resamples: int = 20, method: str =
 
 
 # ---------------------------------------------------------------------------
-# The permutation null
+# The null of one cluster
 
 
 @dataclass(frozen=True)
 class PermutationNull:
-    """CRAFT's objective on the data against tables whose columns were shuffled independently.
+    """CRAFT's objective on the data against tables drawn with no clusters (:func:`permutation_null`).
 
+    The question asked is "is there more structure than one blob?", not
+    "are the columns independent?": shuffling every column on its own (the
+    earlier reference, still :func:`shuffled_columns`) breaks the columns'
+    dependence, so a single correlated Gaussian blob (300 × 6, correlation
+    0.9, no clusters) beat every shuffled table. The reference tables
+    (:func:`one_cluster_reference`) keep what one cluster can have:
+
+    * numeric columns drawn from one Gaussian with the data's means and
+      covariance matrix, exactly (the draws are whitened and recoloured),
+      so their linear dependence is kept and no group is in them (the
+      parametric-bootstrap reference of a one-component Gaussian mixture;
+      the gap statistic's reference in the principal-component frame,
+      Tibshirani et al. 2001, keeps the same axes but draws uniformly, which
+      makes any Gaussian blob look clustered against it);
+    * categorical (and ignored) columns shuffled independently: each keeps
+      its values (one multinomial per column, at the data's frequencies).
+      For categorical columns, independence *is* the one-cluster model:
+      CRAFT, as a latent-class model, explains any dependence between
+      categorical columns by clusters. Numeric-categorical dependence is
+      broken for the same reason.
+
+    Each reference table keeps the data's missing cells where they are.
     Every table is fitted as the model was (:func:`refit_params`), on the
-    same number of rows. Shuffling a column keeps its values, so the
-    encoder's global tables (means, variances, η₀) and the cost of one
-    global cluster are the same for every null table as for the data: only
-    what clustering gains differs. What is compared (``compared``):
+    same number of rows; the encoder's global tables (means, variances,
+    level frequencies) are the data's (up to the missing cells' share), so
+    the cost of one global cluster is the same and only what clustering
+    gains differs. What is compared (``compared``):
 
     * a model sized by ``lam``: the whole ``objective_`` at the same λ. K is
-      free on both sides (a noise table usually opens fewer clusters) and its
-      cost ``(λ + D F0) K`` is inside the objective, so neither side gains
-      by having more clusters;
+      free on both sides (a reference table usually opens fewer clusters)
+      and its cost ``(λ + D F0) K`` is inside the objective, so neither side
+      gains by having more clusters;
     * a model sized by ``k``: the objective without the clusters' cost
       ``(λ + D F0) K`` (``objective_terms_.regularization``), because each
       table's λ is searched again and differs; both sides then have k
@@ -432,12 +514,14 @@ class PermutationNull:
         The compared quantity on the data, refitted with the null's settings
         (``n_init``; the model's ``random_state``).
     null : ndarray of float, shape (n_permutations,)
-        The same quantity for each shuffled table.
+        The same quantity for each reference table.
     null_k : ndarray of int, shape (n_permutations,)
     observed_k : int
     n_rows : int
     compared : str
         What ``observed`` and ``null`` are, in words.
+    reference : str
+        What the reference tables are, in words.
     """
 
     observed: float
@@ -446,16 +530,17 @@ class PermutationNull:
     observed_k: int
     n_rows: int
     compared: str
+    reference: str = ""
 
     @property
     def z_score(self) -> float:
-        """``(observed - mean(null)) / sd(null)``: negative is better than noise (0 when the null has no spread)."""
+        """``(observed - mean(null)) / sd(null)``: negative is more structure than one cluster (0 without spread)."""
         spread = float(np.std(self.null, ddof=1)) if len(self.null) > 1 else 0.0
         return 0.0 if spread == 0.0 else (self.observed - float(np.mean(self.null))) / spread
 
     @property
     def p_value(self) -> float:
-        """``(1 + #{null ≤ observed}) / (1 + n)``: the share of noise tables fitting at least as well (lower is)."""
+        """``(1 + #{null ≤ observed}) / (1 + n)``: the share of reference tables fitting at least as well."""
         return (1 + int(np.sum(self.null <= self.observed))) / (1 + len(self.null))
 
     @property
@@ -467,14 +552,19 @@ class PermutationNull:
         """The verdict, in words."""
         n = len(self.null)
         better = int(np.sum(self.null <= self.observed))
-        verdict = ("The structure is better than noise" if better == 0 else
-                   "The structure is not clearly better than noise")
+        verdict = ("The data has more structure than one cluster" if better == 0 else
+                   "The data is not clearly more structured than one cluster")
         z_text = "" if self.z_score == 0.0 else f", z = {self.z_score:.1f}"
         return (f"{verdict}: compared is {self.compared}. The data gives {self.observed:,.6g} (K = {self.observed_k}); "
-                f"{n} tables with every column shuffled independently give {np.mean(self.null):,.6g} on average "
+                f"{n} tables drawn with no clusters ({self.reference}) give {np.mean(self.null):,.6g} on average "
                 f"(K from {self.null_k.min()} to {self.null_k.max()}), {self.gain_per_row:.3g} more per row, and "
                 f"{better} of them fit at least as well (p = {self.p_value:.3g}{z_text}). "
-                f"With {n} shuffles p cannot go below {1 / (1 + n):.3g}.")
+                f"With {n} tables p cannot go below {1 / (1 + n):.3g}.")
+
+
+#: :attr:`PermutationNull.reference` of :func:`one_cluster_reference`, in words.
+REFERENCE_WORDS = ("numeric columns from one Gaussian with the data's means and covariances, categorical columns "
+                   "shuffled independently, missing cells where they were")
 
 
 def _compared(model: CRAFT) -> float:
@@ -490,9 +580,54 @@ def shuffled_columns(table: pd.DataFrame, rng: np.random.Generator) -> pd.DataFr
                         columns=table.columns)
 
 
+def _symmetric_root(matrix: np.ndarray, inverse: bool = False) -> np.ndarray:
+    """``matrix ** ±1/2`` of a symmetric matrix, its negative eigenvalues (pairwise covariances) clipped to 0."""
+    values, vectors = np.linalg.eigh(matrix)
+    values = np.clip(values, 0.0, None)
+    if inverse:
+        values = np.divide(1.0, np.sqrt(values), out=np.zeros_like(values), where=values > 1e-12 * values.max(initial=0))
+        return (vectors * values) @ vectors.T
+    return (vectors * np.sqrt(values)) @ vectors.T
+
+
+def one_cluster_reference(table: pd.DataFrame, numeric: Sequence[str], rng: np.random.Generator) -> pd.DataFrame:
+    """A table like ``table`` with no clusters: the reference of :func:`permutation_null`.
+
+    The ``numeric`` columns are drawn from one multivariate Gaussian with
+    the data's means and covariance matrix (pairwise over observed cells,
+    its negative eigenvalues clipped). The draws are centred, whitened and
+    recoloured, so the reference's means and covariance equal the data's
+    exactly when no cell is missing (the engine's global tables are then
+    the data's). Every other column is shuffled on its own. A cell missing
+    in the data is missing in the reference.
+    """
+    reference = shuffled_columns(table, rng)
+    numeric = [c for c in numeric if c in table.columns]
+    if not numeric:
+        return reference
+    values = table[numeric].apply(pd.to_numeric, errors="coerce").astype(np.float64)
+    n_rows, n_columns = values.shape
+    mean = values.mean().fillna(0.0).to_numpy()
+    covariance = values.cov().fillna(0.0).to_numpy()
+    draws = rng.standard_normal((n_rows, n_columns))
+    draws -= draws.mean(axis=0)
+    if n_rows > n_columns + 1:
+        draws = draws @ _symmetric_root(np.cov(draws, rowvar=False).reshape(n_columns, n_columns), inverse=True)
+    drawn = draws @ _symmetric_root(covariance) + mean
+    drawn[values.isna().to_numpy()] = np.nan
+    for j, column in enumerate(numeric):
+        reference[column] = drawn[:, j]
+    return reference
+
+
 def permutation_null(model: CRAFT, X, *, n_permutations: int = 20, n_init=None, random_state=None,
                      callback: Progress | None = None) -> PermutationNull:
-    """Fit ``n_permutations`` tables whose columns are shuffled independently, sized as ``model`` was.
+    """Fit ``n_permutations`` tables drawn with no clusters (:func:`one_cluster_reference`), sized as ``model``.
+
+    The null hypothesis is "one cluster": numeric columns one Gaussian blob
+    keeping the data's covariances, categorical columns independent (see
+    :class:`PermutationNull`). The name is kept from the earlier reference
+    (every column shuffled, which tested only the columns' independence).
 
     Parameters
     ----------
@@ -501,10 +636,10 @@ def permutation_null(model: CRAFT, X, *, n_permutations: int = 20, n_init=None, 
     X : DataFrame
         The table it was fitted on.
     n_permutations : int, default=20
-        1 to :data:`MAX_RESAMPLES`; the smallest p-value is ``1 / (1 + n)``.
+        Reference tables, 1 to :data:`MAX_RESAMPLES`; the smallest p-value is ``1 / (1 + n)``.
     n_init : int or None, default=None
         Runs per fit (None: the model's own), the same for the data and
-        every null table, so both get the same search effort.
+        every reference table, so both get the same search effort.
     random_state : int, Generator or None
     callback : callable or None
         As in :func:`bootstrap_stability`.
@@ -521,16 +656,18 @@ def permutation_null(model: CRAFT, X, *, n_permutations: int = 20, n_init=None, 
                       _reporter(callback, 0.0, "the data"))
     null = np.zeros(n_permutations)
     null_k = np.zeros(n_permutations, dtype=np.int64)
+    numeric = list(model.schema_.numeric)
     for r in range(n_permutations):
-        shuffled = shuffled_columns(table, rng)
-        report = _reporter(callback, (r + 1) / total, f"shuffled table {r + 1} of {n_permutations}")
-        fitted = _refit(model, shuffled, int(rng.integers(2**31 - 1)), n_init, report)
+        drawn = one_cluster_reference(table, numeric, rng)
+        report = _reporter(callback, (r + 1) / total, f"reference table {r + 1} of {n_permutations}")
+        fitted = _refit(model, drawn, int(rng.integers(2**31 - 1)), n_init, report)
         null[r], null_k[r] = _compared(fitted), fitted.n_clusters_
     _reporter(callback, 1.0, "done")()
     compared = ("the objective at the same λ" if model.k is None else
                 f"the data cost of k = {model.k} clusters (the objective without the clusters' cost, λ being searched "
                 "for each table)")
-    return PermutationNull(_compared(observed), null, null_k, int(observed.n_clusters_), len(table), compared)
+    return PermutationNull(_compared(observed), null, null_k, int(observed.n_clusters_), len(table), compared,
+                           REFERENCE_WORDS)
 
 
 # ---------------------------------------------------------------------------

@@ -30,6 +30,10 @@ FREQUENCY_SCALE = [[0.0, "#f7f7f7"], [0.5, "#9ecae1"], [1.0, plots.SELECTED_COLO
 def fig_selection_frequency(model: CRAFT, stability: Stability, *, order: str = "subspace") -> go.Figure:
     """The mask (left) beside how often each cell stays selected in the matched refit cluster (right).
 
+    A refit counts for a cluster only where it matches it one-to-one with a
+    Jaccard ≥ 0.5 (:attr:`craft.stability.Stability.matched`); the hover
+    says over how many refits.
+
     Clusters and features are in the mask heatmap's order
     (:func:`craft.plots.mask_frame`), its colours on the left, so a user
     reads which selected cells are solid (near 100 %) and which flicker.
@@ -39,9 +43,12 @@ def fig_selection_frequency(model: CRAFT, stability: Stability, *, order: str = 
     labels = [plots._cluster_label(k, model.cluster_sizes_) for k in frame.index]
     values = frequency.to_numpy()
     names = plots._esc_all(frame.columns)
+    matched = stability.n_matched[np.asarray(frame.index)]
     text = np.array([[f"{row} · {name}: {'selected' if on else 'not selected'} in this fit; selected in {share:.0%} "
-                      "of the refits" for name, on, share in zip(names, flags, shares, strict=True)]
-                     for row, flags, shares in zip(labels, frame.to_numpy(), values, strict=True)], dtype=object)
+                      f"of the {n} refits matching the cluster one-to-one"
+                      for name, on, share in zip(names, flags, shares, strict=True)]
+                     for row, flags, shares, n in zip(labels, frame.to_numpy(), values, matched, strict=True)],
+                    dtype=object)
     fig = make_subplots(rows=1, cols=2, horizontal_spacing=plots._spacing(labels),
                         subplot_titles=("This fit: selected features", f"Selected in the {stability.method} refits"))
     fig.add_trace(plots._binary_heatmap(frame, labels, "CRAFT"), row=1, col=1)
@@ -65,9 +72,10 @@ def fig_jaccard(stability: Stability) -> go.Figure:
     table = stability.frame()
     labels = [plots._cluster_label(k, stability.sizes) for k in table["cluster"]]
     colors = np.where(table["unstable"], plots.CUT_COLOR, plots.SELECTED_COLOR)
-    hover = [f"{label}: mean Jaccard {j:.2f}, dissolved in {d} of {n} refits" + (" — unstable" if u else "")
-             for label, j, d, n, u in zip(labels, table["mean_jaccard"], table["dissolved"], table["resamples"],
-                                          table["unstable"], strict=True)]
+    hover = [f"{label}: mean Jaccard {j:.2f}, dissolved (≤ 0.5) in {d} of {n} refits testing it, matched one-to-one "
+             f"in {mt}" + (" — unstable" if u else "")
+             for label, j, d, n, mt, u in zip(labels, table["mean_jaccard"], table["dissolved"], table["resamples"],
+                                              table["matched"], table["unstable"], strict=True)]
     fig = go.Figure(go.Bar(x=labels, y=table["mean_jaccard"], marker_color=colors, text=hover,
                            hovertemplate="%{text}<extra></extra>", texttemplate="%{y:.2f}", textposition="outside",
                            showlegend=False))

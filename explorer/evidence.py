@@ -1,4 +1,4 @@
-"""How much to trust a partition, in the app: stability, the permutation null and the evidence on k.
+"""How much to trust a partition, in the app: stability, the null of one cluster and the evidence on k.
 
 Each computation (:mod:`craft.stability`) is many refits, so it runs as a
 background job like every fit (:mod:`explorer.jobs`): one
@@ -35,7 +35,7 @@ from .ui import error, esc, note
 
 #: Refits of the app's stability run (the cost is that many fits).
 STABILITY_RESAMPLES = 20
-#: Shuffled tables of the app's permutation null.
+#: Reference tables (no clusters) of the app's null of one cluster.
 NULL_PERMUTATIONS = 19
 #: Bootstrap refits per k of the evidence on k.
 K_RESAMPLES = 5
@@ -87,7 +87,7 @@ KINDS = {
     "stability": Kind("stability", "stability", "Run stability",
                       lambda model, X, report: trust.bootstrap_stability(
                           model, X, n_resamples=STABILITY_RESAMPLES, random_state=0, callback=report)),
-    "null": Kind("null", "permutation null", "Run the permutation null",
+    "null": Kind("null", "null of one cluster", "Run the null of one cluster",
                  lambda model, X, report: trust.permutation_null(
                      model, X, n_permutations=NULL_PERMUTATIONS, random_state=0, callback=report)),
     "k": Kind("k", "evidence on k", "Compare k",
@@ -211,12 +211,13 @@ def outcome_or_controls(ctx, kind: str, help_text: str):
 
 def stability_table(result: trust.Stability) -> pd.DataFrame:
     """The per-cluster table of a stability run, with its columns named for the page."""
-    return result.frame().rename(columns={"mean_jaccard": "mean Jaccard", "dissolved": "dissolved (Jaccard < 0.5)",
-                                          "resamples": "refits holding it"})
+    return result.frame().rename(columns={"mean_jaccard": "mean Jaccard", "dissolved": "dissolved (Jaccard ≤ 0.5)",
+                                          "resamples": "refits testing it",
+                                          "matched": "matched one-to-one (Jaccard ≥ 0.5)"})
 
 
 def trust_section(ctx) -> None:
-    """Evaluate's "How much to trust this partition": stability, the permutation null, the evidence on k."""
+    """Evaluate's "How much to trust this partition": stability, the null of one cluster, the evidence on k."""
     model = ctx.model
     st.header("How much to trust this partition")
     st.markdown(
@@ -236,16 +237,18 @@ def trust_section(ctx) -> None:
         chart(cache.figure(evidence_key(ctx.key, "stability"), "frequency",
                            lambda: trust_plots.fig_selection_frequency(model, found)),
               key="trust_frequency", name="craft_selection_frequency")
-        st.caption("Left, the features this fit selects per cluster; right, the share of the refits whose matched "
-                   "cluster selects them: a selected cell near 100 % is solid, one far below flickers.")
+        st.caption("Left, the features this fit selects per cluster; right, of the refits that matched the cluster "
+                   "one-to-one with a Jaccard of at least 0.5, the share whose matched cluster selects them (the table "
+                   "below says how many matched): a selected cell near 100 % is solid, one far below flickers.")
         st.dataframe(stability_table(found), hide_index=True, key="trust_stability_table",
                      column_config={"mean Jaccard": st.column_config.NumberColumn(format="%.2f")})
 
-    st.subheader("Better than noise? A permutation null")
+    st.subheader("More than one cluster? A null of one blob")
     null = outcome_or_controls(
         ctx, "null",
-        f"Fits {NULL_PERMUTATIONS} tables in which every column is shuffled on its own (each column keeps its "
-        "values, every link between columns is broken) and compares their objective with the data's.")
+        f"Fits {NULL_PERMUTATIONS} tables drawn with no clusters and compares their objective with the data's: the "
+        "numeric columns from one Gaussian with the data's means and covariances (so correlated columns stay "
+        "correlated), each categorical column shuffled on its own (its values kept), missing cells where they were.")
     if null is not None:
         st.markdown(esc(null.sentence()))
 
@@ -282,6 +285,8 @@ def show_cluster_stability(ctx, cluster: int) -> None:
     st.markdown(esc(found.sentence(cluster)))
     mask = np.asarray(ctx.model.feature_mask_[cluster], dtype=bool)
     frequency = found.feature_frequency.loc[cluster]
+    st.caption(f"Features: over the {int(found.n_matched[cluster])} refits that matched this cluster one-to-one "
+               f"(Jaccard ≥ {trust.MATCHED_JACCARD}).")
     table = pd.DataFrame({"feature": found.features, "selected in this fit": mask,
                           "selected in the refits": frequency.to_numpy()})
     table = table.sort_values(["selected in this fit", "selected in the refits"], ascending=False, kind="stable")

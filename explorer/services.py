@@ -35,7 +35,7 @@ from scipy import sparse
 from craft import baselines, datasets, metrics, persist, profiles, synthetic, warm_up
 from craft._optional import missing
 from craft.encoding import Encoder
-from craft.estimator import CRAFT
+from craft.estimator import CRAFT, NOISE_WARN_SHARE, noise_share_note
 from craft.exceptions import CraftInputError
 from craft.io import read_info, read_table, table_fingerprint
 from craft.limits import table_limits
@@ -885,6 +885,9 @@ def fit_craft(table: pd.DataFrame, schema: Schema, params: FitParams, callback: 
     featureless = profiles.featureless_note(model)
     if featureless:
         notes.append(featureless)
+    n_rows = len(model.labels_)
+    if model.n_noise_ > NOISE_WARN_SHARE * n_rows:  # the library's own note, also its warning
+        notes.append(noise_share_note(model.n_noise_, n_rows, int(model.cluster_sizes_.min())))
     return FitOutcome(model, notes=notes, seconds=seconds)
 
 
@@ -1299,7 +1302,8 @@ class Scoring:
     ----------
     assignment : DataFrame
         :meth:`craft.CRAFT.assign`'s table, one row per scored row: ``cluster``,
-        ``cost``, ``margin``, ``fits_no_cluster``.
+        ``cost``, ``margin``, ``fits_no_cluster``, ``nothing_known``,
+        ``unseen_cells``, ``unseen_columns``.
     counts : ndarray of int
         Rows per cluster of the model (nearest cluster), K entries.
     left_out : tuple of str
@@ -1322,8 +1326,24 @@ class Scoring:
 
     @property
     def n_no_cluster(self) -> int:
-        """Rows that fit no cluster (CRAFT would have opened a new cluster for them)."""
+        """Rows that fit no cluster (CRAFT would have opened a new cluster for them, or nothing of them is known)."""
         return int(self.assignment["fits_no_cluster"].sum())
+
+    @property
+    def n_nothing_known(self) -> int:
+        """Rows with no cell the clusters can judge (each missing or a value never seen in fit)."""
+        return int(self.assignment["nothing_known"].sum())
+
+    @property
+    def unseen_rows(self) -> np.ndarray:
+        """Which rows hold at least one value never seen in fit (bool)."""
+        return self.assignment["unseen_cells"].to_numpy() > 0
+
+    def unseen_by_column(self) -> pd.Series:
+        """Cells with values never seen in fit, per column (the columns that have any), most first."""
+        named = self.assignment["unseen_columns"]
+        names = [name for listed in named[named != ""] for name in str(listed).split(", ")]
+        return pd.Series(names, dtype=object).value_counts().rename("cells").rename_axis("column")
 
 
 def score_rows(model: CRAFT, table: pd.DataFrame) -> Scoring:

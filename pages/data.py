@@ -74,7 +74,9 @@ context.show_background_fit(ctx)
 if ctx.model is not None:
     st.success(
         f"Clustered into K = {ctx.model.n_clusters_} clusters (objective {ctx.model.objective_:,.4g})"
-        + (f"; {ctx.model.n_noise_:,} rows fit no cluster (noise, −1). " if ctx.model.n_noise_ else ". ") +
+        + (f"; **{ctx.model.n_noise_:,} of {len(ctx.model.labels_):,} rows "
+           f"({ctx.model.n_noise_ / len(ctx.model.labels_):.0%}) fit no cluster** (noise, −1). "
+           if ctx.model.n_noise_ else ". ") +
         "Tune the parameters in the sidebar; see the result on the next pages.", icon=":material/check_circle:",
     )
     st.page_link("pages/clusters.py", label="Tune & see the clusters", icon=":material/grid_view:")

@@ -2,7 +2,8 @@
 
 Every number shown is :meth:`craft.CRAFT.assign`'s: each row's nearest
 cluster, its cost, its cost margin to the next-nearest cluster and whether it
-fits no cluster (CRAFT's own test for opening a cluster). The table is read
+fits no cluster (CRAFT's own test for opening a cluster), and the cells
+holding values the fit never saw (a row of nothing else fits no cluster). The table is read
 by the same reader as the Data page's upload; a model file is read by
 :func:`craft.load`, which never unpickles.
 """
@@ -100,17 +101,24 @@ if scoring.left_out:
          "columns); they stay in the downloads: " + ", ".join(scoring.left_out) + ".")
 for message in scoring.notes:
     note(message)
-columns = st.columns(3)
+unseen_rows = scoring.unseen_rows
+columns = st.columns(4)
 columns[0].metric("Rows scored", f"{n_rows:,}")
 columns[1].metric("Clusters", model.n_clusters_)
-columns[2].metric("Fit no cluster", f"{n_none:,}", help="Rows whose cost to every cluster exceeds λ + D·F₀.")
+columns[2].metric("Fit no cluster", f"{n_none:,}", help="Rows whose cost to every cluster exceeds λ + D·F₀, and rows "
+                                                         "with nothing known (every cell missing or never seen in the fit).")
+columns[3].metric("Rows with values never seen in the fit", f"{int(unseen_rows.sum()):,}",
+                  help="Rows with at least one cell whose value the fit never saw: such a cell costs the same in "
+                       "every cluster, so the row is placed by its other cells only.")
 
 left, right = st.columns(2)
 sizes = cache.figure(figure_key, "scored sizes", lambda: plots.fig_cluster_sizes(
     scoring.counts, n_noise=scoring.n_noise,
     title=f"Where the {n_rows:,} rows go" + (" (noise: fit no cluster)" if scoring.n_noise else " (nearest cluster)")))
 chart(sizes, key="score_sizes", name=f"{stem}_craft_scored_sizes", container=left)
-margins = cache.figure(figure_key, "margins", lambda: plots.fig_margins(assignment, n_clusters=model.n_clusters_))
+# A row with nothing known has no margin (NaN): no cluster is nearer than another.
+margins = cache.figure(figure_key, "margins", lambda: plots.fig_margins(
+    assignment[~assignment["nothing_known"].to_numpy()], n_clusters=model.n_clusters_))
 chart(margins, key="score_margins", name=f"{stem}_craft_margins", container=right)
 
 st.subheader("Rows that fit no cluster")
@@ -126,6 +134,24 @@ else:
     show_table(outliers.iloc[:LISTED_ROWS], key="score_outliers", hide_index=True)
     st.download_button("Rows that fit no cluster (CSV)", lambda: to_csv_bytes(outliers),
                        file_name=f"{stem}_craft_no_cluster.csv", mime="text/csv", key="dl_no_cluster")
+st.subheader("Values never seen in the fit")
+if not unseen_rows.any():
+    st.success("Every categorical cell holds a level the fit saw.", icon=":material/check_circle:")
+else:
+    by_column = scoring.unseen_by_column()
+    nothing = scoring.n_nothing_known
+    warning_text = (f"{int(unseen_rows.sum()):,} of {n_rows:,} rows hold {int(by_column.sum()):,} cells with values the "
+                    f"fit never saw, in {len(by_column):,} column(s): {esc(', '.join(map(str, by_column.index[:10])))}"
+                    + (", …" if len(by_column) > 10 else "") + ". Such a cell costs the same in every cluster, so the "
+                    "row is placed by its other cells only.")
+    if nothing:
+        warning_text += (f" {nothing:,} row(s) have nothing known (every cell missing or never seen): they fit no "
+                         "cluster, their margin is empty, and their craft_cluster is no evidence.")
+    st.warning(warning_text, icon=":material/help:")
+    show_table(by_column.reset_index(), key="score_unseen_columns", hide_index=True)
+    unseen_cells = scored_cells(original_cells(), assignment, unseen_rows)
+    st.download_button("Rows with values never seen in the fit (CSV)", lambda: to_csv_bytes(unseen_cells),
+                       file_name=f"{stem}_craft_unseen.csv", mime="text/csv", key="dl_unseen")
 st.download_button("Every row with its cluster, cost, margin and fit (CSV)",
                    lambda: to_csv_bytes(scored_cells(original_cells(), assignment)), file_name=f"{stem}_craft_scored.csv",
                    mime="text/csv", key="dl_scored", type="primary")

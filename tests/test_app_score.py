@@ -59,7 +59,7 @@ def test_scoring_a_table_with_the_current_fit_shows_counts_and_the_rows_that_fit
     assert shown.tolist() == np.bincount(expected["cluster"], minlength=model.n_clusters_).tolist()
     assert "Where the 42 rows go" in sizes["layout"]["title"]["text"]
     assert sum(array(bar["y"]).sum() for bar in margins["data"]) == 42
-    assert [m.value for m in at.metric] == ["42", str(model.n_clusters_), "2"]
+    assert [m.value for m in at.metric] == ["42", str(model.n_clusters_), "2", "0"]
     listed = at.dataframe[0].value
     assert len(listed) == 2 and (listed[table.columns[1]] == FAR).all()  # the cells as written
     assert listed["craft_cluster"].tolist() == expected["cluster"].iloc[40:].tolist()
@@ -170,3 +170,28 @@ def test_a_noise_fit_scores_rows_that_fit_no_cluster_as_noise():
     assert len(noise_bars) == 1 and array(noise_bars[0]["y"]).sum() == n_noise
     assert (at.dataframe[0].value["craft_cluster"] == -1).all()
     assert any("craft_cluster is -1" in c.value for c in at.caption)
+
+
+def test_rows_with_values_never_seen_are_counted_named_listed_and_a_row_of_nothing_else_fits_no_cluster(downloads):
+    people = pd.DataFrame({"height": [150.0 + i % 7 + 30 * (i % 2) for i in range(40)],
+                           "eyes": [["blue", "brown"][i % 2] for i in range(40)],
+                           "hair": [["dark", "fair"][i % 2] for i in range(40)]})
+    at = start()
+    upload(at, "people.csv", people.to_csv(index=False).encode())
+    visit(at, "score")
+    # Row 0: one unseen level; row 1: nothing known (height missing, both levels unseen); row 2: all seen.
+    new = pd.DataFrame({"height": [151.0, None, 182.0], "eyes": ["green", "grey", "brown"],
+                        "hair": ["dark", "red", "fair"]})
+    score_table(at, "new.csv", new.to_csv(index=False).encode())
+    assert not errors(at), errors(at)
+    expected = ctx(at).model.assign(new)
+    assert expected["unseen_cells"].tolist() == [1, 2, 0]
+    assert expected["nothing_known"].tolist() == [False, True, False]
+    assert [m.value for m in at.metric] == ["3", str(ctx(at).model.n_clusters_), "1", "2"]
+    warned = [text(w) for w in at.warning]
+    assert any("2 of 3 rows hold 3 cells with values the fit never saw" in w and "1 row(s) have nothing known" in w
+               for w in warned), warned
+    by_column = [d.value for d in at.dataframe if "column" in d.value.columns][0]
+    assert dict(zip(by_column["column"], by_column["cells"], strict=True)) == {"eyes": 2, "hair": 1}
+    listed = pd.read_csv(io.BytesIO(downloads["new_craft_unseen.csv"]))
+    assert listed["eyes"].tolist() == ["green", "grey"] and listed["craft_unseen_columns"].tolist() == ["eyes", "eyes, hair"]

@@ -68,9 +68,11 @@ _CONDITION: list[tuple[re.Pattern, Callable[..., pd.Series]]] = [
     (re.compile(r"(.+) < (\w+) ≤ (.+)"), lambda X, a, f, b: (num(X, f) > float(a)) & (num(X, f) <= float(b))),
     (re.compile(r"(\w+) ≤ (.+)"), lambda X, f, t: num(X, f) <= float(t)),
     (re.compile(r"(\w+) > (.+)"), lambda X, f, t: num(X, f) > float(t)),
-    (re.compile(r"(\w+) not in \{(.+)\}"), lambda X, f, levels: ~X[f].astype(str).isin(levels.split(", "))),
+    # Read as written: a missing cell is not "a level other than ..." (the text says "or missing" where it is).
+    (re.compile(r"(\w+) not in \{(.+)\}"),
+     lambda X, f, levels: ~X[f].astype(str).isin(levels.split(", ")) & X[f].notna()),
     (re.compile(r"(\w+) in \{(.+)\}"), lambda X, f, levels: X[f].astype(str).isin(levels.split(", "))),
-    (re.compile(r"(\w+) ≠ (.+)"), lambda X, f, level: X[f].astype(str) != level),
+    (re.compile(r"(\w+) ≠ (.+)"), lambda X, f, level: (X[f].astype(str) != level) & X[f].notna()),
     (re.compile(r"(\w+) = (.+)"), lambda X, f, level: X[f].astype(str) == level),
 ]
 
@@ -328,7 +330,33 @@ def test_a_measure_named_like_a_column_of_the_table_does_not_hide_it():
 # The rule
 
 
-@pytest.mark.parametrize("table", ["credit", "holey"])
+@pytest.fixture(scope="module")
+def imputed():
+    """credit-g with a tenth of four columns' cells missing, filled as missing="impute" fills them."""
+    X, _ = datasets.load("credit-g")
+    X = X.copy()
+    rng = np.random.default_rng(0)
+    for column in ["duration", "age", "credit_amount", "purpose"]:
+        X.loc[rng.random(len(X)) < 0.1, column] = np.nan
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = CRAFT(m=0.4, k=3, random_state=0, n_init=1, missing="impute",
+                      categorical=datasets.dataset_schema("credit-g")).fit(X)
+    return X, model
+
+
+@pytest.fixture(scope="module")
+def soybean():
+    """Soybean (missing cells marginalised), whose rules exclude levels of columns with missing cells."""
+    X, _ = datasets.load("soybean")
+    X = X.rename(columns=lambda c: re.sub(r"\W", "_", str(c)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = CRAFT(k=4, random_state=0, n_init=1, categorical=list(X.columns)).fit(X)
+    return X, model
+
+
+@pytest.mark.parametrize("table", ["credit", "holey", "imputed", "soybean"])
 def test_the_rule_text_picks_the_rows_whose_agreement_the_card_states(table, request):
     X, model = request.getfixturevalue(table)
     for cluster in range(model.n_clusters_):
@@ -349,6 +377,22 @@ def test_the_rule_text_picks_the_rows_whose_agreement_the_card_states(table, req
         assert used <= selected
     if table == "holey":
         assert any("missing)" in cluster_card(model, X, k).rule.text for k in range(model.n_clusters_))
+    if table == "imputed":
+        words = [cluster_card(model, X, k).words.rule for k in range(model.n_clusters_)]
+        assert any("at the column mean" in w for w in words)
+
+
+def test_a_threshold_is_written_at_the_datas_precision_and_picks_the_same_rows():
+    from craft.cards import _readable
+
+    values = np.array([2.0, 2.1, 2.2, 2.3, np.nan])
+    # Just below the value 2.2 (float32 thresholds land there): 2.2 would move the rows at 2.2; 2.1 does not.
+    assert _readable(2.1999999, values) == "2.1"
+    assert _readable(2.25, values) == "2.2"
+    for threshold in (2.1999999, 2.25, 2.05):
+        text = float(_readable(threshold, values))
+        finite = values[np.isfinite(values)]
+        np.testing.assert_array_equal(finite <= text, finite <= threshold)
 
 
 def test_the_rule_of_a_cluster_defined_by_one_level_is_that_level():
@@ -595,3 +639,37 @@ def test_a_large_table_and_a_feature_of_many_levels_keep_the_rule_small_and_its_
             picked |= rows_picked(path, X)
         assert rule.n_predicted == picked.sum()
         assert rule.accuracy == pytest.approx((picked == inside).mean())
+
+
+# ---------------------------------------------------------------------------
+# Issue 30: one population under noise=True, the p-value convention and the cells drawn, in words
+
+
+def test_a_noise_fits_card_compares_with_the_clustered_rows_only():
+    X, _, _ = synthetic.fig2_numeric(random_state=0)
+    rng = np.random.default_rng(0)
+    scattered = pd.DataFrame(rng.uniform(X.min().to_numpy() - 5, X.max().to_numpy() + 5, size=(60, X.shape[1])),
+                             columns=X.columns)
+    table = pd.concat([X, scattered], ignore_index=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = CRAFT(m=1 / 3, k=3, noise=True, random_state=0).fit(table)
+    assert model.n_noise_ > 0
+    clustered = model.labels_ >= 0
+    card = cluster_card(model, table, 0)
+    for row in card.numeric.head(5).itertuples():
+        values = table[row.feature].to_numpy()
+        v, p = v_test(values[clustered], (model.labels_ == 0)[clustered])
+        assert row.overall_mean == pytest.approx(values[clustered].mean())
+        assert row.overall_sd == pytest.approx(values[clustered].std())
+        assert row.v_test == pytest.approx(v, rel=1e-9) and row.p_value == pytest.approx(p, rel=1e-6)
+    assert "noise rows, in no cluster, are left out" in card.words.tests
+
+
+def test_the_level_tests_convention_and_the_cells_drawn_are_said(credit, holey):
+    X, model = credit
+    words = cluster_card(model, X, 0).words.tests
+    assert "doubled" in words and "mid-p" in words and "rows drawn at random" in words
+    X, model = holey
+    words = cluster_card(model, X, 0).words.tests
+    assert "observed cells drawn at random" in words and "rows drawn at random" not in words

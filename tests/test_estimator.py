@@ -575,3 +575,28 @@ def test_one_run_at_a_given_lambda_runs_on_every_row(small_search_sample):
     records.clear()
     restarts = CRAFT(lam=60.0, n_init=3, random_state=0, history_labels=True).fit(X, callback=records.append)
     assert [record.labels.size for record in records].count(400) == len(records) - restarts.n_iter_
+
+
+def test_assign_flags_values_never_seen_and_a_row_of_nothing_known_is_no_confident_fit():
+    """Issue 30, item 7: a row made only of unseen levels cost 0 everywhere and looked like the best fit."""
+    import warnings
+
+    from craft import datasets
+
+    X, _ = datasets.load("zoo")
+    model = CRAFT(categorical=datasets.dataset_schema("zoo"), random_state=0).fit(X)
+    new = X.head(3).astype(object).copy()
+    categorical = list(model.schema_.categorical)
+    new.loc[0, categorical] = "never seen"  # every cell unseen
+    new.loc[1, categorical[:2]] = "never seen"  # two unseen, the rest known
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        scored = model.assign(new)
+    assert scored["unseen_cells"].tolist() == [len(categorical), 2, 0]
+    assert scored["unseen_columns"].tolist() == [", ".join(categorical), ", ".join(categorical[:2]), ""]
+    assert scored["nothing_known"].tolist() == [True, False, False]
+    assert scored["fits_no_cluster"].iloc[0] and np.isnan(scored["margin"].iloc[0])
+    assert (scored["margin"].iloc[1:] > 0).all() and not scored["fits_no_cluster"].iloc[1:].any()
+    # The fitted table itself has no unseen value.
+    fitted = model.assign(X)
+    assert (fitted["unseen_cells"] == 0).all() and not fitted["nothing_known"].any()

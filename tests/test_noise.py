@@ -180,7 +180,8 @@ def test_app_switch_counts_draws_and_exports_noise_rows():
     n_noise = model.n_noise_
     # The plumbing is what is tested here (detection is above): noise rows are far rows, counted where shown.
     assert model.noise and n_noise >= 1 and set(np.flatnonzero(model.labels_ < 0)) <= set(range(len(X), len(table)))
-    assert any(f"{n_noise} rows fit no cluster (noise, −1)" in element.value for element in at.success)
+    share = f"{n_noise / len(table):.0%}"
+    assert any(f"{n_noise} of {len(table)} rows ({share}) fit no cluster** (noise, −1)" in element.value for element in at.success)
     visit(at, "evaluate")
     bars = [c for c in chart_elements(at) if '"noise"' in chart_spec(c) and plots.NOISE_COLOR in chart_spec(c)]
     assert bars, "the sizes chart has no grey noise bar"
@@ -238,3 +239,114 @@ def test_assign_and_a_saved_model_label_noise_rows_as_predict_does(tmp_path):
     loaded = load(path)
     assert loaded.get_params()["noise"] is True
     pd.testing.assert_frame_equal(loaded.assign(table), assigned)
+
+
+# ----------------------------------------------------------------------
+# The noise threshold of the fit asked for (issue 30, item 6)
+
+
+def figure2_with_a_segment_and_outliers(seed: int):
+    """Figure 2 (600 rows, three groups), a small real segment of 30 rows and 12 rows scattered far and wide.
+
+    The segment is tight on its own features (f1-f6 near -6, f35-f36 near -8, sd 0.5; the rest like the
+    background, N(0, 3^2)); each outlier cell is uniform over three times its column's range.
+    Returns the table and the kind of every row: 0-2 the planted groups, 3 the segment, -1 the outliers.
+    """
+    X, y, _ = fig2_numeric(n_samples=600, random_state=seed)
+    rng = np.random.default_rng([seed, 7])
+    segment = rng.normal(0.0, 3.0, size=(30, 36))
+    segment[:, :6] = rng.normal(-6.0, 0.5, size=(30, 6))
+    segment[:, 34:] = rng.normal(-8.0, 0.5, size=(30, 2))
+    low, high = X.min().to_numpy(), X.max().to_numpy()
+    outliers = rng.uniform(low - (high - low), high + (high - low), size=(12, 36))
+    table = pd.concat([X, pd.DataFrame(segment, columns=X.columns), pd.DataFrame(outliers, columns=X.columns)],
+                      ignore_index=True)
+    return table, np.concatenate([y, np.full(30, 3), np.full(12, -1)])
+
+
+def customers_with_a_segment_and_outliers(seed: int):
+    """Three groups of 900 rows, a tight segment of 180 rows (6 %) and 60 rows scattered far and wide.
+
+    Eight numeric columns (group centres N(0, 3^2), within sd 1; the segment's sd 0.3) and four categorical
+    ones (each cell its group's level with probability 0.8, else one of four at random), the shape of the
+    customer table of issue 30 on which noise=True with k took a stable segment for noise. Outlier cells
+    are uniform over twice the columns' range, their levels at random. Kinds: 0-2 groups, 3 segment, -1 outliers.
+    """
+    rng = np.random.default_rng(seed)
+    sizes = [900, 900, 900, 180]
+    centres = rng.normal(0.0, 3.0, size=(4, 8))
+    kind = np.repeat(np.arange(4), sizes)
+    values = centres[kind] + rng.normal(0.0, 1.0, size=(kind.size, 8)) * np.where(kind == 3, 0.3, 1.0)[:, None]
+    levels = np.column_stack([np.where(rng.random(kind.size) < 0.8, kind, rng.integers(0, 4, kind.size))
+                              for _ in range(4)])
+    low, high = values.min(axis=0), values.max(axis=0)
+    far = rng.uniform(low - 0.5 * (high - low), high + 0.5 * (high - low), size=(60, 8))
+    table = pd.DataFrame(np.vstack([values, far]), columns=[f"x{j}" for j in range(8)])
+    for j in range(4):
+        table[f"c{j}"] = [f"L{v}" for v in np.concatenate([levels[:, j], rng.integers(0, 4, 60)])]
+    return table, np.concatenate([kind, np.full(60, -1)])
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_with_k_a_small_real_segment_stays_a_cluster_and_scattered_outliers_become_noise(seed):
+    # Before: the k craft++ seeds at the default lambda's threshold missed the segment, and all 180 rows were noise.
+    table, kind = customers_with_a_segment_and_outliers(seed)
+    model = quiet_fit(CRAFT(k=4, noise=True, random_state=seed), table)
+    labels = model.labels_
+    assert (labels[kind == -1] == -1).mean() >= 0.9
+    segment = labels[kind == 3]
+    values, counts = np.unique(segment[segment >= 0], return_counts=True)
+    cluster = values[counts.argmax()]
+    # At least 3/4 of the segment in one cluster, of which it is the majority (it is that cluster's core).
+    assert counts.max() >= 0.75 * len(segment) and counts.max() > 0.5 * (labels == cluster).sum()
+    # The price (measured in docs/RESULTS.md): 12-15 % of the big groups' rows, whose categorical cells are
+    # noisy, are beyond the threshold of their cluster's robust core; the fit warns above 10 %.
+    assert (labels[kind < 3] == -1).mean() <= 0.2
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_without_k_scattered_outliers_become_noise_and_a_small_segment_stays_clustered(seed):
+    # Before: the default lambda opened a cluster for each far row, and none was noise.
+    table, kind = figure2_with_a_segment_and_outliers(seed)
+    model = quiet_fit(CRAFT(m=1 / 3, noise=True, random_state=seed), table)
+    labels = model.labels_
+    assert (labels[kind == -1] == -1).mean() >= 0.9
+    assert (labels[kind == 3] == -1).mean() <= 0.05
+    assert (labels[kind >= 0] == -1).mean() <= 0.01
+
+
+@pytest.mark.parametrize("share", [0.5, 0.7])
+@pytest.mark.parametrize("seed", [0, 1])
+def test_most_uniform_noise_rows_among_planted_subspace_clusters_become_noise(share, seed):
+    from benchmarks.noise import with_noise_rows
+
+    X, _, _ = fig2_numeric(random_state=seed)
+    table = with_noise_rows(X, share, np.random.default_rng([seed, 1]))
+    model = quiet_fit(CRAFT(m=1 / 3, k=3, noise=True, random_state=seed), table)
+    assert (model.labels_[len(X):] == -1).mean() >= 0.9
+    assert (model.labels_[: len(X)] == -1).mean() <= 0.02
+    assert model.n_clusters_ == 3
+
+
+def test_a_fit_with_a_large_share_of_noise_warns_and_says_so():
+    from benchmarks.noise import with_noise_rows
+
+    X, _, _ = fig2_numeric(random_state=0)
+    table = with_noise_rows(X, 0.5, np.random.default_rng([0, 1]))
+    with pytest.warns(UserWarning, match=r"noise=True left 300 of 600 rows \(50%\) in no cluster, above 10%, more than "
+                                         r"the smallest cluster"):
+        CRAFT(m=1 / 3, k=3, noise=True, random_state=0).fit(table)
+
+
+def test_the_noise_threshold_is_the_quantile_of_rows_drawn_like_a_clusters_own():
+    X, _, _ = fig2_numeric(random_state=0)
+    model = quiet_fit(CRAFT(m=1 / 3, k=3, noise=True, random_state=0), X)
+    template = model.encoder_.template()
+    threshold = _engine.noise_threshold(template, model.clusters_, model.statistics_, model.options_,
+                                        np.random.default_rng(0))
+    # Rows drawn from the planted model itself (fresh rows of Figure 2) fall below it but for about 0.1 %.
+    fresh, _, _ = fig2_numeric(n_samples=3000, random_state=5)
+    best, _ = _engine.nearest_cluster(model.encoder_.transform(fresh), model.clusters_, model.options_.terms)
+    assert (best > threshold).mean() < 0.01
+    # The fit's own threshold (lam_ + D F0) is this one, found from the clusters it settled on.
+    assert model.lam_ + template.n_features * model.options_.terms.f0 == pytest.approx(threshold, rel=0.05)

@@ -228,7 +228,8 @@ def planted():
 def test_no_row_drawn_from_the_clusters_fits_no_cluster(planted):
     X, model = planted
     assigned = model.assign(X)
-    assert list(assigned.columns) == ["cluster", "cost", "margin", "fits_no_cluster"]
+    assert list(assigned.columns) == ["cluster", "cost", "margin", "fits_no_cluster", "nothing_known", "unseen_cells",
+                                      "unseen_columns"]
     assert assigned.index.equals(X.index)
     np.testing.assert_array_equal(assigned["cluster"], model.labels_)
     np.testing.assert_array_equal(assigned["cluster"], model.predict(X))
@@ -272,11 +273,15 @@ def test_one_cluster_has_margin_zero_and_no_nan():
     assert np.isfinite(assigned["cost"]).all()
 
 
-def test_a_row_without_observed_cells_never_fits_no_cluster(planted):
+def test_a_row_without_observed_cells_fits_no_cluster_and_has_no_margin(planted):
+    # It never opens a cluster (tests/test_rows_without_cells.py), but nothing places it either: it costs the same in
+    # every cluster, so assign says it fits none and leaves its margin empty rather than call it a fit (issue 30).
     X, model = planted
     empty = X.iloc[:3].copy()
     empty[:] = np.nan
-    assert not model.assign(empty.astype({c: X[c].dtype for c in X.columns}))["fits_no_cluster"].any()
+    assigned = model.assign(empty.astype({c: X[c].dtype for c in X.columns}))
+    assert assigned["fits_no_cluster"].all() and assigned["nothing_known"].all() and assigned["margin"].isna().all()
+    np.testing.assert_array_equal(assigned["cluster"], model.predict(empty.astype({c: X[c].dtype for c in X.columns})))
 
 
 def test_unseen_levels_add_the_same_cost_to_every_cluster(planted):
@@ -289,8 +294,10 @@ def test_unseen_levels_add_the_same_cost_to_every_cluster(planted):
     missing[categorical] = None
     with pytest.warns(UserWarning, match=rf"Column '{categorical}': 20 of 20 row\(s\) hold values not seen in fit"):
         scored = model.assign(unseen)
-    # An unseen level is read as a missing (marginalised) cell: no cost to any cluster.
-    pd.testing.assert_frame_equal(scored, model.assign(missing))
+    # An unseen level is read as a missing (marginalised) cell: no cost to any cluster; only its flag differs.
+    pd.testing.assert_frame_equal(scored.drop(columns=["unseen_cells", "unseen_columns"]),
+                                  model.assign(missing).drop(columns=["unseen_cells", "unseen_columns"]))
+    assert (scored["unseen_cells"] == 1).all() and (scored["unseen_columns"] == categorical).all()
 
 
 def test_column_mismatch_names_every_column(planted):

@@ -3,8 +3,9 @@
 The Jaccard matching is checked by hand and against a loop over Python sets;
 the planted table of ``craft.synthetic.mixed_planted`` (four clusters 8 sd
 apart on their subspaces) is the structure that must be stable and beat the
-permutation null, the same table with every column shuffled the noise that
-must not.
+null of one cluster, the same table with every column shuffled the noise that
+must not be stable, and a table drawn from one Gaussian (and a correlated blob)
+what must not beat the null.
 """
 
 from __future__ import annotations
@@ -121,10 +122,54 @@ def test_the_permutation_null_separates_structure_from_noise(planted, noise):
     real = trust.permutation_null(planted[1], planted[0], n_permutations=9, n_init=2, random_state=0)
     assert real.p_value == pytest.approx(0.1) and real.z_score < -10 and real.gain_per_row > 1
     assert real.observed_k == 4 and set(real.null_k.tolist()) == {4}
-    assert "better than noise" in real.sentence()
-    fake = trust.permutation_null(noise[1], noise[0], n_permutations=9, n_init=2, random_state=0)
-    assert fake.p_value > real.p_value and abs(fake.z_score) < 3  # some shuffled table fits as well
-    assert "not clearly better than noise" in fake.sentence()
+    assert "more structure than one cluster" in real.sentence()
+    # Every column shuffled is not "no clusters" here: each numeric column alone holds the planted groups 8 sd
+    # apart, which one Gaussian has not. A table drawn with no clusters (one Gaussian, independent categories) is.
+    shuffled = trust.permutation_null(noise[1], noise[0], n_permutations=9, n_init=2, random_state=0)
+    assert shuffled.p_value == pytest.approx(0.1)
+    X = trust.one_cluster_reference(planted[0], list(planted[1].schema_.numeric), np.random.default_rng(1))
+    fake = trust.permutation_null(CRAFT(k=4, n_init=2, random_state=0).fit(X), X, n_permutations=9, n_init=2,
+                                  random_state=0)
+    assert fake.p_value > real.p_value and abs(fake.z_score) < 3  # some reference table fits as well
+    assert "not clearly more structured than one cluster" in fake.sentence()
+
+
+def correlated_blob(seed=0):
+    """One Gaussian blob, 300 x 6, every pair of columns correlated 0.9: no clusters at all (issue 30)."""
+    import pandas as pd
+
+    covariance = np.full((6, 6), 0.9) + 0.1 * np.eye(6)
+    values = np.random.default_rng(seed).multivariate_normal(np.zeros(6), covariance, size=300)
+    return pd.DataFrame(values, columns=[f"x{j}" for j in range(6)])
+
+
+@pytest.mark.parametrize("params", [{"k": 3}, {}])
+def test_one_correlated_blob_is_not_called_clustered(params):
+    X = correlated_blob()
+    model = CRAFT(random_state=0, **params).fit(X)
+    result = trust.permutation_null(model, X, n_permutations=19, random_state=0)
+    assert result.p_value > 0.2 and "not clearly more structured than one cluster" in result.sentence()
+
+
+def test_figure_2s_planted_clusters_are_called_clustered():
+    X, _, _ = synthetic.fig2_numeric(random_state=0)
+    model = CRAFT(m=1 / 3, k=3, random_state=0).fit(X)
+    result = trust.permutation_null(model, X, n_permutations=19, random_state=0)
+    assert result.p_value == pytest.approx(0.05) and result.z_score < -10
+    assert result.sentence().startswith("The data has more structure than one cluster")
+
+
+def test_the_reference_keeps_the_numeric_columns_means_covariances_and_missing_cells():
+    X = correlated_blob()
+    X["c"] = np.where(X["x0"] > 0, "high", "low")
+    reference = trust.one_cluster_reference(X, [f"x{j}" for j in range(6)], np.random.default_rng(0))
+    numeric = [f"x{j}" for j in range(6)]
+    np.testing.assert_allclose(reference[numeric].mean(), X[numeric].mean(), atol=1e-12)
+    np.testing.assert_allclose(reference[numeric].cov(), X[numeric].cov(), atol=1e-10)
+    assert sorted(reference["c"]) == sorted(X["c"])
+    X.iloc[:30, 1] = np.nan
+    reference = trust.one_cluster_reference(X, numeric, np.random.default_rng(0))
+    np.testing.assert_array_equal(reference.isna().to_numpy(), X.isna().to_numpy())
 
 
 def test_k_evidence_and_the_cost_silhouette(planted):
@@ -262,3 +307,69 @@ def test_a_running_stability_can_be_cancelled_and_other_pages_are_usable(monkeyp
     assert any("You cancelled the stability" in text(m) for m in at.info)
     assert at.button(key="run_evidence_stability")
     gate.set()
+
+
+# ---------------------------------------------------------------------------
+# clusterboot's definitions (issue 30, item 2)
+
+
+def _stability(jaccard, match, selected, present=None):
+    jaccard = np.asarray(jaccard, dtype=float)
+    present = jaccard > 0 if present is None else np.asarray(present)
+    selected = np.asarray(selected, dtype=bool)
+    return trust.Stability("bootstrap", 1.0, "k = 2", jaccard, present, np.asarray(match), selected,
+                           np.full(jaccard.shape[0], 2), [f"f{j}" for j in range(selected.shape[2])],
+                           np.array([5, 5]))
+
+
+def test_a_bootstrap_refits_each_drawn_row_once(planted, monkeypatch):
+    X, model = planted
+    tables = []
+    original = trust._refit
+
+    def recording(model, table, seed, n_init, report):
+        tables.append(table)
+        return original(model, table, seed, n_init, report)
+
+    monkeypatch.setattr(trust, "_refit", recording)
+    trust.bootstrap_stability(model, X, n_resamples=2, n_init=1, random_state=0)
+    for table in tables:
+        # About 63 % of N distinct rows, none twice (clusterboot removes the duplicated draws).
+        assert table.index.is_unique and 0.55 * len(X) < len(table) < 0.7 * len(X)
+
+
+def test_dissolved_counts_a_jaccard_of_exactly_one_half():
+    result = _stability([[0.5, 1.0], [0.8, 1.0]], [[0, 1], [0, 1]], np.zeros((2, 2, 1)))
+    assert result.dissolved.tolist() == [1, 0]
+
+
+def test_feature_frequency_counts_only_one_to_one_matches_of_at_least_one_half():
+    # Resample 0: cluster 0 matched (0.9) to refit 0; cluster 1's best match (0.3) is also refit 0, which selects f0.
+    # Resample 1: both clusters' best match is refit 1 at 0.5: not one-to-one, neither counts.
+    # Resample 2: cluster 1 matched one-to-one (0.7) to refit 1, which does not select f0.
+    selected = np.zeros((3, 2, 1), dtype=bool)
+    selected[0, :, 0] = True  # refit 0 selects f0: seen by both clusters in resample 0
+    selected[1, :, 0] = True
+    result = _stability([[0.9, 0.3], [0.5, 0.5], [0.8, 0.7]], [[0, 0], [1, 1], [0, 1]], selected)
+    assert result.matched.tolist() == [[True, False], [False, False], [True, True]]
+    assert result.n_matched.tolist() == [2, 1]
+    assert result.feature_frequency["f0"].tolist() == [0.5, 0.0]
+    assert "1 refits matched it one-to-one" in result.sentence(1)
+    assert result.frame()["matched"].tolist() == [2, 1]
+
+
+def test_a_two_row_table_is_tested_only_by_resamples_holding_both_rows():
+    import pandas as pd
+
+    X = pd.DataFrame({"a": [0.0, 10.0], "c": ["x", "y"]})
+    model = CRAFT(lam=0.1, random_state=0).fit(X)
+    assert model.n_clusters_ == 2
+    result = trust.bootstrap_stability(model, X, n_resamples=10, random_state=0)
+    # A resample of one distinct row matches its cluster perfectly whatever the refit does: it tests nothing.
+    both = result.present.all(axis=1)
+    assert (result.present.any(axis=1) == both).all() and 0 < both.sum() < 10
+    assert (result.resample_k[~both] == 0).all()  # not refitted
+    np.testing.assert_allclose(result.mean_jaccard, result.jaccard[both].mean(axis=0))
+    stable = int((~result.unstable).sum())
+    assert stable <= result.resample_k[both].max()
+    assert "tested no cluster" in result.summary()
