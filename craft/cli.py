@@ -217,7 +217,8 @@ def _parser() -> argparse.ArgumentParser:
         "predict",
         help="score a table with a saved model: each row's cluster, cost, margin and whether it fits no cluster",
         description="Place every row of DATA in the nearest cluster of the saved MODEL (never opening one) and "
-        f"write {_ASSIGNMENTS} (row, cluster, cost, margin, fits_no_cluster, in DATA's row order) and {_NO_CLUSTER} "
+        f"write {_ASSIGNMENTS} (row, cluster, cost, margin, fits_no_cluster, nothing_known, unseen_cells, unseen_columns, "
+        f"in DATA's row order) and {_NO_CLUSTER} "
         "(the rows that fit no cluster, with their cells as read). See help(craft.CRAFT.assign).",
     )
     predict.set_defaults(command="predict", run=_run_predict, label=None)
@@ -843,7 +844,8 @@ def _fit_dask_read(args, parameters, categorical, ignore, callback) -> dict:
 
 _ASSIGNMENTS = "assignments.csv"
 _NO_CLUSTER = "no_cluster.csv"
-_ASSIGNED = ("cluster", "cost", "margin", "fits_no_cluster")
+#: assign's columns, the cells it could not judge included (a row of nothing known fits no cluster; its margin is empty).
+_ASSIGNED = ("cluster", "cost", "margin", "fits_no_cluster", "nothing_known", "unseen_cells", "unseen_columns")
 
 
 def _run_predict(args) -> int:
