@@ -256,15 +256,19 @@ def fit_summary(ctx, *, truth: bool = True) -> None:
         note(message)
 
 
-def fit_header(ctx, title: str, status) -> None:
-    """A compact header: the page's name, the fit's status line (``status()``), its numbers in one line, its notes
-    folded behind a button; so that the figure below starts high on the screen (Tune & see at 1280 × 720)."""
-    if ctx.model is None:
-        return
+def page_header(title: str):
+    """A compact page title with a slot to its right (for the fit's status line), drawn before the page waits
+    for anything; returns the slot."""
     left, right = st.columns([1.3, 5], vertical_alignment="center")
     left.subheader(title, anchor=False)
-    with right:
-        status()
+    return right
+
+
+def fit_header(ctx) -> None:
+    """The fit's numbers in one line and its notes folded behind a button, under :func:`page_header`: so that the
+    figure below starts high on the screen (Tune & see at 1280 × 720)."""
+    if ctx.model is None:
+        return
     numbers, notes_slot = st.columns([5, 1], vertical_alignment="center")
     numbers.container(key="fit_numbers").markdown(" · ".join(
         f"{label} **{esc(value)}**" for label, value, _ in fit_numbers(ctx)

@@ -6,18 +6,21 @@ from craft import plots
 from craft.profiles import cluster_summary
 from explorer import cache, context, mask_path
 from explorer.figure_export import chart
-from explorer.ui import esc, fit_header, truth_line
+from explorer.ui import esc, fit_header, page_header, truth_line
 
 ORDERS = {"subspace": "subspaces as blocks", "natural": "table order", "count": "most selected first"}
 TABS = ["Feature masks", "Data heatmap", "Sizes & profiles", "Projection", "Iterations", "Mask path"]
 
 ctx = context.current()
+# One compact header (title and status, numbers, notes folded) keeps the mask heatmap in view beside the sidebar's
+# sliders; the agreement with the planted truth sits under the figures it judges.
+status = page_header("Tune & see")
 # A slider's new value shows its provisional fit at once (explorer.view); the refined one replaces it.
 model = context.require_model(ctx, provisional=True)
 assert ctx.data is not None  # require_model stopped the page otherwise
-# One compact header (status, numbers, notes folded) keeps the mask heatmap in view beside the sidebar's sliders;
-# the agreement with the planted truth sits under the figures it judges.
-fit_header(ctx, "Tune & see", lambda: context.refining(ctx))
+with status:
+    context.refining(ctx)
+fit_header(ctx)
 if not ctx.provisional:
     # The m path's grid is fitted in the background from here on: m moved to a value of it shows a fit already
     # made (not while a refinement runs: it would take a core from it, and its time estimate reads the fit's).
