@@ -209,9 +209,9 @@ def build(params: FitParams, page: str | None = None) -> AppContext:
 
 #: Seconds the refinement of a provisional fit waits before it starts: about one run of the page that draws the
 #: provisional fit on a 10,000-row table (80-110 ms measured), so the two do not share the cores.
-REFINE_DELAY_S = 0.2
+REFINE_DELAY_S = 0.1
 #: How often Tune & see asks whether the refinement has ended (it then reruns to show it).
-REFINE_POLL_SECONDS = 0.1
+REFINE_POLL_SECONDS = 0.05
 
 
 def _settle(ctx: AppContext, outcome: FitOutcome | None) -> None:
