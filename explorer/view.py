@@ -43,7 +43,7 @@ from craft import CraftInputError
 from craft.relabel import changed_share, check_permutation, match_clusters, relabel_model
 
 from .services import FitOutcome, fitted_X
-from .ui import warning
+from .ui import number, warning
 
 #: The URL's parameter that carries the refined fit's renumbering.
 PERM_PARAM = "clusters"
@@ -232,5 +232,5 @@ def difference_line(provisional_model, refined_model) -> str:
     cells = int(np.sum(provisional_model.feature_mask_[:k] != refined_model.feature_mask_[:k]))
     sizes = ("" if provisional_model.n_clusters_ == refined_model.n_clusters_
              else f"; K {provisional_model.n_clusters_} → {refined_model.n_clusters_}")
-    return (f"Refined: objective {after:,.4g} against the provisional {before:,.4g} ({change:+.1%}); "
+    return (f"Refined: objective {number(after)} against the provisional {number(before)} ({change:+.1%}); "
             f"{n_moved:,} rows ({moved:.1%}) changed cluster; {cells} mask cell(s) changed{sizes}.")
