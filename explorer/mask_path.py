@@ -169,6 +169,21 @@ def request(ctx, knob: str, *, delay: float = 0.0,
     return key, None, job
 
 
+def release_others(ctx) -> None:
+    """Release this session's path jobs made for other settings than ``ctx``'s (a moved slider), starting none.
+
+    Tune & see calls it instead of :func:`prefetch` while a provisional fit is refined: the path of the settings
+    left stops, and the new settings' path waits for their fit (it would take a core from it).
+    """
+    if ctx.data is None or ctx.schema is None:
+        return
+    held = _held()
+    for knob, job in list(held.items()):
+        if job.key != path_key(ctx.data.key, ctx.schema, ctx.params, knob, grid(knob, len(ctx.data.table))):
+            JOBS.release(job.key, cache.session_token())
+            del held[knob]
+
+
 def prefetch(ctx) -> None:
     """Start fitting the m path of this session's table in the background, without waiting (Tune & see calls it).
 

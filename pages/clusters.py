@@ -21,9 +21,13 @@ assert ctx.data is not None  # require_model stopped the page otherwise
 with status:
     context.refining(ctx)
 fit_header(ctx)
-if not ctx.provisional:
+if ctx.provisional:
+    # While a refinement runs, the path of the settings left stops and none starts (it would take a core from
+    # the refinement, and its time estimate reads the fit's).
+    mask_path.release_others(ctx)
+else:
     # The m path's grid is fitted in the background from here on: m moved to a value of it shows a fit already
-    # made (not while a refinement runs: it would take a core from it, and its time estimate reads the fit's).
+    # made.
     mask_path.prefetch(ctx)
 X = ctx.X
 has_truth = ctx.data.true_mask is not None

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from test_app import array, charts, clear_caches, start, text  # noqa: F401  (fixture)
+from test_app import array, charts, clear_caches, settle, start, text  # noqa: F401  (fixture)
 
 from explorer import cache, mask_path
 
@@ -121,6 +121,8 @@ def test_a_parameter_moved_before_the_prefetch_starts_cancels_it(monkeypatch):
     assert first.wait(10) and first.cancelled and first.result() is None
     # No value of its grid was fitted (the fit on screen, m = 0.5, is the page's own).
     assert cache.STORE.get(cache.fit_key(ctx.data.key, ctx.schema, ctx.params.replace(m=0.1))) is None
+    # The new settings' path starts once their fit is refined (a provisional fit is shown meanwhile).
+    settle(at)
     second = at.session_state["_path_jobs"]["m"]
     assert second is not first
     mask_path.JOBS.cancel(second.key)  # not left waiting to fit in a later test
