@@ -166,6 +166,14 @@ def test_clusters_keep_their_numbers_and_the_link_carries_them(gate):
         renumbered |= not np.array_equal(shown.labels_, fitted.labels_)
         before = shown.labels_.copy()
     assert renumbered, "no move renumbered the fit: the test shows nothing"
+    # Every view reads the one numbering: the projection's and the cards' clusters are the shown model's.
+    state = ctx(at)
+    frame = cache.projection(state.key, 4000, state.model, state.X)
+    assert np.array_equal(frame["cluster"].to_numpy(), shown.labels_[frame["row"].to_numpy()])
+    at.switch_page("pages/cards.py").run()
+    assert not at.exception, at.exception
+    assert np.array_equal(ctx(at).model.labels_, shown.labels_)
+    at.switch_page("pages/clusters.py").run()
     assert at.query_params[view.PERM_PARAM] == view.perm_text(
         [int(shown.labels_[fitted.labels_ == j][0]) for j in range(fitted.n_clusters_)])
     # The Export page's link, opened afresh, shows the same numbers.

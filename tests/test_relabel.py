@@ -135,3 +135,16 @@ def test_one_notch_moves_change_few_rows():
                         shares.append(changed_share(shown, before.labels_))
     assert len(shares) >= 10, f"only {len(shares)} one-notch moves with an objective change under 1 %"
     assert max(shares) <= 0.05, shares
+
+
+def test_a_relabelled_model_saves_and_loads_with_its_numbers(tmp_path):
+    """The app's Export saves the model it shows: the renumbered one."""
+    from craft import load
+
+    X = synthetic.fig2_numeric(random_state=0)[0]
+    model = CRAFT(m=0.5, k=4, random_state=0).fit(X)
+    out = relabel_model(model, [3, 1, 0, 2])
+    out.save(tmp_path / "shown.craft")
+    again = load(tmp_path / "shown.craft")
+    assert np.array_equal(again.predict(X), out.labels_)
+    assert np.array_equal(again.feature_mask_, out.feature_mask_)
