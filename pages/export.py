@@ -89,9 +89,12 @@ for title, (name, make) in figures.items():
     download_buttons(make, f"{stem}_{name}", key=f"export_{name}", container=row[1])
 
 st.subheader("Share this view")
-pages = {"clusters": "Tune & see", "": "Data", "evaluate": "Evaluate", "teach": "Teach", "compare": "Compare",
-         "whatif": "What-if", "score": "Score new rows", "export": "Export"}
+# Every page of the app (app.py's PAGES, in its order), keyed by url_path. The first page is also reached as ""
+# (Streamlit's url_path of the default page): both open the Data page.
+pages = {"data": "Data", "clusters": "Tune & see", "cards": "Cluster cards", "evaluate": "Evaluate",
+         "teach": "Teach", "compare": "Compare", "whatif": "What-if", "score": "Score new rows", "export": "Export"}
 last = st.session_state.get("last_page")
+last = "data" if last == "" else last
 target = st.selectbox("The link opens", list(pages), index=list(pages).index(last) if last in pages else 0,
                       format_func=pages.__getitem__, key="share_page",
                       help="By default the page you looked at before this one (with its open tab).")
