@@ -96,13 +96,16 @@ def download_buttons(figure: go.Figure | Callable[[], go.Figure], name: str, key
     )
 
 
-def chart(figure: go.Figure, *, key: str, name: str, camera_name: str | None = None, container=None) -> None:
+def chart(figure: go.Figure, *, key: str, name: str, camera_name: str | None = None, container=None,
+          export: go.Figure | Callable[[], go.Figure] | None = None) -> None:
     """Show ``figure`` with its SVG/PNG downloads (files ``name``) under it.
 
     ``camera_name`` (default ``name``) is the file the toolbar camera saves.
+    ``export`` (default ``figure``) is the figure the buttons save, where the
+    one shown is not a picture (the path scrubber's slider and frames).
     The browser redraws a figure from scratch whenever its figure or config
     changes, and leaves it alone otherwise: a view whose ``name`` changes
     more often than its figure (Teach's iteration steps) keeps a fixed one.
     """
     plotly_view.show(figure, key=key, config=chart_config(camera_name or name), container=container)
-    download_buttons(figure, name, key, container)
+    download_buttons(figure if export is None else export, name, key, container)

@@ -5,6 +5,7 @@ The same points in a real browser are in ``tests/browser/test_screens.py``.
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from test_app import clear_caches, pytestmark, visit
 from test_app_lecture import open_app
@@ -33,3 +34,70 @@ def test_export_share_link_offers_every_page():
     visit(at, "export")
     assert at.selectbox(key="share_page").options == [
         "Data", "Tune & see", "Cluster cards", "Evaluate", "Teach", "Compare", "What-if", "Score new rows", "Export"]
+
+
+# ---------------------------------------------------------------------------
+# The mask path: its features in the masks tab's order (item 14), its scrubber saved as the frame (item 9)
+
+
+def _path_charts(at):
+    from test_app import charts
+
+    path = [spec for spec in charts(at) if "The mask path over m" in spec["layout"]["title"]["text"]]
+    scrubber = [spec for spec in charts(at) if spec.get("frames")]
+    return path[0], scrubber[0]
+
+
+def _masks_tab_order(at, order: str) -> list[str]:
+    from craft import plots
+
+    return list(plots.mask_frame(at.session_state["ctx"].model, order=order).columns)
+
+
+def test_the_mask_path_draws_the_features_in_the_masks_tabs_order():
+    from test_app import start
+    from test_app_mask_path import _finish, _open
+
+    # Figure 1(a): the masks tab opens in table order, where the planted subspaces are blocks.
+    at = _open(start("clusters", dataset="fig1_binary", syn_n=120))
+    _finish(at)
+    control = at.segmented_control(key="path_order_tune")
+    assert control.value == "natural"
+    path, scrubber = _path_charts(at)
+    heatmaps = [trace for trace in path["data"] if trace["type"] == "heatmap"]
+    assert list(heatmaps[0]["y"]) == _masks_tab_order(at, "natural")
+    assert list(scrubber["data"][0]["x"]) == _masks_tab_order(at, "natural")
+    control.set_value("subspace").run()
+    assert not at.exception, at.exception
+    path, scrubber = _path_charts(at)
+    heatmaps = [trace for trace in path["data"] if trace["type"] == "heatmap"]
+    assert list(heatmaps[0]["y"]) == _masks_tab_order(at, "subspace") != _masks_tab_order(at, "natural")
+    assert list(scrubber["data"][0]["x"]) == _masks_tab_order(at, "subspace")
+
+
+def test_the_scrubbers_download_is_the_fit_it_names_without_the_slider():
+    from craft.path_plots import fig_path_scrubber
+    from test_app import start
+    from test_app_mask_path import _finish, _open
+
+    at = _open(start("clusters", dataset="zoo", k=4))
+    key = _finish(at)
+    from explorer import cache
+
+    path = cache.STORE.get(key).path
+    scrubber = fig_path_scrubber(path, at=0.5)
+    for m in (0.1, 0.5, 0.9):
+        still = fig_path_scrubber(path, at=m, slider=False)
+        assert not still.frames and not still.layout.sliders
+        assert still.layout.title.text.startswith(f"The fit at m = {m:g}:")
+        step = list(path.values).index(m)
+        assert still.layout.title.text == scrubber.frames[step].layout.title.text
+        assert np.array_equal(np.asarray(still.data[0].z, dtype=float), np.asarray(scrubber.frames[step].data[0].z, dtype=float), equal_nan=True)
+    # The browser's camera lays the frame on screen out as the still picture (plotly_view's frameCamera).
+    still = fig_path_scrubber(path, at=0.5, slider=False)
+    meta = scrubber.layout.meta["still"]
+    assert meta == {"height": still.layout.height, "margin_b": still.layout.margin.b, "title_y": still.layout.title.y,
+                    "legend_y": still.layout.legend.y}
+    assert meta["height"] < scrubber.layout.height
+    # The page says what the buttons save and what the camera saves.
+    assert any("buttons save the fit at m = 0.5" in c.value and "camera" in c.value for c in at.caption)
