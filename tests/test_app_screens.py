@@ -6,6 +6,7 @@ The same points in a real browser are in ``tests/browser/test_screens.py``.
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 from test_app import clear_caches, pytestmark, visit
 from test_app_lecture import open_app
@@ -101,3 +102,85 @@ def test_the_scrubbers_download_is_the_fit_it_names_without_the_slider():
     assert meta["height"] < scrubber.layout.height
     # The page says what the buttons save and what the camera saves.
     assert any("buttons save the fit at m = 0.5" in c.value and "camera" in c.value for c in at.caption)
+
+
+# ---------------------------------------------------------------------------
+# Cards: stability beside the name and in the picker, rows named as the file names them (item 12)
+
+
+def test_card_rows_are_named_by_the_identifier_column_and_the_files_line():
+    from test_app import start, upload
+
+    rng = np.random.default_rng(0)
+    n = 60
+    table = pd.DataFrame({"customer": [f"C{1000 + i}" for i in range(n)],
+                          "a": np.r_[rng.normal(0, 1, n // 2), rng.normal(6, 1, n // 2)],
+                          "b": np.r_[rng.normal(0, 1, n // 2), rng.normal(6, 1, n // 2)],
+                          "note": ["two\nlines" if i == 3 else "x" for i in range(n)]})
+    at = upload(start(), "customers.csv", table.to_csv(index=False).encode())
+    visit(at, "data")
+    at.switch_page("pages/cards.py").run()
+    assert not at.exception, at.exception
+    ctx = at.session_state["ctx"]
+    assert "customer" in ctx.schema.ignored
+    paragons = [d.value for d in at.dataframe if "cost" in d.value.columns][0]
+    assert list(paragons.columns[:3]) == ["customer", "row", "line in the file"]
+    content = table.to_csv(index=False).splitlines()
+    for _, shown in paragons.iterrows():
+        position = shown["row"] - 1
+        assert shown["customer"] == table["customer"][position]
+        # The file's line holds the row's identifier (row 4's note spans two lines: the rows after it move down).
+        assert content[shown["line in the file"] - 1].startswith(shown["customer"] + ",")
+
+
+def test_stability_sits_beside_the_clusters_name_and_in_the_picker(monkeypatch):
+    from test_cards import open_cards, run_stability_on_the_card
+
+    from explorer import evidence
+
+    monkeypatch.setattr(evidence, "STABILITY_RESAMPLES", 4)
+    at = open_cards(dataset="mixed_planted", k=4, label="(none)")
+    badges = [m.value for m in at.markdown if ":gray-badge[" in m.value or "badge" in m.value]
+    assert any("not run yet" in b for b in badges), [m.value for m in at.markdown][:5]
+    found = run_stability_on_the_card(at)
+    options = at.selectbox(key="card_cluster").options
+    assert all(("unstable" in option) == bool(found.unstable[k]) and "stable" in option
+               for k, option in enumerate(options))
+    first = [m.value for m in at.markdown][:3]
+    assert any(f"mean Jaccard {found.mean_jaccard[0]:.2f}" in m for m in first), first
+
+
+# ---------------------------------------------------------------------------
+# Teach: iteration 1's caption is true for the fit shown, and the paper's start can be shown (item 10)
+
+
+def test_teach_says_how_the_fit_started_and_shows_the_papers_start():
+    from test_app import charts, ctx
+
+    from craft import CRAFT
+
+    at = open_app(dataset="fig1_binary", n_init="1")
+    visit(at, "teach")
+    seeded = ctx(at).model
+    assert seeded.init == "craft++" and seeded.history_[0].n_clusters > 1
+    at.slider(key="teach_iter").set_value(1).run()
+    captions = " ".join(c.value for c in at.caption)
+    assert "seeded before the first pass" in captions and "paper's initial state" not in captions
+    at.radio(key="teach_start").set_value("paper").run()
+    assert not at.exception, at.exception
+    # The paper's start: the same parameters and seed, init="random" — one cluster, then the passes open the others.
+    expected = CRAFT(**{**seeded.get_params(), "init": "random"}).fit(ctx(at).X)
+    history = expected.history_
+    assert history[0].n_opened == history[0].n_clusters - 1 > 0
+    if len(history) > 1:
+        at.slider(key="teach_iter").set_value(1).run()
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Clusters opened"] == str(history[0].n_opened)
+    assert metrics["Clusters after the pass"] == str(history[0].n_clusters)
+    assert metrics["Points that changed cluster"] == f"{history[0].n_changed:,}"
+    captions = " ".join(c.value for c in at.caption)
+    assert "paper's initial state: one cluster" in captions and f"opened {history[0].n_opened} cluster" in captions
+    projection = next(spec for spec in charts(at) if "Assignments after iteration 1" in spec["layout"]["title"]["text"])
+    assert projection["data"]
+    # The fit on screen is unchanged (the sidebar's parameters did not move).
+    assert ctx(at).model.init == "craft++"
