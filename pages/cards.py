@@ -10,6 +10,7 @@ from explorer.ui import esc
 ctx = context.current()
 st.title("Cluster cards")
 model = context.require_model(ctx)
+assert ctx.data is not None  # require_model stopped the page otherwise
 
 # Whether the cluster is found again leads the card: its stability sits in the picker and beside the name, before
 # the rule's precision (once the stability run below has finished).

@@ -184,3 +184,32 @@ def test_teach_says_how_the_fit_started_and_shows_the_papers_start():
     assert projection["data"]
     # The fit on screen is unchanged (the sidebar's parameters did not move).
     assert ctx(at).model.init == "craft++"
+
+
+# ---------------------------------------------------------------------------
+# Downloads made on click arrive or say why (item 15); in Chromium beside CPU-bound processes: tests/browser
+
+
+def test_an_image_not_made_in_time_is_refused_with_its_reason_and_the_button_shows_it(monkeypatch):
+    import asyncio
+
+    import plotly.graph_objects as go
+    from streamlit.proto.BackMsg_pb2 import BackendOperationRequest
+    from streamlit.runtime.backend_operation_handler import DeferredFileHandler
+    from streamlit.runtime.media_file_manager import MediaFileManager
+    from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
+
+    from explorer import figure_export
+
+    monkeypatch.setattr(figure_export, "RENDER_TIMEOUT_S", 0.001)
+    figure = go.Figure(go.Bar(y=[1, 2, 3]))
+    with pytest.raises(figure_export.ImageNotMade, match=r"The SVG was not made within 0.001 s: .* camera"):
+        figure_export.figure_image(figure, "svg")
+    # Through Streamlit's handler of a deferred file: the answer is the reason, not "Failed to generate file".
+    manager = MediaFileManager(MemoryMediaFileStorage("/media"))
+    manager.add_deferred(lambda: figure_export.figure_image(figure, "png"), "image/png", "coords", file_name="x.png")
+    (file_id,) = manager._deferred_callables
+    request = BackendOperationRequest(request_id="r1")
+    request.deferred_file.file_id = file_id
+    response = asyncio.run(DeferredFileHandler(lambda: manager).handle(request, "session"))
+    assert response.error_msg.startswith("The PNG was not made within 0.001 s")
