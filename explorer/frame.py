@@ -15,7 +15,7 @@ import threading
 
 import streamlit as st
 
-from . import context, state, ui
+from . import context, history, state, ui
 
 # The context of the run in progress, per script thread (one per session run).
 _run = threading.local()
@@ -27,6 +27,7 @@ def render() -> context.AppContext:
     state.init_session()
     st.sidebar.title("CRAFT Explorer")
     st.sidebar.caption("Clustering of mixed data with cluster-specific feature selection (Garg, Rudin, Jaakkola).")
+    history.keep_entries_restorable()
     params = ui.render_sidebar()
     ctx = context.build(params)
     state.sync_url(ctx.shareable)
