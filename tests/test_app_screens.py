@@ -213,3 +213,42 @@ def test_an_image_not_made_in_time_is_refused_with_its_reason_and_the_button_sho
     request.deferred_file.file_id = file_id
     response = asyncio.run(DeferredFileHandler(lambda: manager).handle(request, "session"))
     assert response.error_msg.startswith("The PNG was not made within 0.001 s")
+
+
+# ---------------------------------------------------------------------------
+# Readability (item 13): numbers written as elsewhere, the margin histogram's overflow bin
+
+
+def test_a_few_huge_margins_go_to_an_overflow_bin_and_the_rest_keep_their_bins():
+    from craft import plots
+
+    rng = np.random.default_rng(0)
+    margins = np.r_[rng.uniform(0, 1, 200), [900.0, 1200.0, 5000.0]]
+    assignment = pd.DataFrame({"cluster": np.r_[np.zeros(100, int), np.ones(103, int)], "margin": margins})
+    frame = plots.margin_frame(assignment, bins=40)
+    over = frame[frame["overflow"]]
+    assert over["rows"].sum() == 3 and over["rows"].tolist() == [0, 3] and over["right"].max() == 5000.0
+    regular = frame[~frame["overflow"]]
+    # The 200 ordinary rows spread over the 40 bins (they were all in the first of 40 bins up to 5000).
+    assert regular["right"].max() < 1 and regular.groupby("left")["rows"].sum().max() < 20
+    assert frame.groupby("cluster")["rows"].sum().tolist() == [100, 103]
+    figure = plots.fig_margins(assignment, n_clusters=2)
+    assert sum(int(np.sum(trace.y)) for trace in figure.data) == 203
+    assert any("up to 5,000" in a.text for a in figure.layout.annotations)
+    # Without far-out margins there is no overflow bin.
+    assert not plots.margin_frame(assignment.iloc[:200], bins=40)["overflow"].any()
+
+
+def test_the_objective_is_written_with_thousands_separators_on_every_page():
+    from test_app import ctx, text
+
+    from explorer.ui import number
+
+    at = open_app(dataset="credit-g", k=3, n_init="1")
+    model = ctx(at).model
+    assert model.objective_ >= 10_000
+    said = " ".join(text(s) for s in at.success)
+    assert f"objective {number(model.objective_)})" in said and "e+" not in said
+    visit(at, "evaluate")
+    objective = [m.value for m in at.metric if m.label == "Objective"]
+    assert all(value == number(model.objective_) for value in objective)
