@@ -42,7 +42,8 @@ def fig_selection_frequency(model: CRAFT, stability: Stability, *, order: str = 
     text = np.array([[f"{row} · {name}: {'selected' if on else 'not selected'} in this fit; selected in {share:.0%} "
                       "of the refits" for name, on, share in zip(names, flags, shares, strict=True)]
                      for row, flags, shares in zip(labels, frame.to_numpy(), values, strict=True)], dtype=object)
-    fig = make_subplots(rows=1, cols=2, horizontal_spacing=plots._spacing(labels),
+    # One row of cluster labels, at the left: the right panel's own covered the left heatmap's last columns.
+    fig = make_subplots(rows=1, cols=2, shared_yaxes=True, horizontal_spacing=0.04,
                         subplot_titles=("This fit: selected features", f"Selected in the {stability.method} refits"))
     fig.add_trace(plots._binary_heatmap(frame, labels, "CRAFT"), row=1, col=1)
     fig.add_trace(go.Heatmap(

@@ -148,9 +148,16 @@ def theme() -> dict:
     return json.loads(THEME.read_text(encoding="utf-8"))
 
 
+#: Plotly's tool bar, shown on hover at the top right, sits under the title's line (12-34 px from the top; the
+#: figures leave 80 px or more above the plot, craft.plots._finish), not on it: it covered the end of a
+#: half-width chart's title ("How sure each assignment is: cost m…").
+_CSS = ".craft-plot .modebar-container { top: 38px !important; }"
+
+
 @functools.cache
 def _component():
-    return st.components.v2.component("craft_chart", js=_DRAW_JS % {"bundle": json.dumps(BUNDLE_URL)}, isolate_styles=False)
+    return st.components.v2.component("craft_chart", js=_DRAW_JS % {"bundle": json.dumps(BUNDLE_URL)}, css=_CSS,
+                                      isolate_styles=False)
 
 
 def figure_json(figure: go.Figure) -> str:

@@ -252,3 +252,33 @@ def test_the_objective_is_written_with_thousands_separators_on_every_page():
     visit(at, "evaluate")
     objective = [m.value for m in at.metric if m.label == "Objective"]
     assert all(value == number(model.objective_) for value in objective)
+
+
+def test_the_stability_figure_labels_its_clusters_once_at_the_left():
+    from craft import CRAFT, stability_plots
+    from craft.stability import bootstrap_stability
+    from craft.synthetic import mixed_planted
+
+    X, _ = mixed_planted(n_samples=150, random_state=0)[:2]
+    model = CRAFT(k=3, n_init=1, random_state=0).fit(X)
+    found = bootstrap_stability(model, X, n_resamples=3, random_state=0)
+    figure = stability_plots.fig_selection_frequency(model, found)
+    # The right panel shares the left one's rows and draws no labels of its own (they covered the left heatmap).
+    assert figure.layout.yaxis2.matches == "y" and figure.layout.yaxis2.showticklabels is False
+
+
+def test_scored_rows_that_fit_no_cluster_list_their_cluster_first():
+    from test_app import start, visit
+    from test_app_score import score_table
+
+    from explorer import services
+
+    at = start("data", dataset="fig2_numeric", syn_n=120)
+    visit(at, "score")
+    table = services.load_example("fig2_numeric", n_samples=120, seed=0).table.copy()
+    numbers = table.select_dtypes("number").columns
+    table.loc[:4, numbers] = table.loc[:4, numbers] * 40
+    score_table(at, "new.csv", table.to_csv(index=False).encode())
+    listed = at.dataframe[0].value
+    assert list(listed.columns[:4]) == ["craft_cluster", "craft_cost", "craft_margin", "craft_fits_no_cluster"]
+    assert list(listed.columns[4:]) == list(table.columns)

@@ -128,3 +128,46 @@ def test_back_shows_the_view_that_was_on_screen_and_the_app_adds_no_half_written
     fresh = new_page()
     open_app(fresh, back["path"] + back["query"])
     assert _view(fresh) == left
+
+
+# ---------------------------------------------------------------------------
+# Readability at 1280 × 720 (item 13)
+
+_OVERLAP_JS = """
+(plot) => {
+  const box = (el) => el.getBoundingClientRect();
+  const bar = box(plot.querySelector('.modebar-container .modebar') || plot.querySelector('.modebar-container'));
+  const title = box(plot.querySelector('.gtitle'));
+  return {bar: [bar.left, bar.top, bar.right, bar.bottom], title: [title.left, title.top, title.right, title.bottom]};
+}
+"""
+
+
+def _overlap(a, b) -> bool:
+    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
+
+
+def test_at_1280_by_720_labels_are_whole_and_the_tool_bar_leaves_titles_alone(page):
+    from explorer import services
+
+    page.set_viewport_size({"width": 1280, "height": 720})
+    open_app(page, "/?dataset=fig2_numeric&syn_n=120&n_init=1")
+    go_to(page, "Export")
+    label = page.locator(".st-key-dl_model [data-testid='stMarkdownContainer']").first
+    assert label.evaluate("(el) => el.scrollWidth <= el.clientWidth + 1"), label.inner_text()
+    go_to(page, "Score new rows")
+    table = services.load_example("fig2_numeric", n_samples=120, seed=0).table.copy()
+    numbers = table.select_dtypes("number").columns
+    table.loc[:4, numbers] = table.loc[:4, numbers] * 40
+    page.locator(".st-key-score_uploader input[type=file]").set_input_files(
+        files=[{"name": "new.csv", "mimeType": "text/csv", "buffer": table.to_csv(index=False).encode()}])
+    page.wait_for_selector(".st-key-score_margins .js-plotly-plot .gtitle", timeout=120_000)
+    wait_idle(page)
+    for key in ("score_margins", "score_sizes"):  # the two half-width charts
+        plot = page.locator(f".st-key-{key} .js-plotly-plot").first
+        plot.scroll_into_view_if_needed()
+        plot.hover(position={"x": 200, "y": 200})
+        page.wait_for_timeout(400)
+        boxes = plot.evaluate(_OVERLAP_JS)
+        assert boxes["bar"][2] > boxes["bar"][0], "the tool bar is not shown on hover"
+        assert not _overlap(boxes["bar"], boxes["title"]), (key, boxes)
