@@ -260,11 +260,23 @@ def test_the_stability_figure_labels_its_clusters_once_at_the_left():
     from craft.synthetic import mixed_planted
 
     X, _ = mixed_planted(n_samples=150, random_state=0)[:2]
+    X = X.iloc[:, :12]
     model = CRAFT(k=3, n_init=1, random_state=0).fit(X)
     found = bootstrap_stability(model, X, n_resamples=3, random_state=0)
     figure = stability_plots.fig_selection_frequency(model, found)
+    assert X.shape[1] <= stability_plots.SIDE_BY_SIDE_FEATURES
     # The right panel shares the left one's rows and draws no labels of its own (they covered the left heatmap).
     assert figure.layout.yaxis2.matches == "y" and figure.layout.yaxis2.showticklabels is False
+    # Many features (Soybean's 35 ran into each other at half the width): the panels are stacked, full width,
+    # the feature labels drawn once, under the lower one.
+    wide = pd.concat([X, X.add_suffix("_again")], axis=1)
+    assert wide.shape[1] > stability_plots.SIDE_BY_SIDE_FEATURES
+    model = CRAFT(k=3, n_init=1, random_state=0).fit(wide)
+    figure = stability_plots.fig_selection_frequency(model, bootstrap_stability(model, wide, n_resamples=3,
+                                                                                random_state=0))
+    assert figure.layout.xaxis.matches == "x2" and figure.layout.xaxis.showticklabels is False
+    assert figure.layout.yaxis2.domain[1] < figure.layout.yaxis.domain[0]  # one above the other
+    assert list(figure.data[1].x) == list(figure.data[0].x)
 
 
 def test_scored_rows_that_fit_no_cluster_list_their_cluster_first():
