@@ -171,3 +171,29 @@ def test_at_1280_by_720_labels_are_whole_and_the_tool_bar_leaves_titles_alone(pa
         boxes = plot.evaluate(_OVERLAP_JS)
         assert boxes["bar"][2] > boxes["bar"][0], "the tool bar is not shown on hover"
         assert not _overlap(boxes["bar"], boxes["title"]), (key, boxes)
+
+
+# ---------------------------------------------------------------------------
+# The scrubber's picture (item 9)
+
+
+def test_the_scrubbers_camera_saves_the_frame_on_screen_without_the_slider(page):
+    from test_path_scrubber import SCRUBBER, _step_position
+
+    open_app(page, "/clusters?dataset=zoo&k=4&view=Mask+path")
+    page.wait_for_selector(SCRUBBER, timeout=180_000)
+    wait_idle(page)
+    page.locator(SCRUBBER).scroll_into_view_if_needed()
+    page.mouse.click(*_step_position(page, "0.1"))
+    page.wait_for_function("(s) => document.querySelector(s).querySelector('.gtitle').textContent"
+                           ".startsWith('The fit at m = 0.1:')", arg=SCRUBBER, timeout=10_000)
+    title = page.locator(SCRUBBER).locator(".gtitle").first.text_content()
+    page.locator(SCRUBBER).hover()
+    camera = page.locator(f"{SCRUBBER} .modebar-btn[data-title^='Download the frame on screen']").first
+    with page.expect_download(timeout=60_000) as info:
+        camera.click()
+    assert info.value.suggested_filename == "craft_path_fit_m_on_screen.svg"
+    svg = Path(info.value.path()).read_text(encoding="utf-8")
+    assert title.replace("&", "&amp;") in svg or title in svg  # the frame shown, not the first one (m = 0.5)
+    assert "The fit at m = 0.5:" not in svg
+    assert "slider" not in svg  # no slider group drawn into the picture
