@@ -18,6 +18,7 @@ except ImportError as error:  # pragma: no cover - depends on the installation
     raise missing("plotly", extra="plots", needed_for="craft.path_plots") from error
 
 from . import plots
+from .exceptions import CraftInputError
 from .path import MaskPath
 
 #: Most features drawn: those selected most often along the path (the title says when some are left out).
@@ -35,6 +36,22 @@ def feature_order(path: MaskPath) -> list[int]:
     """
     counts = path.selected.sum(axis=(0, 1))
     return sorted(range(len(path.features)), key=lambda d: (-counts[d], d))
+
+
+def _drawn_features(path: MaskPath, order=None) -> list[int]:
+    """The features drawn, in ``order`` (default :func:`feature_order`): the :data:`MAX_FEATURES` selected most.
+
+    ``order`` lists every feature's index once (e.g. the order of the mask heatmap of the fit on screen); where
+    some are left out, those selected least along the path go, and the rest keep ``order``.
+    """
+    by_count = feature_order(path)
+    if order is None:
+        return by_count[:MAX_FEATURES]
+    order = [int(d) for d in order]
+    if sorted(order) != list(range(len(path.features))):
+        raise CraftInputError(f"order must list each of the path's {len(path.features)} features once")
+    kept = set(by_count[:MAX_FEATURES])
+    return [d for d in order if d in kept]
 
 
 def _value_labels(path: MaskPath) -> list[str]:
@@ -86,7 +103,7 @@ def _mask_cells(path: MaskPath, track: int, features: list[int], x: list[str]) -
     )
 
 
-def fig_mask_path(path: MaskPath) -> go.Figure:
+def fig_mask_path(path: MaskPath, *, order=None) -> go.Figure:
     """The mask path: the clusters followed along the knob (top) and each one's selected features (below).
 
     Top: one lane per track of :attr:`MaskPath.clusters`, a marker at every
@@ -96,13 +113,13 @@ def fig_mask_path(path: MaskPath) -> go.Figure:
     knob's values across, selected cells blue and unselected grey (the fits'
     ``feature_mask_``), blank where the track does not exist; a row blue
     across a whole panel is a selection that holds whatever the knob.
-    Features are ordered by :func:`feature_order`; at most
-    :data:`MAX_FEATURES` are drawn.
+    Features are ordered by ``order`` (indices into ``path.features``, each
+    once; default :func:`feature_order`); at most :data:`MAX_FEATURES` are
+    drawn, those selected most along the path.
     """
     x = _value_labels(path)
     colors = plots.cluster_colors(path.n_tracks)
-    order = feature_order(path)
-    features = order[:MAX_FEATURES]
+    features = _drawn_features(path, order)
     names = plots._esc_all(path.features[d] for d in features)
     n_panels = path.n_tracks
     lanes_px = 60 + 34 * n_panels
@@ -130,7 +147,7 @@ def fig_mask_path(path: MaskPath) -> go.Figure:
     # White behind the cells: where a track does not exist its panel is blank, unlike a grey "not selected".
     fig.update_layout(plot_bgcolor="white")
     fig.update_yaxes(row=1, col=1, showgrid=True, gridcolor="#eeeeee")
-    left_out = len(order) - len(features)
+    left_out = len(path.features) - len(features)
     title = (f"The mask path over {path.knob}: {len(path.values)} fits, {path.n_tracks} cluster tracks"
              + (f" ({left_out} features selected least are not drawn)" if left_out else ""))
     return plots._finish(fig, title, height=height, left=max(plots._y_room(names), plots._y_room(lanes)), bottom=room)
@@ -172,7 +189,7 @@ def _step_traces(path: MaskPath, step: int, features: list[int], names: list[str
     return cells, sizes
 
 
-def fig_path_scrubber(path: MaskPath, *, at: float | None = None) -> go.Figure:
+def fig_path_scrubber(path: MaskPath, *, at: float | None = None, slider: bool = True, order=None) -> go.Figure:
     """The path's fits one at a time, under a slider the browser moves: each fit's masks, sizes and metrics.
 
     Left, the tracks' selected features at one value of the knob (tracks
@@ -189,16 +206,23 @@ def fig_path_scrubber(path: MaskPath, *, at: float | None = None) -> go.Figure:
     path : MaskPath
     at : float, optional
         The value shown first: the path's value nearest to it (default: the first).
+    slider : bool, default True
+        False: the still picture of that one fit (no frames, no slider), as
+        saved to a file; its title names the fit it shows.
+    order : sequence of int, optional
+        The features' order across, as in :func:`fig_mask_path`.
 
     Returns
     -------
     plotly.graph_objects.Figure
         One frame per value of the path (``frames``, named by the value), and
-        one slider step per frame.
+        one slider step per frame. ``layout.meta["still"]`` holds the height
+        and bottom margin of the picture without its slider, with which a
+        browser saves the frame on screen (:mod:`explorer.plotly_view`).
     """
     x = _value_labels(path)
     start = 0 if at is None else int(np.argmin(np.abs(path.values - at)))
-    features = feature_order(path)[:MAX_FEATURES]
+    features = _drawn_features(path, order)
     names = plots._esc_all(path.features[d] for d in features)
     colors = plots.cluster_colors(path.n_tracks)
     rows = list(range(path.n_tracks))
@@ -209,6 +233,16 @@ def fig_path_scrubber(path: MaskPath, *, at: float | None = None) -> go.Figure:
                         subplot_titles=["Selected features of each track", "Rows"])
     for trace, col in zip(traces[start], (1, 2), strict=True):
         fig.add_trace(trace, row=1, col=col)
+    if not slider:
+        fig.update_xaxes(row=1, col=1, type="category", **axis)
+        fig.update_xaxes(row=1, col=2, showticklabels=False)
+        fig.update_yaxes(autorange="reversed", tickmode="array", tickvals=rows, ticktext=labels[start],
+                         automargin=False)
+        plots._selection_legend(fig, plots.SELECTED_COLOR, plots.UNSELECTED_COLOR)
+        fig.update_layout(plot_bgcolor="white")
+        height = int(plots._LEGEND_TOP + 36 * path.n_tracks + 60 + room)
+        left = plots._y_room(labels[start])
+        return plots._finish(fig, _step_title(path, start), height=height, left=left, bottom=room)
     fig.frames = [go.Frame(name=x[step], data=list(traces[step]), traces=[0, 1],
                            layout=dict(title_text=_step_title(path, step), yaxis=dict(ticktext=labels[step])))
                   for step in range(len(x))]
@@ -226,4 +260,9 @@ def fig_path_scrubber(path: MaskPath, *, at: float | None = None) -> go.Figure:
     )])
     height = int(plots._LEGEND_TOP + 36 * path.n_tracks + 60 + room + slider_px)
     left = max(plots._y_room(names_at) for names_at in labels)
-    return plots._finish(fig, _step_title(path, start), height=height, left=left, bottom=room + slider_px)
+    fig = plots._finish(fig, _step_title(path, start), height=height, left=left, bottom=room + slider_px)
+    # What a browser needs to save the frame on screen as the still picture: its layout without the slider.
+    still = fig_path_scrubber(path, at=at, slider=False, order=order).layout
+    fig.update_layout(meta={"still": {"height": still.height, "margin_b": still.margin.b, "title_y": still.title.y,
+                                      "legend_y": still.legend.y}})
+    return fig

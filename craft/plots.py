@@ -940,7 +940,13 @@ def margin_frame(assignment: pd.DataFrame, *, bins: int = 40) -> pd.DataFrame:
     Returns
     -------
     DataFrame
-        One row per cluster and bin: ``cluster``, ``left``, ``right``, ``rows``.
+        One row per cluster and bin: ``cluster``, ``left``, ``right``,
+        ``rows`` and ``overflow``. Margins beyond Tukey's far-out fence
+        (Q3 + 3 IQR of all the margins) are counted in one last bin per
+        cluster, ``overflow`` True, from the fence to the largest margin, so
+        that a few huge margins do not squeeze every other row into the first
+        of ``bins`` equal bins (docs/numerics.md, *Score: the margin
+        histogram*).
 
     Examples
     --------
@@ -948,18 +954,41 @@ def margin_frame(assignment: pd.DataFrame, *, bins: int = 40) -> pd.DataFrame:
     >>> frame = margin_frame(a, bins=2)
     >>> frame["cluster"].tolist(), frame["left"].tolist(), frame["rows"].tolist()
     ([0, 0, 1, 1], [0.0, 1.0, 0.0, 1.0], [1, 1, 0, 1])
+    >>> a = pd.DataFrame({"cluster": [0] * 9 + [1], "margin": [1.0, 1.1, 1.2, 1.3, 1.4, 1.5, 1.6, 1.7, 1.8, 500.0]})
+    >>> frame = margin_frame(a, bins=4)
+    >>> frame[frame["overflow"]][["cluster", "rows"]].values.tolist(), float(frame["right"].max())
+    ([[0, 0], [1, 1]], 500.0)
     """
     margins = assignment["margin"].to_numpy(dtype=np.float64)
     clusters = assignment["cluster"].to_numpy(dtype=np.int64)
-    edges = np.histogram_bin_edges(margins, bins=bins)
+    fence = np.inf
+    if margins.size:
+        q1, q3 = np.quantile(margins, [0.25, 0.75])
+        fence = q3 + 3.0 * (q3 - q1)
+    far = margins > fence
+    if not far.any():
+        fence = np.inf
+    edges = np.histogram_bin_edges(margins[~far], bins=bins)
     parts = []
     for k in np.unique(clusters):
-        counts, _ = np.histogram(margins[clusters == k], bins=edges)
-        parts.append(pd.DataFrame({"cluster": int(k), "left": edges[:-1], "right": edges[1:], "rows": counts}))
-    columns = {"cluster": np.int64, "left": np.float64, "right": np.float64, "rows": np.int64}
+        mine = clusters == k
+        counts, _ = np.histogram(margins[mine & ~far], bins=edges)
+        part = pd.DataFrame({"cluster": int(k), "left": edges[:-1], "right": edges[1:], "rows": counts,
+                             "overflow": False})
+        if np.isfinite(fence):
+            last = pd.DataFrame({"cluster": [int(k)], "left": [fence], "right": [float(margins.max())],
+                                 "rows": [int(np.sum(mine & far))], "overflow": [True]})
+            part = pd.concat([part, last], ignore_index=True)
+        parts.append(part)
+    columns = {"cluster": np.int64, "left": np.float64, "right": np.float64, "rows": np.int64, "overflow": bool}
     if not parts:
         return pd.DataFrame({name: np.empty(0, dtype=dtype) for name, dtype in columns.items()})
     return pd.concat(parts, ignore_index=True).astype(columns)
+
+
+def _readable(value: float) -> str:
+    """A number as the app writes it: thousands separators from 1,000 on (never 5e+03), 3 significant digits below."""
+    return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:.3g}"
 
 
 def fig_margins(assignment: pd.DataFrame, *, n_clusters: int | None = None, bins: int = 40) -> go.Figure:
@@ -982,17 +1011,30 @@ def fig_margins(assignment: pd.DataFrame, *, n_clusters: int | None = None, bins
     frame = margin_frame(assignment, bins=bins)
     seen = int(frame["cluster"].max()) + 1 if len(frame) else 0
     colors = cluster_colors(max(seen, n_clusters or 0))
+    regular = frame[~frame["overflow"]]
+    width = float((regular["right"] - regular["left"]).max()) if len(regular) else 1.0
+    width = width if width > 0 else 1.0
+    # The overflow bin is drawn one bin wide, a bin's gap right of the others (its true range is in its label).
+    top = float(regular["right"].max()) if len(regular) else 0.0
+    spot = top + 1.5 * width
     fig = go.Figure()
     for k, part in frame.groupby("cluster", sort=True):
         # -1: rows a noise=True model leaves in no cluster; their margin is still their nearest cluster's.
         name, color = ("noise", NOISE_COLOR) if k == -1 else (f"cluster {k}", colors[int(k)])
+        over = part["overflow"].to_numpy()
         fig.add_trace(go.Bar(
-            x=(part["left"] + part["right"]) / 2, y=part["rows"], width=part["right"] - part["left"],
+            x=np.where(over, spot, (part["left"] + part["right"]) / 2), y=part["rows"],
+            width=np.where(over, width, part["right"] - part["left"]),
             name=name, marker=dict(color=color, line=dict(width=0)),
             customdata=np.column_stack([part["left"], part["right"]]),
             hovertemplate="margin %{customdata[0]:.3g} – %{customdata[1]:.3g}: %{y:,} rows<extra>"
                           + f"{name}</extra>",
         ))
+    if frame["overflow"].any():
+        far = frame[frame["overflow"]]
+        fig.add_annotation(x=spot, y=int(far["rows"].sum()), yanchor="bottom", showarrow=False,
+                           text=f"> {_readable(far['left'].iloc[0])}<br>(up to {_readable(far['right'].iloc[0])})",
+                           font=dict(size=TICK_FONT_PX))
     fig.update_layout(barmode="stack", bargap=0, legend=dict(title="nearest cluster", traceorder="normal"))
     fig.update_xaxes(title="cost margin: cost to the next-nearest cluster − cost to the nearest (0: a tie)")
     fig.update_yaxes(title="rows")

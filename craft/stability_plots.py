@@ -23,6 +23,8 @@ from . import plots
 from .estimator import CRAFT
 from .stability import UNSTABLE_JACCARD, Stability
 
+#: Most features whose two panels of :func:`fig_selection_frequency` stand side by side; more are stacked.
+SIDE_BY_SIDE_FEATURES = 20
 #: Frequency of selection: from the mask's "not selected" grey to its "selected" blue.
 FREQUENCY_SCALE = [[0.0, "#f7f7f7"], [0.5, "#9ecae1"], [1.0, plots.SELECTED_COLOR]]
 
@@ -49,21 +51,31 @@ def fig_selection_frequency(model: CRAFT, stability: Stability, *, order: str = 
                       for name, on, share in zip(names, flags, shares, strict=True)]
                      for row, flags, shares, n in zip(labels, frame.to_numpy(), values, matched, strict=True)],
                     dtype=object)
-    fig = make_subplots(rows=1, cols=2, horizontal_spacing=plots._spacing(labels),
-                        subplot_titles=("This fit: selected features", f"Selected in the {stability.method} refits"))
+    titles = ("This fit: selected features", f"Selected in the {stability.method} refits")
+    # Side by side, each panel has half the width: beyond SIDE_BY_SIDE_FEATURES its feature labels ran into
+    # each other (Soybean's 35 at 1280 px), so the panels are stacked, full width, sharing the labels below.
+    stacked = len(names) > SIDE_BY_SIDE_FEATURES
+    if stacked:
+        fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.06, subplot_titles=titles)
+    else:
+        # One row of cluster labels, at the left: the right panel's own covered the left heatmap's last columns.
+        fig = make_subplots(rows=1, cols=2, shared_yaxes=True, horizontal_spacing=0.04, subplot_titles=titles)
+    second = dict(row=2, col=1) if stacked else dict(row=1, col=2)
     fig.add_trace(plots._binary_heatmap(frame, labels, "CRAFT"), row=1, col=1)
     fig.add_trace(go.Heatmap(
         z=values, x=names, y=labels, zmin=0, zmax=1, colorscale=FREQUENCY_SCALE, xgap=1, ygap=1,
         text=np.round(values * 100).astype(int), texttemplate="%{text}" if values.size <= 600 else None,
         customdata=text, hovertemplate="%{customdata}<extra></extra>",
-        colorbar=dict(title="selected", tickformat=".0%"), name="refits",
-    ), row=1, col=2)
+        colorbar=dict(title="selected", tickformat=".0%", **(dict(len=0.45, y=0, yanchor="bottom") if stacked else {})),
+        name="refits",
+    ), **second)
     angle = plots._angle(len(names))
     fig.update_yaxes(autorange="reversed", **plots._all_ticks("y", labels))
     fig.update_xaxes(tickangle=angle, **plots._all_ticks("x", names))
     plots._selection_legend(fig, plots.SELECTED_COLOR, plots.UNSELECTED_COLOR)
+    panels = plots._mask_height(len(labels)) * (2 if stacked else 1)
     return plots._finish(fig, "Which selected features are solid: share of the refits whose matched cluster selects them",
-                         height=plots._mask_height(len(labels)) + int(plots._x_room(names, angle)),
+                         height=panels + int(plots._x_room(names, angle)),
                          left=plots._left_room(labels, names, angle), bottom=plots._x_room(names, angle))
 
 

@@ -553,3 +553,22 @@ def scoring(model_key: str, sha: str, _model, _table) -> services.Scoring:
 def model_file(key: str, _model) -> bytes:
     """The fit named ``key`` as a model file (:func:`services.model_file`)."""
     return services.model_file(_model)
+
+
+@_kept_in(STORE, spinner="Fitting from the paper's start…")
+def paper_start(key: str, _model, _X) -> FitOutcome:
+    """The fit named ``key`` refitted from the paper's start (``init="random"``), for Teach; same parameters and seed.
+
+    Its iterations show Algorithm 1 as the paper states it: one cluster at a random point, then the passes open
+    the others. A problem comes back as :attr:`FitOutcome.error`, as from :func:`services.fit_craft`.
+    """
+    from sklearn.base import clone
+
+    from craft import CraftInputError
+
+    model = clone(_model).set_params(init="random")
+    try:
+        model.fit(_X)
+    except CraftInputError as error:
+        return FitOutcome(None, error=str(error))
+    return FitOutcome(model)

@@ -15,6 +15,7 @@ import streamlit as st
 from craft import card_plots, cards
 from craft.cards import ClusterCard
 from craft.export import to_csv_bytes
+from craft.io import read_info
 
 from .ui import show_table
 
@@ -47,9 +48,15 @@ def figures(key: str, cluster: int, _card: ClusterCard):
     return numeric, levels
 
 
-def cluster_label(model, cluster: int) -> str:
-    """``"cluster 2 (310 rows)"``."""
-    return f"cluster {cluster} ({int(model.cluster_sizes_[cluster]):,} rows)"
+def cluster_label(model, cluster: int, stability=None) -> str:
+    """``"cluster 2 (310 rows)"``, with ``" · unstable (Jaccard 0.44)"`` or ``" · stable"`` once ``stability``
+    (:class:`craft.stability.Stability` of this fit) is known."""
+    label = f"cluster {cluster} ({int(model.cluster_sizes_[cluster]):,} rows)"
+    if stability is None:
+        return label
+    if stability.unstable[cluster]:
+        return f"{label} · unstable (Jaccard {stability.mean_jaccard[cluster]:.2f})"
+    return f"{label} · stable"
 
 
 def p_text(p: float) -> str:
@@ -94,13 +101,67 @@ def level_table(card: ClusterCard) -> pd.DataFrame:
     })
 
 
+def identifier_column(data, schema, label: str | None) -> str | None:
+    """The table's identifier: the first column the fit ignores (not the label) whose values name each row once.
+
+    None where there is none (every bundled example): rows are then named by their number only.
+    """
+    table = data.table
+    for name in schema.ignored:
+        if name == label or name not in table.columns:
+            continue
+        column = table[name]
+        if column.notna().all() and column.is_unique:
+            return str(name)
+    return None
+
+
+def file_lines(data, cells: pd.DataFrame | None) -> np.ndarray | None:
+    """The line of the uploaded text file each row of ``data.table`` starts on (1 = the file's first line).
+
+    Known where the reader dropped no blank row: the header line (after Excel's ``sep=`` line, when there
+    is one), then one line per row plus the line breaks inside its quoted cells (``cells``, as the file
+    writes them). None for a bundled or generated table, a sheet or a Parquet file, or when blank rows
+    were dropped (their places are not kept).
+    """
+    info = read_info(data.table)
+    if data.kind != "upload" or info is None or info.format != "text" or info.blank_rows or cells is None:
+        return None
+    breaks = np.zeros(len(cells), dtype=np.int64)
+    for name in cells.columns:
+        column = cells[name]
+        if not pd.api.types.is_numeric_dtype(column.dtype):
+            breaks += column.map(lambda v: v.count("\n") if isinstance(v, str) else 0).to_numpy(dtype=np.int64)
+    first = 2 + (1 if info.delimiter_line else 0)
+    return first + np.arange(len(cells)) + np.concatenate([[0], np.cumsum(breaks)[:-1]])
+
+
+def named_rows(rows: pd.DataFrame, data, identifier: str | None, lines: np.ndarray | None) -> pd.DataFrame:
+    """``rows`` (indexed by row labels of ``data.table``) named as a person finds them in their table.
+
+    Columns put first: the identifier column's value (when the table has one), ``row`` (the row's number,
+    1 = the first row of data) and ``line in the file`` (where :func:`file_lines` knows it).
+    """
+    positions = data.table.index.get_indexer(rows.index)
+    names: dict[str, object] = {}
+    if identifier is not None:
+        names[identifier] = data.table[identifier].to_numpy()[positions]
+    names["row"] = positions + 1
+    if lines is not None:
+        names["line in the file"] = lines[positions]
+    front = pd.DataFrame(names, index=rows.index)
+    clash = [name for name in front.columns if name in rows.columns]
+    return pd.concat([front, rows.drop(columns=clash)], axis=1).reset_index(drop=True)
+
+
 def show_rows(rows: pd.DataFrame, n_features: int, *, key: str, file_name: str, column_config: dict) -> None:
     """A card's paragon or border rows: their measures and first :data:`CARD_COLUMNS` feature columns.
 
     Parameters
     ----------
     rows : DataFrame
-        :attr:`ClusterCard.paragons` or :attr:`ClusterCard.border`: measures, then one column per fitted feature.
+        :attr:`ClusterCard.paragons` or :attr:`ClusterCard.border` named by :func:`named_rows`: the rows'
+        names and measures, then one column per fitted feature.
     n_features : int
         The fit's number of features (the columns after the measures).
     key, file_name : str
@@ -110,11 +171,11 @@ def show_rows(rows: pd.DataFrame, n_features: int, *, key: str, file_name: str, 
     """
     n_measures = rows.shape[1] - n_features
     shown = rows.iloc[:, : n_measures + CARD_COLUMNS]
-    show_table(shown, key=key, column_config=column_config)
+    show_table(shown, key=key, column_config=column_config, hide_index=True)
     if shown.shape[1] < rows.shape[1]:
         st.caption(f"The first {CARD_COLUMNS} of the {n_features:,} feature columns are drawn (the cluster's "
                    "selected features first); the download holds these rows with every column.")
         # The bytes are given, not a callable: a deferred file (made on click) never arrived within 30 s under
         # load in tests/browser/test_flows.py (Export's labels), for a reason not found yet.
-        st.download_button("These rows with every column (CSV)", to_csv_bytes(rows, index=True),
+        st.download_button("These rows with every column (CSV)", to_csv_bytes(rows, index=False),
                            file_name=file_name, mime="text/csv", key=f"{key}_download", icon=":material/download:")

@@ -15,7 +15,7 @@ import threading
 
 import streamlit as st
 
-from . import context, state, ui
+from . import context, history, state, ui
 
 # The context of the run in progress, per script thread (one per session run).
 _run = threading.local()
@@ -31,6 +31,7 @@ def render(page=None) -> context.AppContext:
     # The description sits behind the title's help icon: the sidebar's height goes to the sliders (Tune & see).
     st.sidebar.title("CRAFT Explorer", help="Clustering of mixed data with cluster-specific feature selection "
                                             "(Garg, Rudin, Jaakkola).")
+    history.keep_entries_restorable()
     params = ui.render_sidebar()
     ctx = context.build(params, getattr(page, "url_path", None))
     state.sync_url(ctx.shareable)

@@ -36,7 +36,7 @@ from typing import Any, Callable
 import numpy as np
 import streamlit as st
 
-from craft import CraftInputError
+from craft import CraftInputError, plots
 from craft.path import MaskPath, mask_path
 from craft.path_plots import fig_mask_path, fig_path_scrubber
 
@@ -56,6 +56,8 @@ K_MAX = 8
 RHO_GRID = (0.001, 0.01, 0.1, 0.25, 0.5, 0.75, 0.9, 0.999)
 #: The knobs, in the app's words.
 KNOBS = {"m": "m", "k": "k", "rho": "ρ share"}
+#: The feature orders of Tune & see's mask heatmap (its "Feature order" control), offered for the path too.
+ORDERS = {"subspace": "subspaces as blocks", "natural": "table order", "count": "most selected first"}
 #: Seconds the m path started by Tune & see waits before its first fit (a parameter moved meanwhile cancels it).
 PREFETCH_DELAY_S = 1.0
 #: Most seconds of fitting Tune & see starts unasked: the m path is prefetched only where its grid, at about
@@ -227,6 +229,13 @@ def _progress(job: EvidenceJob, knob: str) -> None:
                         on_cancel=JOBS.cancel, args=(job.key,))
 
 
+def feature_order_of(model, path: MaskPath, order: str) -> list[int]:
+    """Indices into ``path.features`` in the order the masks tab draws ``model``'s mask with ``order``."""
+    shown = list(plots.mask_frame(model, order=order).columns)
+    where = {name: i for i, name in enumerate(path.features)}
+    return [where[name] for name in shown]
+
+
 def section(ctx, *, where: str, ask_above_budget: bool = False) -> None:
     """The mask path of this session's data and parameters, over a knob the user picks (``where`` keys the widgets).
 
@@ -261,8 +270,14 @@ def section(ctx, *, where: str, ask_above_budget: bool = False) -> None:
     assert found is not None
     result: PathResult = found
     path = result.path
-    chart(cache.figure(key, "mask_path", lambda: fig_mask_path(path)), key=f"fig_path_{where}",
-          name=f"craft_mask_path_{knob}")
+    # The features in the order of the masks tab (the same control, opening on the masks tab's choice): the
+    # order of the fit on screen's mask, so that its blocks (the paper's Figure 1) show along the path too.
+    default = st.session_state.get("mask_order") or cache.default_order(ctx.data)
+    order_name = st.segmented_control("Feature order", list(ORDERS), default=default, format_func=ORDERS.__getitem__,
+                                      key=f"path_order_{where}", required=True) or default
+    order = feature_order_of(ctx.model, path, order_name)
+    chart(cache.figure(key, f"mask_path_{order_name}", lambda: fig_mask_path(path, order=order)),
+          key=f"fig_path_{where}", name=f"craft_mask_path_{knob}")
     robust = path.selected_ranges()
     robust = robust[robust["whole_track"] & (robust["n_values"] == len(path.values))]
     st.caption(esc(
@@ -276,8 +291,16 @@ def section(ctx, *, where: str, ask_above_budget: bool = False) -> None:
     else:
         st.caption("Moving the sidebar's slider to a value of the path shows its fit at once: it is already made.")
     at = sidebar_value(ctx.params, knob)
-    chart(cache.figure(key, f"path_scrubber_{at}", lambda: fig_path_scrubber(path, at=at)), key=f"fig_scrub_{where}",
-          name=f"craft_path_fits_{knob}")
+    start = path.values[0 if at is None else int(np.argmin(np.abs(path.values - at)))]
+    # The buttons save a picture the server can make: the fit the scrubber opens on (the sidebar's), slider left
+    # out; the toolbar's camera saves the frame on screen (plotly_view).
+    chart(cache.figure(key, f"path_scrubber_{at}_{order_name}", lambda: fig_path_scrubber(path, at=at, order=order)),
+          key=f"fig_scrub_{where}",
+          name=f"craft_path_fit_{knob}_{start:g}", camera_name=f"craft_path_fit_{knob}_on_screen",
+          export=lambda: cache.figure(key, f"path_still_{at}_{order_name}",
+                                              lambda: fig_path_scrubber(path, at=at, slider=False, order=order)))
+    st.caption(esc(f"The SVG and PNG buttons save the fit at {KNOBS[knob]} = {start:g} (the sidebar's value); the "
+                   "camera of the figure's toolbar saves the frame on screen, without the slider."))
     st.caption(esc(
         f"Drag the slider under this figure through the {len(path.values)} fits of the path: each step shows that "
         "fit's masks, its clusters' rows and its metrics, drawn by your browser from the stored fits, while you drag "

@@ -67,6 +67,39 @@ function hasFrames(plot) {
   return Boolean(plot._transitionData && Object.keys(plot._transitionData._frameHash || {}).length);
 }
 
+// The camera of a figure with frames (the path scrubber) saves the frame on screen as its still picture: the
+// current data and title, the slider left out, laid out as the figure's layout.meta.still says (plotly's own
+// camera draws the whole plot, slider included).
+function frameCamera(Plotly, options) {
+  return {
+    name: "toImage", title: "Download the frame on screen (" + (options.format || "png").toUpperCase() + ")",
+    icon: Plotly.Icons.camera,
+    click: (gd) => {
+      const still = gd.layout.meta.still;
+      const layout = Object.assign({}, gd.layout, {
+        sliders: [], height: still.height,
+        margin: Object.assign({}, gd.layout.margin, { b: still.margin_b }),
+        title: Object.assign({}, gd.layout.title, { y: still.title_y }),
+        legend: Object.assign({}, gd.layout.legend, { y: still.legend_y }),
+      });
+      return Plotly.downloadImage({ data: gd.data, layout }, {
+        format: options.format || "png", filename: options.filename || "newplot", scale: options.scale || 1,
+        width: gd._fullLayout.width, height: still.height,
+      });
+    },
+  };
+}
+
+function configOf(Plotly, figure, text) {
+  const config = JSON.parse(text);
+  const still = figure.frames && figure.frames.length && figure.layout.meta && figure.layout.meta.still;
+  if (still) {
+    config.modeBarButtonsToRemove = (config.modeBarButtonsToRemove || []).concat(["toImage"]);
+    config.modeBarButtonsToAdd = (config.modeBarButtonsToAdd || []).concat([frameCamera(Plotly, config.toImageButtonOptions || {})]);
+  }
+  return config;
+}
+
 // Draws of one plot run one after another, and only the latest figure is drawn: two overlapping draws
 // (a rerun that sends a new figure while the last one is still being drawn) mixed the two figures' frames.
 function draw(plot, spec) {
@@ -74,7 +107,7 @@ function draw(plot, spec) {
   const next = previous.then(() => loadPlotly()).then((Plotly) => {
     if (drawn.get(plot) !== spec) return undefined;
     const figure = spec.parsed;
-    const whole = { data: figure.data, layout: figure.layout, frames: figure.frames || [], config: JSON.parse(spec.config) };
+    const whole = { data: figure.data, layout: figure.layout, frames: figure.frames || [], config: configOf(Plotly, figure, spec.config) };
     // A figure with frames (the path scrubber), or one replacing it, is drawn anew: its frames and slider
     // must not be merged into the last figure's.
     return (whole.frames.length || hasFrames(plot)) ? Plotly.newPlot(plot, whole) : Plotly.react(plot, whole);
@@ -115,9 +148,16 @@ def theme() -> dict:
     return json.loads(THEME.read_text(encoding="utf-8"))
 
 
+#: Plotly's tool bar, shown on hover at the top right, sits under the title's line (12-34 px from the top; the
+#: figures leave 80 px or more above the plot, craft.plots._finish), not on it: it covered the end of a
+#: half-width chart's title ("How sure each assignment is: cost m…").
+_CSS = ".craft-plot .modebar-container { top: 38px !important; }"
+
+
 @functools.cache
 def _component():
-    return st.components.v2.component("craft_chart", js=_DRAW_JS % {"bundle": json.dumps(BUNDLE_URL)}, isolate_styles=False)
+    return st.components.v2.component("craft_chart", js=_DRAW_JS % {"bundle": json.dumps(BUNDLE_URL)}, css=_CSS,
+                                      isolate_styles=False)
 
 
 def figure_json(figure: go.Figure) -> str:

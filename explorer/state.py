@@ -130,26 +130,64 @@ def init_session() -> None:
             # A link that names a number of restarts means that number, not "auto".
             params["n_init_auto"] = "false"
             st.session_state["n_init_auto"] = False
-        if "label" in params:
-            value = params.get("label")
-            st.session_state["label_choice"] = NO_LABEL if value in ("", "(none)") else value
-        if "roles" in params:
-            try:
-                roles = json.loads(params["roles"])
-            except (TypeError, ValueError, RecursionError):  # RecursionError: thousands of nested brackets
-                roles = None
-            if isinstance(roles, dict):
-                st.session_state["role_overrides"] = {
-                    str(k): str(v) for k, v in roles.items() if v in ("numeric", "categorical", "ignored")
-                }
-                dropped = [str(k) for k, v in roles.items() if v not in ("numeric", "categorical", "ignored")]
-                if dropped:
-                    st.session_state["_url_ignored"].append(
-                        ("roles", params.get("roles"), f"the roles of {', '.join(dropped[:5])} are not numeric, "
-                                                       f"categorical or ignored"))
-            else:
-                st.session_state["_url_ignored"].append(
-                    ("roles", params.get("roles"), 'not a JSON object such as {"column": "numeric"}'))
+        _read_label_and_roles(params, st.session_state["_url_ignored"])
+    elif _history_navigation():
+        # Back or Forward: the view of the entry's URL (explorer/history.py: each entry is a view that was shown).
+        params = _restore_entry_query()
+        st.session_state["label_choice"] = None
+        st.session_state["role_overrides"] = {}
+        _read_label_and_roles(params, [])
+
+
+def _history_navigation() -> bool:
+    """Whether this run was started by the browser's Back or Forward button."""
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    run = get_script_run_ctx()
+    return bool(getattr(run, "is_history_navigation", False))
+
+
+def _restore_entry_query():
+    """The URL of the history entry that Back or Forward opened, given back to the bound widgets.
+
+    On Back, Streamlit sets each bound widget from the entry's URL, but when the entry is another page it first
+    drops the parameters bound on the page being left, which every sidebar widget is (they are drawn while a
+    page runs): the widgets then took their defaults (Back from Evaluate to Tune & see showed fig1_binary at
+    k = 3 instead of Zoo at k = 6). The entry's query, as the browser sent it with the run's request, is put
+    back as the run's parameters and the values the widgets are seeded from.
+    """
+    from urllib.parse import urlsplit
+
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    query = getattr(get_script_run_ctx(), "query_string", None) or urlsplit(getattr(st.context, "url", None) or "").query
+    with get_session_state().query_params() as params:
+        params.populate_from_query_string(query)
+        params.set_initial_query_params(query)
+        params._send_query_param_msg()  # the address bar shows the entry's query again
+    return st.query_params
+
+
+def _read_label_and_roles(params, ignored: list) -> None:
+    """The URL's ``label`` and ``roles`` into the session; what cannot be used is added to ``ignored``."""
+    if "label" in params:
+        value = params.get("label")
+        st.session_state["label_choice"] = NO_LABEL if value in ("", "(none)") else value
+    if "roles" in params:
+        try:
+            roles = json.loads(params["roles"])
+        except (TypeError, ValueError, RecursionError):  # RecursionError: thousands of nested brackets
+            roles = None
+        if isinstance(roles, dict):
+            st.session_state["role_overrides"] = {
+                str(k): str(v) for k, v in roles.items() if v in ("numeric", "categorical", "ignored")
+            }
+            dropped = [str(k) for k, v in roles.items() if v not in ("numeric", "categorical", "ignored")]
+            if dropped:
+                ignored.append(("roles", params.get("roles"), f"the roles of {', '.join(dropped[:5])} are not "
+                                                              f"numeric, categorical or ignored"))
+        else:
+            ignored.append(("roles", params.get("roles"), 'not a JSON object such as {"column": "numeric"}'))
 
 
 def _open_start_data(value: str) -> None:

@@ -3,19 +3,32 @@
 import streamlit as st
 
 from craft.stability import UNSTABLE_JACCARD
-from explorer import cards, context, evidence
+from explorer import cache, cards, context, evidence
 from explorer.figure_export import chart
 from explorer.ui import esc
 
 ctx = context.current()
 st.title("Cluster cards")
 model = context.require_model(ctx)
+assert ctx.data is not None  # require_model stopped the page otherwise
 
+# Whether the cluster is found again leads the card: its stability sits in the picker and beside the name, before
+# the rule's precision (once the stability run below has finished).
+stability = evidence.result(ctx, "stability")  # None until the run has finished (or when it failed)
 picker, summary = st.columns([1, 2], vertical_alignment="bottom")
 cluster = picker.selectbox("Cluster", list(range(model.n_clusters_)), key="card_cluster",
-                           format_func=lambda k: cards.cluster_label(model, k))
+                           format_func=lambda k: cards.cluster_label(model, k, stability))
 card = cards.card(ctx.key, cluster, model, ctx.X)
 numeric_figure, level_figure = cards.figures(ctx.key, cluster, card)
+mark = summary.container(key="card_stability_mark")
+if stability is None:
+    mark.badge("Stability: not run yet (below)", icon=":material/help:", color="gray")
+elif stability.unstable[cluster]:
+    mark.badge(f"Unstable: mean Jaccard below {UNSTABLE_JACCARD} ({stability.mean_jaccard[cluster]:.2f})",
+               icon=":material/warning:", color="orange")
+else:
+    mark.badge(f"Stable: mean Jaccard {stability.mean_jaccard[cluster]:.2f}", icon=":material/check:",
+               color="green")
 summary.markdown(esc(card.words.summary))
 
 st.subheader("A rule for it")
@@ -49,13 +62,17 @@ if len(card.levels):
 st.subheader("Paragons: its most typical rows")
 st.caption(esc(card.words.paragons))
 n_features = len(model.engine_features_)
-cards.show_rows(card.paragons, n_features, key="card_paragons", file_name=f"craft_card_{cluster}_paragons.csv",
+# Rows named as the person finds them: the table's identifier column, the row's number and the file's line.
+upload = st.session_state.get("upload") if ctx.data.kind == "upload" else None
+identifier = cards.identifier_column(ctx.data, ctx.schema, ctx.label)
+lines = cards.file_lines(ctx.data, cache.original_cells(ctx.data.key, ctx.data, upload["data"]) if upload else None)
+cards.show_rows(cards.named_rows(card.paragons, ctx.data, identifier, lines), n_features, key="card_paragons", file_name=f"craft_card_{cluster}_paragons.csv",
                 column_config={"cost": st.column_config.NumberColumn(format="%.4g")})
 
 st.subheader("Border rows: members nearest to another cluster")
 st.caption(esc(card.words.border))
 if len(card.border):
-    cards.show_rows(card.border, n_features, key="card_border", file_name=f"craft_card_{cluster}_border.csv",
+    cards.show_rows(cards.named_rows(card.border, ctx.data, identifier, lines), n_features, key="card_border", file_name=f"craft_card_{cluster}_border.csv",
                     column_config={name: st.column_config.NumberColumn(format="%.4g")
                                    for name in ("cost", "next_cost", "margin")})
 
@@ -63,8 +80,4 @@ st.subheader("Stability: is it found again?")
 st.caption(f"Refits CRAFT on {evidence.STABILITY_RESAMPLES} bootstrap resamples of the rows, in the background (the "
            "same run as on the Evaluate page), and matches this cluster to its most similar refit cluster by the "
            "Jaccard similarity of their rows. The table shows how often each feature stays selected.")
-mark = st.container(key="card_stability_mark")  # drawn above the result, known once the result is read
 evidence.show_cluster_stability(ctx, cluster)
-stability = evidence.result(ctx, "stability")  # None until the run has finished (or when it failed)
-if stability is not None and stability.unstable[cluster]:
-    mark.badge(f"Unstable: mean Jaccard below {UNSTABLE_JACCARD}", icon=":material/warning:", color="orange")

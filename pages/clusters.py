@@ -8,7 +8,7 @@ from explorer import cache, context, mask_path
 from explorer.figure_export import chart
 from explorer.ui import esc, fit_header, page_header, truth_line
 
-ORDERS = {"subspace": "subspaces as blocks", "natural": "table order", "count": "most selected first"}
+ORDERS = mask_path.ORDERS
 TABS = ["Feature masks", "Data heatmap", "Sizes & profiles", "Projection", "Iterations", "Mask path"]
 
 ctx = context.current()

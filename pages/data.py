@@ -7,7 +7,7 @@ from craft.io import read_info
 from craft.limits import table_limits
 from explorer import context, state
 from explorer.services import UPLOAD_TYPES, column_report, k_advice, load_upload, reading_notes
-from explorer.ui import error, esc, note, show_table
+from explorer.ui import error, esc, note, number, show_table
 
 PREVIEW_ROWS = 500
 #: Columns the preview draws: a table's every column is a row of the roles table below it.
@@ -73,7 +73,7 @@ if ctx.data is not None:
 context.show_background_fit(ctx)
 if ctx.model is not None:
     st.success(
-        f"Clustered into K = {ctx.model.n_clusters_} clusters (objective {ctx.model.objective_:,.4g})"
+        f"Clustered into K = {ctx.model.n_clusters_} clusters (objective {number(ctx.model.objective_)})"
         + (f"; **{ctx.model.n_noise_:,} of {len(ctx.model.labels_):,} rows "
            f"({ctx.model.n_noise_ / len(ctx.model.labels_):.0%}) fit no cluster** (noise, −1). "
            if ctx.model.n_noise_ else ". ") +

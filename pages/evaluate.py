@@ -7,7 +7,7 @@ import streamlit as st
 from craft import metrics, plots
 from explorer import context, evidence
 from explorer.figure_export import chart
-from explorer.ui import esc, fit_summary, note
+from explorer.ui import esc, fit_summary, note, number
 
 MAX_CLASSES = 200
 
@@ -25,7 +25,7 @@ if y is None:
         icon=":material/info:",
     )
     st.page_link("pages/data.py", label="Choose a label column", icon=":material/table_view:")
-    st.metric("Objective", f"{model.objective_:,.6g}")
+    st.metric("Objective", number(model.objective_))
     chart(plots.fig_cluster_sizes(model), key="eval_sizes", name="craft_cluster_sizes")
     chart(plots.fig_history(model), key="eval_history", name="craft_iterations")
     evidence.trust_section(ctx)

@@ -33,10 +33,12 @@ with left:
                            mime="text/csv", key="dl_noise")
     st.download_button("Feature masks (CSV, clusters × features)", masks_csv(model),
                        file_name=f"{stem}_craft_masks.csv", mime="text/csv", key="dl_masks")
-    st.download_button("Model (.craft file: score new rows on the Score page, or craft.load in Python)",
+    # A label that fits the half-width column at 1280 px (the longer one was cut: "…or craft.lo…").
+    st.download_button("Model (.craft file, for Score or craft.load)",
                        cache.model_file(ctx.key, model), file_name=f"{stem}_craft_model.craft",
                        mime="application/zip", key="dl_model",
-                       help="The parameters, the column roles and levels, and the fitted clusters, as JSON and "
+                       help="Score new rows with it on the Score page, or load it with craft.load in Python. "
+                            "The parameters, the column roles and levels, and the fitted clusters, as JSON and "
                             "NumPy arrays in a zip archive: data only, never code (docs/model-format.md).")
     result = dict(n_clusters=model.n_clusters_, objective=model.objective_, lam_used=model.lam_, rho_used=model.rho_,
                   n_iter=model.n_iter_, converged=bool(model.converged_), cluster_sizes=model.cluster_sizes_,
@@ -89,9 +91,12 @@ for title, (name, make) in figures.items():
     download_buttons(make, f"{stem}_{name}", key=f"export_{name}", container=row[1])
 
 st.subheader("Share this view")
-pages = {"clusters": "Tune & see", "": "Data", "evaluate": "Evaluate", "teach": "Teach", "compare": "Compare",
-         "whatif": "What-if", "score": "Score new rows", "export": "Export"}
+# Every page of the app (app.py's PAGES, in its order), keyed by url_path. The first page is also reached as ""
+# (Streamlit's url_path of the default page): both open the Data page.
+pages = {"data": "Data", "clusters": "Tune & see", "cards": "Cluster cards", "evaluate": "Evaluate",
+         "teach": "Teach", "compare": "Compare", "whatif": "What-if", "score": "Score new rows", "export": "Export"}
 last = st.session_state.get("last_page")
+last = "data" if last == "" else last
 target = st.selectbox("The link opens", list(pages), index=list(pages).index(last) if last in pages else 0,
                       format_func=pages.__getitem__, key="share_page",
                       help="By default the page you looked at before this one (with its open tab).")

@@ -131,7 +131,10 @@ else:
                + (f"; the first {LISTED_ROWS:,} are listed, the download holds all" if n_none > LISTED_ROWS else "")
                + (". craft_cluster is -1: the model was fitted with noise=True, which leaves such rows in no "
                   "cluster." if scoring.n_noise else ". craft_cluster is the nearest cluster all the same."))
-    show_table(outliers.iloc[:LISTED_ROWS], key="score_outliers", hide_index=True)
+    # The assignment's columns first: after a wide table's cells they were cut at the right edge.
+    craft_columns = [name for name in outliers.columns if name not in original_cells().columns]
+    shown = outliers[craft_columns + [name for name in outliers.columns if name not in craft_columns]]
+    show_table(shown.iloc[:LISTED_ROWS], key="score_outliers", hide_index=True)
     st.download_button("Rows that fit no cluster (CSV)", lambda: to_csv_bytes(outliers),
                        file_name=f"{stem}_craft_no_cluster.csv", mime="text/csv", key="dl_no_cluster")
 st.subheader("Values never seen in the fit")

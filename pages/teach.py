@@ -30,9 +30,46 @@ st.caption(f"This fit's kept restart ran {len(history)} iteration(s); λ = {mode
            f"m = {terms.m:g}, ρ = {terms.rho:.4g}, D = {n_features} features.")
 
 
+#: The starts Teach can show: the fit on screen's, or the paper's (Algorithm 1: one cluster, then clusters open).
+STARTS = {"fit": "The fit on screen", "paper": "The paper's start: one cluster, then clusters open"}
+
+
+def _start_choice():
+    """The fit whose iterations are shown, its cache key and how its first pass started (in words)."""
+    seeded = model.init != "random"
+    start = st.radio("Start", list(STARTS), key="teach_start", horizontal=True, format_func=STARTS.__getitem__,
+                     help="CRAFT's default start (init='craft++') opens clusters at far points before the first "
+                          "pass, as k-means++ does; the paper's (init='random') starts with one cluster at a random "
+                          "point and lets the passes open the others. The second is refitted here with the same "
+                          "parameters and seed.") if seeded else "fit"
+    if start == "fit":
+        how = ("starts from the clusters seeded before the first pass (init='craft++': far points drawn in "
+               "proportion to their CRAFT distance" + (", as many as the k asked for" if ctx.params.size_by == "k"
+                                                      else "") + "), every point labelled 0 until the pass"
+               if seeded else "starts from the paper's initial state: one cluster, every point in it")
+        return model, ctx.key, how
+    if ctx.params.noise:
+        note("The paper's start cannot be shown with noise rows on: noise needs the seeded start (its passes label "
+             "far rows noise instead of opening clusters). The fit on screen is shown.")
+        return model, ctx.key, "starts from the clusters seeded before the first pass (init='craft++')"
+    outcome = cache.paper_start(ctx.key, model, X)
+    if outcome.model is None:
+        note(f"The paper's start could not be fitted: {outcome.error} The fit on screen is shown.")
+        return model, ctx.key, "starts from the clusters seeded before the first pass (init='craft++')"
+    return outcome.model, f"{ctx.key}|paper_start", "starts from the paper's initial state: one cluster at a " \
+                                                      "random point, every point in it"
+
+
 @st.fragment
 def step_view() -> None:
+    model, key, how = _start_choice()
+    history = model.history_
+    if model is not ctx.model:
+        st.caption(f"The paper's start ran {len(history)} iteration(s) with λ = {model.lam_:.4g} and found K = "
+                   f"{model.n_clusters_} (the fit on screen: K = {ctx.model.n_clusters_}).")
     if len(history) > 1:
+        if st.session_state.get("teach_iter", 0) > len(history):  # the other start ran fewer iterations
+            st.session_state["teach_iter"] = len(history)
         t = st.slider("Iteration", 1, len(history), len(history), key="teach_iter")
     else:
         t = 1
@@ -48,7 +85,7 @@ def step_view() -> None:
     st.markdown(f"**After iteration {t} of {len(history)}**")
     left, right = st.columns(2)
     with left:
-        figure = cache.figure(ctx.key, f"teach_masks_{t}", lambda: plots.fig_feature_masks(
+        figure = cache.figure(key, f"teach_masks_{t}", lambda: plots.fig_feature_masks(
             record.feature_mask, features=model.engine_features_, order="natural",
             title="Selected features after the iteration"))
         chart(figure, key="teach_masks", name=f"teach_masks_iteration_{t}", camera_name="teach_masks")
@@ -56,23 +93,25 @@ def step_view() -> None:
         note(f"Labels per iteration are not kept above {TEACH_ROWS:,} rows, so assignments and distances cannot be shown.")
         return
     with right:
-        frame = cache.projection(ctx.key, 2000, model, X)
+        frame = cache.projection(key, 2000, model, X)
         labels_t = record.labels[frame["row"].to_numpy()]
         # The run starts with every point in cluster 0, so iteration 1's "changed" are the points it moved
         # out of cluster 0: the same count as the metric above (the engine's n_changed).
         before = history[t - 2].labels[frame["row"].to_numpy()] if t > 1 else np.zeros_like(labels_t)
         # Its rings differ from one iteration to the next, so it is drawn anew at every step anyway.
-        figure = cache.figure(ctx.key, f"teach_assignments_{t}", lambda: plots.fig_projection(
+        figure = cache.figure(key, f"teach_assignments_{t}", lambda: plots.fig_projection(
             frame, labels=labels_t, highlight=labels_t != before,
             title=f"Assignments after iteration {t}<br>(ringed: changed cluster)"))
         chart(figure, key="teach_projection", name=f"teach_assignments_iteration_{t}")
         if t == 1:
-            st.caption("Iteration 1 starts from the paper's initial state, every point in cluster 0: the ringed "
-                       "points are those the first pass moved to another cluster.")
+            # The engine's n_changed of the first pass counts the points it put outside cluster 0 (every label
+            # starts at 0), whichever start opened the clusters: the rings are those points.
+            st.caption(f"Iteration 1 {how}: the ringed points are those the first pass put in a cluster other "
+                       f"than 0 ({record.n_changed:,}, the count above); it opened {record.n_opened} cluster(s).")
 
     try:
-        data = cache.encoded(ctx.key, model, X)
-        state = cache.iteration_inspection(ctx.key, t, model, data)
+        data = cache.encoded(key, model, X)
+        state = cache.iteration_inspection(key, t, model, data)
     except CraftInputError as problem:
         note(str(problem))
         return

@@ -252,7 +252,9 @@ def test_teach_iteration_one_rings_only_the_points_the_counter_counts():
     projection = next(spec for spec in charts(at) if "Assignments after iteration 1" in spec["layout"]["title"]["text"])
     rings = [trace for trace in projection["data"] if trace.get("marker", {}).get("symbol") == "circle-open"]
     assert len(rings) == 1 and array(rings[0]["customdata"]).size == history[0].n_changed < len(ctx(at).data.table)
-    assert any("every point in cluster 0" in c.value for c in at.caption)
+    # The fit on screen started from seeded clusters (init="craft++"), and its caption says so.
+    assert any("seeded before the first pass" in c.value for c in at.caption)
+    assert not any("every point in cluster 0" in c.value for c in at.caption)
 
 
 def test_teach_steps_leave_an_unchanged_figure_as_it_is():

@@ -513,8 +513,9 @@ def test_the_cards_page_shows_the_librarys_card_for_the_chosen_cluster():
         numeric, levels, paragons, border = (frame.value for frame in at.dataframe)
         np.testing.assert_allclose(numeric["v-test"], card.numeric["v_test"])
         assert list(levels["level"]) == list(card.levels["level"])
-        assert list(paragons.index) == list(card.paragons.index)
-        assert list(border.index) == list(card.border.index)
+        # Rows named by their number (1 = the first row of data): credit-g has no identifier column.
+        assert list(paragons["row"] - 1) == list(card.paragons.index) and paragons.columns[0] == "row"
+        assert list(border["row"] - 1) == list(card.border.index)
         captions = [text(c) for c in at.caption]
         assert card.words.tests in captions and card.words.rule in captions
         titles = [spec["layout"]["title"]["text"] for spec in charts(at)]
@@ -530,12 +531,13 @@ def test_a_wide_card_draws_its_first_feature_columns_and_offers_the_rows_whole(m
     card = cluster_card(ctx.model, ctx.X, 0, n_rows=card_services.CARD_ROWS)
     paragons, border = (frame.value for frame in at.dataframe[2:4])
     # The measures, then the first three feature columns: the cluster's selected features first.
-    assert list(paragons.columns) == list(card.paragons.columns[:4])
-    assert list(border.columns) == list(card.border.columns[:7])
-    assert list(paragons.index) == list(card.paragons.index)
+    assert list(paragons.columns) == ["row", *card.paragons.columns[:4]]
+    assert list(border.columns) == ["row", *card.border.columns[:7]]
+    assert list(paragons["row"] - 1) == list(card.paragons.index)
     assert sum("The first 3 of the 20 feature columns are drawn" in text(c) for c in at.caption) == 2
     for name, whole in (("craft_card_0_paragons.csv", card.paragons), ("craft_card_0_border.csv", card.border)):
         read = pd.read_csv(io.BytesIO(downloads[name]), index_col="row")
+        read.index = read.index - 1  # the file numbers rows from 1, the card's index is the 0-based label
         assert list(read.columns) == list(whole.columns) and list(read.index) == list(whole.index)
         np.testing.assert_allclose(read["cost"], whole["cost"])
         # Every cell comes back as it was, exactly (only pandas' string dtype is read back as object).
