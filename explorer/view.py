@@ -49,6 +49,9 @@ from .ui import number, warning
 PERM_PARAM = "clusters"
 #: Session key of the view shown last (:class:`Shown`).
 SHOWN = "_shown_view"
+#: Session key of the numbering each fit was shown with (fit key → renumbering), the latest :data:`SEEN_FITS`.
+SEEN = "_shown_numbers"
+SEEN_FITS = 256
 
 
 @dataclass
@@ -143,8 +146,9 @@ def refined(ctx, outcome: FitOutcome) -> FitOutcome:
     """``outcome`` (the fit of ``ctx``'s settings, as fitted) renumbered to follow the view shown before.
 
     Sets ``ctx.key`` to the view's key and, when it replaces a provisional
-    view of the same settings, ``ctx.refined_line``. The same settings shown
-    again keep their numbering; a session's first view takes the link's.
+    view of the same settings, ``ctx.refined_line``. A fit this session
+    showed before keeps the numbering it had (so Back, or a slider moved
+    back, shows the same view); a session's first view takes the link's.
     """
     if outcome.model is None:
         return outcome
@@ -152,11 +156,18 @@ def refined(ctx, outcome: FitOutcome) -> FitOutcome:
     previous = _previous(data)
     line = None
     perm: np.ndarray
+    seen = st.session_state.setdefault(SEEN, {})
     if previous is not None and previous.fit_key == ctx.fit_key and not previous.provisional:
         perm, line = previous.perm, previous.line
+    elif ctx.fit_key in seen and len(seen[ctx.fit_key]) == outcome.model.n_clusters_:
+        # A fit this session showed before (a slider moved back, the browser's Back) keeps the numbers it had.
+        perm = seen[ctx.fit_key]
     else:
         linked = _linked_perm(outcome.model.n_clusters_) if st.session_state.get(SHOWN) is None else None
         perm = linked if linked is not None else _match(outcome.model, previous)
+    seen[ctx.fit_key] = perm
+    while len(seen) > SEEN_FITS:
+        seen.pop(next(iter(seen)))
     shown = _renumbered(outcome, perm)
     if previous is not None and previous.provisional and previous.fit_key == ctx.fit_key:
         line = difference_line(previous.outcome.model, shown.model)

@@ -204,3 +204,19 @@ def test_a_link_with_an_unusable_numbering_says_so():
     assert "clusters='0.0.1'" in said and "must list each of 0..3 once" in said
     at.switch_page("pages/clusters.py").run()
     assert np.array_equal(ctx(at).model.labels_, cache.STORE.get(ctx(at).fit_key).model.labels_)
+
+
+def test_a_fit_shown_again_keeps_the_numbers_it_had(gate):
+    """Back (or a slider moved back) shows the view that was on screen, even after views of other sizes."""
+    at = tuned(dataset="zoo", k=6)
+    for m in (0.5, 0.51):
+        at.slider(key="m").set_value(m).run()
+        refine(at, gate)
+    shown = ctx(at).model.labels_.copy()
+    link = at.query_params.get(view.PERM_PARAM)
+    at.number_input(key="k").set_value(2).run()  # matched afresh to these two clusters, the six would renumber
+    refine(at, gate)
+    at.number_input(key="k").set_value(6).run()
+    refine(at, gate)
+    assert np.array_equal(ctx(at).model.labels_, shown)
+    assert at.query_params.get(view.PERM_PARAM) == link

@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 from test_flows import RUN_TIMEOUT_MS, assert_clean, mask_figure, open_app, screenshot, wait_idle
 
-from benchmarks.bench_browser import NAV_LINKS, PROVISIONAL, REFINED, _upload_table
+from benchmarks.bench_browser import NAV_LINKS, PROVISIONAL, REFINED, _upload_table, noise_table
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
 
@@ -140,16 +140,15 @@ def test_a_new_value_answers_provisional_then_refined_and_keeps_the_colours(page
 
 def test_a_second_move_during_a_refinement_cancels_it(page):
     page.set_viewport_size(VIEWPORT)
-    open_app(page, "/?k=6&n_init=20&n_init_auto=false")  # refinements that last
-    _upload(page, "mixed10k_b.csv", _upload_table(10_000, 3))
+    # Structureless rows and 20 restarts: a refinement of seconds, so the second move comes while it runs.
+    open_app(page, "/?n_init=20&n_init_auto=false")
+    _upload(page, "noise10k.csv", noise_table(10_000, 3))
     _tune_and_see(page)
     _slider_step(page, "ArrowRight")
     page.wait_for_selector(PROVISIONAL, timeout=RUN_TIMEOUT_MS)
-    first = page.locator(PROVISIONAL).inner_text()
     _slider_step(page, "ArrowRight")  # before the first refinement ends
     stopped = f"{PROVISIONAL}:has-text('The refinement of the value left was stopped')"
     page.wait_for_selector(stopped, timeout=RUN_TIMEOUT_MS)
-    assert "The refinement of the value left was stopped" not in first
     _, refined = _provisional_then_refined(page)
     assert "Refined: objective" in refined
     assert_clean(page)
