@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import threading
 import warnings
 
@@ -153,9 +154,9 @@ def test_a_real_fit_stops_within_one_iteration_of_its_cancellation(wine):
 
     def callback(record):
         counted.append(record)
-        if len(counted) == 3:
+        if len(counted) >= 3:
             reached.set()
-            # Hold the fit here until the test has cancelled it.
+            # Hold the fit here until the test has cancelled it (every thread of it: restarts run on threads).
             assert cancelled.wait(10)
 
     cancelled = threading.Event()
@@ -174,8 +175,11 @@ def test_a_real_fit_stops_within_one_iteration_of_its_cancellation(wine):
     cancelled.set()
     assert job.wait(60)
     assert job.result() is None
-    # The iteration after the cancellation raised before counting.
-    assert job.iterations == 3 and len(counted) == 3
+    # Each thread's iteration after the cancellation raised before counting: besides the third, at most one
+    # iteration per other thread (each restart of a fit runs on its own thread, CRAFT(n_jobs=None)).
+    threads = len(os.sched_getaffinity(0))
+    assert job.iterations == len(counted)
+    assert 3 <= len(counted) <= 3 + threads - 1
 
 
 def test_a_job_whose_holders_all_left_is_cancelled(monkeypatch):
