@@ -254,7 +254,12 @@ def _style(lecture_mode: bool, hide: list) -> None:
 
 def _chart(figure, lecture_mode: bool, key: str) -> None:
     if lecture_mode:
-        figure.update_layout(font=dict(size=LECTURE_CHART_FONT_PX))
+        # The figures set their own sizes per part (ticks, titles, legend): each is raised, not just the default.
+        size = LECTURE_CHART_FONT_PX
+        figure.update_layout(font_size=size, title_font_size=round(1.2 * size), legend_font_size=size)
+        figure.update_xaxes(tickfont_size=size, title_font_size=size)
+        figure.update_yaxes(tickfont_size=size, title_font_size=size)
+        figure.update_annotations(font_size=size)
     st.plotly_chart(figure, key=key, config={"displaylogo": False})
 
 
