@@ -69,14 +69,23 @@ class Question:
 def count_question(model, t: int) -> Question:
     """How many clusters after pass ``t``: the record's ``n_clusters``, with its ``n_opened`` as the reason."""
     record = model.history_[t - 1]
-    before = model.history_[t - 2].n_clusters if t > 1 else (1 if model.init == "random" else record.n_clusters)
     threshold = model.options_.threshold(len(model.engine_features_))
-    reason = (f"Pass {t} opened {record.n_opened} cluster(s): "
-              + ("that many points were" if record.n_opened != 1 else "one point was")
-              + f" farther than λ + D F₀ = {threshold:.4g} from every cluster"
-              + (f", and {before + record.n_opened - record.n_clusters} emptied cluster(s) closed"
-                 if before + record.n_opened > record.n_clusters else "")
-              + f". {record.n_changed:,} point(s) changed cluster.")
+    opened = record.n_opened
+    far = f"farther than λ + D F₀ = {threshold:.4g} from every cluster"
+    parts = []
+    if t == 1 and model.init != "random":
+        parts.append(f"The start seeded {record.n_clusters - opened} cluster(s) before pass 1 (craft++: far points "
+                     "first)")
+    elif t == 1:
+        parts.append("The run started with one cluster (the paper's start)")
+    else:
+        parts.append(f"Pass {t - 1} left {model.history_[t - 2].n_clusters} cluster(s)")
+    parts.append(f"pass {t} opened no cluster: no point was {far}" if opened == 0 else
+                 f"pass {t} opened {opened} cluster(s) at point(s) {far}")
+    before = record.n_clusters - opened if t == 1 else model.history_[t - 2].n_clusters
+    if before + opened > record.n_clusters:
+        parts.append(f"{before + opened - record.n_clusters} cluster(s) emptied and closed")
+    reason = "; ".join(parts) + f". {record.n_changed:,} point(s) changed cluster."
     return Question(f"count_{t}", f"How many clusters will there be after pass {t}?", "count",
                     int(record.n_clusters), reason)
 

@@ -45,7 +45,7 @@ def test_student_predicts_then_sees_the_answer_and_why(page):
     assert "λ + D F₀" in shown and "opened" in shown  # the reason: the pass's n_opened against the threshold
     assert page.get_by_text("After pass 1 of").is_visible()  # revealed: the pass is drawn
     assert page.get_by_text("Score: 1 of 2 right.").is_visible()  # the count right, the features left blank
-    screenshot(page, "lesson", focus="[data-testid='stHeading']:has-text('Noise features')")
+    screenshot(page, "lesson", focus="[data-testid='stHeading']:has-text('Step through the')")
 
 
 def test_step_forward_and_back_with_buttons_and_keys(page):
