@@ -339,6 +339,12 @@ def handout(fit: LessonFit) -> str:
             f"K = {model.n_clusters_}, λ = {model.lam_:.4g}, {len(model.history_)} pass(es)."],
             figures=[_masks_against_truth(fit)]),
     ]
+    sections.append(Section("Pass by pass", paragraphs=[
+        f"Pass {r.iteration}: {r.n_clusters} cluster(s), {r.n_opened} opened, {r.n_changed:,} point(s) changed "
+        f"cluster, objective {r.objective:,.6g}." for r in model.history_],
+        figures=[plots.fig_feature_masks(r.feature_mask, features=model.engine_features_, order="natural",
+                                         title=f"Selected features after pass {r.iteration}")
+                 for r in model.history_]))
     answers = _score()["answers"]
     mine = [a for tag, a in answers.items() if tag.startswith(f"{lecture.name}:{fit.seed}:")]
     rows = [{"question": a["question"], "your answer": "" if a["given"] is None else str(a["given"]),

@@ -88,6 +88,6 @@ def test_handout_is_offline_html_with_the_lessons_text():
     fit = lecture.lesson_fit("noise_features", 0)
     page = lecture.handout(fit)
     assert not re.search(r"<script[^>]*\bsrc=", page)  # plotly.js embedded: the page works offline
-    assert figure_count(page) == 1
+    assert figure_count(page) == 1 + len(fit.model.history_)  # planted | CRAFT, then one per pass
     assert html.escape(LECTURES["noise_features"].claim.split(";")[0], quote=False) in page
     assert "Which features will cluster" in page
