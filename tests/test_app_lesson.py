@@ -91,3 +91,14 @@ def test_handout_is_offline_html_with_the_lessons_text():
     assert figure_count(page) == 1 + len(fit.model.history_)  # planted | CRAFT, then one per pass
     assert html.escape(LECTURES["noise_features"].claim.split(";")[0], quote=False) in page
     assert "Which features will cluster" in page
+
+
+def test_hiding_the_rest_stops_teach_below_the_lesson_and_the_link_keys_are_not_reported_ignored():
+    at = start("teach", lesson="start", hide="rest", ask="0")
+    headers = [text(h) for h in at.subheader]
+    assert any("Step through the" in h for h in headers)
+    assert not any("term by term" in h for h in headers)  # the rest of Teach is not drawn
+    said = " ".join(text(w) for w in [*at.warning, *at.info])
+    assert "not a parameter of this app" not in said
+    shown = start("teach", lesson="start")
+    assert any("term by term" in text(h) for h in shown.subheader)
