@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import html
 import re
+import time
 
 import numpy as np
 from test_app import clear_caches, pytestmark, start, text
@@ -102,3 +103,15 @@ def test_hiding_the_rest_stops_teach_below_the_lesson_and_the_link_keys_are_not_
     assert "not a parameter of this app" not in said
     shown = start("teach", lesson="start")
     assert any("term by term" in text(h) for h in shown.subheader)
+
+
+def test_play_animates_to_the_last_pass_at_the_chosen_speed():
+    at = start("teach", lesson="noise_features", ask="0")
+    n = len(lesson(at).model.history_)
+    at.select_slider(key="lesson_speed").set_value(0.25).run()
+    started = time.monotonic()
+    button(at, "Play ▶▶").click().run()
+    assert not at.exception, at.exception
+    assert time.monotonic() - started >= 0.25 * n  # one pause per pass drawn
+    assert at.session_state["lesson_step"] == n
+    assert any(f"After pass {n} of {n}" in text(m) for m in at.markdown)
