@@ -254,7 +254,9 @@ def _is_number_widget(key: str) -> bool:
 
 
 #: URL keys read by hand (above) or by a page, not by a sidebar widget.
-_OTHER_URL_KEYS = ("label", "roles", "view", "clusters")  # clusters: explorer.view reads and checks it
+#: Teach's lesson (explorer.lecture reads and checks them): the lesson, lecture mode, the parts hidden, questions off.
+LECTURE_URL_KEYS = ("lesson", "lecture", "hide", "ask")
+_OTHER_URL_KEYS = ("label", "roles", "view", "clusters", *LECTURE_URL_KEYS)  # clusters: explorer.view reads it
 
 
 def ignored_url_values() -> list[str]:
@@ -421,6 +423,9 @@ def share_query(shareable: bool, page: str | None = None) -> str:
     clusters = st.query_params.get("clusters")  # the view's cluster numbers (explorer.view.PERM_PARAM)
     if clusters:
         items.append(("clusters", clusters))
+    for key in LECTURE_URL_KEYS:  # written by explorer.lecture on Teach, kept in a link to Teach
+        if page in (None, "teach") and st.query_params.get(key):
+            items.append((key, st.query_params[key]))
     view = st.session_state.get("view")
     if page == "clusters" and view:
         items.append(("view", str(view)))

@@ -5,13 +5,15 @@ import streamlit as st
 
 from craft import CraftInputError, plots, prior_terms
 from craft.metrics import align_clusters
-from explorer import cache, context, mask_path
+from explorer import cache, context, lecture, mask_path
 from explorer.figure_export import chart
 from explorer.services import TEACH_ROWS, distance_table, rho_from_share
 from explorer.ui import RHO_SELECTION_HELP, esc, note
 
 ctx = context.current()
 st.title("Teach: how CRAFT iterates")
+if not lecture.section():  # the lecturer hid the rest of Teach from the audience's link
+    st.stop()
 model = context.require_model(ctx)
 X = ctx.X
 history = model.history_
