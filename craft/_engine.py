@@ -104,8 +104,9 @@ class Options:
     # Degenerate cases of the supplement: every cluster keeps every feature
     # (budget "all") and, for DP-means, a fixed variance instead of a learned one.
     fixed_variance: float | None = None
-    # Features pinned on or off (CRAFT(pins=...)); None: every feature free, the paper's selection.
-    pins: Pins | None = None
+    # Features pinned on or off (CRAFT(pins=...), named apart from the parameter, which is a mapping); None: every
+    # feature free, the paper's selection.
+    pinned: Pins | None = None
     # Rows assigned together or apart (CRAFT(must_link=..., cannot_link=...)); None: every row free.
     links: Links | None = None
 
@@ -1360,7 +1361,7 @@ def run(
     history: list[IterationRecord] = []
     converged = False
     stats = None
-    pins = opts.pins.start(clusters.n_clusters, template.n_features) if opts.pins is not None else None
+    pins = opts.pinned.start(clusters.n_clusters, template.n_features) if opts.pinned is not None else None
     for iteration in range(1, opts.max_iter + 1):
         n_before = clusters.n_clusters
         labels, stats, n_changed, n_in_pass, kept = backend.assign(clusters, opts, rng, labels)
@@ -1402,9 +1403,9 @@ def run(
 
 def _carried(pins: np.ndarray | None, opts: Options, n_in_pass: int, kept: np.ndarray) -> np.ndarray | None:
     """The pins of the clusters a pass kept: each cluster's own, and those for every cluster for one it opened."""
-    if pins is None or opts.pins is None:
+    if pins is None or opts.pinned is None:
         return None
-    return opts.pins.extended(pins, n_in_pass)[kept]
+    return opts.pinned.extended(pins, n_in_pass)[kept]
 
 
 def _noise_rows(backend: Backend, stats: Statistics) -> int:

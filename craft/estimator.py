@@ -611,7 +611,7 @@ class CRAFT(ClusterMixin, BaseEstimator):
                 "other way in one cluster: give one of the two."
             )
         pins = _engine.Pins(tuple(int(v) for v in every), tuple(tuple(int(v) for v in row) for row in own) if own.any() else ())
-        return _replace(options, pins=pins)
+        return _replace(options, pinned=pins)
 
     def _warm_start_from(self, encoder: Encoder, n_samples: int, columns) -> _WarmStart | None:
         """The previous fit to start from, when ``warm_start`` is on and it was fitted on this table.
@@ -997,7 +997,7 @@ class CRAFT(ClusterMixin, BaseEstimator):
             if found is not None:
                 self._warn_about(found[0], target, found[1])
                 return found
-            if options.pins is not None and options.pins.per_cluster:
+            if options.pinned is not None and options.pinned.per_cluster:
                 raise CraftInputError(
                     f"No λ gives k={target} clusters from the previous fit's clusters, and a cold fit does not have "
                     "them, so the pins on its clusters cannot apply: pin columns in every cluster (None), or ask for "
@@ -1082,8 +1082,8 @@ class CRAFT(ClusterMixin, BaseEstimator):
         gives k. Runs on every row (there is nothing to choose among).
         """
         start_pins = None
-        if options.pins is not None:
-            start_pins = options.pins.start(warm.statistics.counts.shape[0], backend.template.n_features)
+        if options.pinned is not None:
+            start_pins = options.pinned.start(warm.statistics.counts.shape[0], backend.template.n_features)
         initial = _engine.clusters_from_statistics(backend.template, warm.statistics, options, start_pins)
         if self.lam is not None:
             lam = float(self.lam)

@@ -201,9 +201,9 @@ def _describe(model) -> tuple[dict, dict[str, np.ndarray]]:
         },
         "options": {
             **{f.name: getattr(model.options_, f.name) for f in dataclasses.fields(model.options_)
-               if f.name not in ("terms", "pins", "links")},
+               if f.name not in ("terms", "pinned", "links")},
             "terms": dataclasses.asdict(model.options_.terms),
-            "pins": None if model.options_.pins is None else dataclasses.asdict(model.options_.pins),
+            "pinned": None if model.options_.pinned is None else dataclasses.asdict(model.options_.pinned),
             "links": None if model.options_.links is None else dataclasses.asdict(model.options_.links),
         },
         "fitted": {
@@ -635,15 +635,15 @@ def _steering_options(spec: dict) -> dict:
     from ._links import MAX_PAIRS, Links
 
     values: dict[str, Any] = {}
-    pins = spec.get("pins")
+    pins = spec.get("pinned")
     if pins is not None:
         every = pins.get("every") if isinstance(pins, dict) else None
         own = pins.get("per_cluster") if isinstance(pins, dict) else None
         if (set(pins) != {"every", "per_cluster"} or type(every) is not list or type(own) is not list
                 or not all(type(row) is list and len(row) == len(every) for row in own)
                 or not all(type(v) is int and v in (-1, 0, 1) for v in every + [v for row in own for v in row])):
-            raise _Damaged("options.pins is not {every: [-1, 0 or 1 per feature], per_cluster: [such rows]}")
-        values["pins"] = _engine.Pins(tuple(every), tuple(tuple(row) for row in own))
+            raise _Damaged("options.pinned is not {every: [-1, 0 or 1 per feature], per_cluster: [such rows]}")
+        values["pinned"] = _engine.Pins(tuple(every), tuple(tuple(row) for row in own))
     links = spec.get("links")
     if links is not None:
         units = links.get("units") if isinstance(links, dict) else None
@@ -792,7 +792,7 @@ def _options(spec, from_params: _engine.Options) -> _engine.Options:
     readers = {"float": _real, "int": _int, "bool": _bool, "str": _str}
     values.update(_steering_options(spec))
     for name, value in spec.items():
-        if name in ("terms", "pins", "links"):
+        if name in ("terms", "pinned", "links"):
             continue
         kind = str(fields[name].type).replace(" ", "")
         if kind.endswith("|None") and value is None:

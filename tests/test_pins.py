@@ -140,7 +140,7 @@ def test_a_saved_steered_model_reloads_with_its_pins_and_links(figure1, tmp_path
         (("params", "pins"), [[0, "f1", "yes"]], r"params.pins\[0\] is .*not \[cluster or null, column, true or false\]"),
         (("params", "pins"), {"f1": True}, "params.pins is .*not a list"),
         (("params", "must_link"), [[0, 1, 2]], "params.must_link is .*not a list of at most"),
-        (("options", "pins"), {"every": [2], "per_cluster": []}, "options.pins is not"),
+        (("options", "pinned"), {"every": [2], "per_cluster": []}, "options.pinned is not"),
         (("options", "links"), {"units": [[0, 1]], "apart": [[0, 5]]}, "options.links is not"),
     ],
 )
