@@ -57,6 +57,7 @@ from streamlit import runtime
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from craft import plots, profiles, report
+from craft import stability as stability_lib
 from craft.metrics import align_clusters
 
 from . import jobs, services
@@ -537,11 +538,13 @@ def sweep(key: str, label, param: str, values: tuple, seeds: tuple, params: FitP
 
 
 @_stored
-def stability(key: str, seeds: tuple, params: FitParams, _table, _schema):
-    """Mask stability over seeds for data/roles ``key``."""
-    progress = _Progress("Fitting over seeds", delay=0.0)
+def stability(key: str, n_refits: int, seed: int, _model, _X):
+    """What-if's mask stability of the fit named ``key``: ``n_refits`` refits on every row, only the seed changing
+    (:func:`craft.stability.bootstrap_stability` with ``method="seed"``, its seeds drawn from ``seed``)."""
+    progress = _Progress("Refitting with other seeds", delay=0.0)
     try:
-        return services.mask_stability(_table, _schema, params, seeds=seeds, progress=progress.step)
+        return stability_lib.bootstrap_stability(_model, _X, n_resamples=n_refits, method="seed", random_state=seed,
+                                                 callback=progress.step)
     finally:
         progress.close()
 
