@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 PORT ?= 8501
 
-.PHONY: run test lint bench bench-quick clean
+.PHONY: run test test-fast lint bench bench-quick clean
 
 # The library with every extra (app, readers, Dask, CLI, baselines) and the
 # "dev" dependency group: the tests, the benchmarks and the linters
@@ -20,9 +20,23 @@ $(STAMP): pyproject.toml
 run: $(STAMP)
 	$(BIN)/python -m explorer.serve --server.port $(PORT) --browser.gatherUsageStats false
 
-## The whole test suite: library, doctests, app (AppTest), real browser, CLI, Dask, benchmark smoke run.
+## The whole test suite: library, doctests, app (AppTest), real browser, CLI, Dask, benchmark smoke run
+## (about 15 minutes; `make test-fast` is the library's tier).
 test: $(STAMP)
 	$(BIN)/python -m pytest
+
+## The library's fast tier: the test modules of craft/ alone (no app, browser, CLI or Dask), slow checks left out.
+# The modules are named here, not moved: pytest only imports these (the app's modules import Streamlit, 40 s of
+# collection alone). tests/test_packaging.py checks that each imports neither explorer nor streamlit. Left out,
+# and still in `make test`: test_engine.py (hypothesis's literal-pass comparisons, minutes), test_cli.py (a
+# process per command), test_concurrent_fits.py (processes per numba threading layer), test_distributed.py,
+# test_benchmarks.py.
+FAST_TESTS := $(addprefix tests/test_,$(addsuffix .py,\
+	baselines conformance datasets encoding estimator explain export hostile_arguments hostile_models \
+	hostile_values io kernel_variants lambda_search links metrics missing path persist pins profiles relabel \
+	rho_selection rows_without_cells schema steer synthetic warm_start))
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest -m "not slow" -q $(FAST_TESTS)
 
 ## Lint (ruff) and type checks (mypy) of every Python file: craft/, explorer/, pages/, app.py,
 ## benchmarks/, tests/, .ci/; .ci/run runs this before the suite.

@@ -28,9 +28,10 @@ assert spec is not None and spec.submodule_search_locations, "craft_app (the app
 app = Path(next(iter(spec.submodule_search_locations)))
 pages = re.findall(r'st\.Page\("([^"]+)"', (app / "app.py").read_text())
 assert len(pages) >= 8, pages
-# The charts' plotly.js (served as app/static/), its licence and the template the charts are drawn with.
+# The charts' plotly.js (served as app/static/), its licence, the chart component's JavaScript and the template
+# the charts are drawn with.
 shipped = ("explorer/__init__.py", "explorer/serve.py", ".streamlit/config.toml", "static/plotly-cartesian.min.js",
-           "static/plotly-cartesian.LICENSE", "explorer/chart_theme.json")
+           "static/plotly-cartesian.LICENSE", "static/plotly_view.js", "explorer/chart_theme.json")
 for name in (*pages, *shipped):
     assert (app / name).is_file(), f"{name} is missing from the wheel's craft_app/"
 assert not (here.parent / "pages").exists() and not (here.parent / "app.py").exists(), "the app must not land at the top of site-packages"

@@ -32,23 +32,20 @@ runs one action as a smoke test).
 from __future__ import annotations
 
 import argparse
-import contextlib
 import io
 import json
 import os
 import re
 import shutil
-import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
-import urllib.error
-import urllib.request
 from dataclasses import dataclass, field
 from typing import Callable
 from pathlib import Path
+
+from benchmarks.app_server import ServerProcess, free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "benchmarks" / "out"
@@ -74,7 +71,6 @@ QUIET_MS = 500
 POLL_MS = 20
 #: Longest an action may take before it counts as failed.
 ACTION_TIMEOUT_S = 120
-SERVER_START_TIMEOUT_S = 120
 #: How ``make run`` starts the server (the app's code loaded before it opens), and plain Streamlit.
 SERVE_COMMAND = [sys.executable, "-m", "explorer.serve"]
 PLAIN_COMMAND = [sys.executable, "-m", "streamlit", "run", "app.py"]
@@ -118,23 +114,17 @@ _STATE_JS = """
 # Server and browser
 
 
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 class Server:
     """A ``streamlit run app.py`` process of this checkout on a free port, with its own HOME."""
 
     def __init__(self, command: list[str] | None = None):
-        self.port = _free_port()
+        self.port = free_port()
         self.url = f"http://localhost:{self.port}"
         self.home = Path(tempfile.mkdtemp(prefix="craft-bench-home-"))
         self.command = command or SERVE_COMMAND
-        self.process: subprocess.Popen | None = None
         self.log = self.home / "server.log"
         self.ready_s: float | None = None
+        self._process: ServerProcess | None = None
 
     def start(self) -> Server:
         env = dict(os.environ, HOME=str(self.home), STREAMLIT_BROWSER_GATHER_USAGE_STATS="false",
@@ -142,31 +132,13 @@ class Server:
         env["PYTHONPATH"] = str(ROOT) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
         args = ["--server.headless", "true", "--server.port", str(self.port), "--server.address", "localhost",
                 "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"]
-        started = time.perf_counter()
-        with open(self.log, "wb") as log:
-            self.process = subprocess.Popen([*self.command, *args], cwd=ROOT, env=env, stdout=log,
-                                            stderr=subprocess.STDOUT, start_new_session=True)
-        deadline = started + SERVER_START_TIMEOUT_S
-        while time.perf_counter() < deadline:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"the server exited ({self.process.returncode}): {self.log.read_text()[-2000:]}")
-            with contextlib.suppress(urllib.error.URLError, ConnectionError, TimeoutError, OSError), \
-                    urllib.request.urlopen(f"{self.url}/_stcore/health", timeout=2) as answer:
-                if answer.status == 200:
-                    self.ready_s = time.perf_counter() - started
-                    return self
-            time.sleep(0.1)
-        self.stop()
-        raise RuntimeError(f"no answer from {self.url} within {SERVER_START_TIMEOUT_S} s")
+        self._process = ServerProcess([*self.command, *args], port=self.port, cwd=ROOT, env=env, log_path=self.log)
+        self.ready_s = self._process.start()
+        return self
 
     def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(timeout=15)
+        if self._process is not None:
+            self._process.stop()
         shutil.rmtree(self.home, ignore_errors=True)
 
 

@@ -41,7 +41,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import craft.distributed as craft_distributed  # noqa: E402
-from benchmarks.common import RESULTS, machine, write_sections  # noqa: E402
+from benchmarks.common import machine, quick_or_full_main  # noqa: E402
 from craft import CRAFT, _engine  # noqa: E402
 
 N_LEVELS = 5
@@ -318,8 +318,7 @@ def markdown(args, dask_results: dict, memory_result: dict, written_s: float) ->
     return "\n".join(lines)
 
 
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def _options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--rows", type=int, default=10_000_000)
     parser.add_argument("--partitions", type=int, default=40)
     parser.add_argument("--memory-rows", type=int, default=1_000_000, help="rows of the in-memory comparison")
@@ -336,11 +335,18 @@ def main(argv=None) -> int:
     parser.add_argument("--modes", default="stream,persist",
                         help="Dask modes to run, comma-separated: stream (read and encode every pass), persist")
     parser.add_argument("--data-dir", type=Path, default=None, help="where the Parquet files go (default: a temporary folder, removed)")
-    parser.add_argument("--quick", action="store_true", help="200,000 rows in 8 partitions, 100,000 in memory")
-    parser.add_argument("--write-results", action="store_true", help="replace the section in docs/RESULTS.md")
-    parser.add_argument("--results", type=Path, default=None, help="the results file --write-results updates (default docs/RESULTS.md)")
-    args = parser.parse_args(argv)
-    if args.quick:
+
+
+def run(quick: bool = False, **options) -> dict:
+    """Write the Parquet files, fit them with Dask in each mode and a sample in memory; the numbers.
+
+    ``options`` are the command line's (``_options``; defaults for those not given). ``quick``: 200,000 rows
+    in 8 partitions, 100,000 in memory.
+    """
+    defaults = argparse.ArgumentParser()
+    _options(defaults)
+    args = argparse.Namespace(**{**vars(defaults.parse_args([])), **options})
+    if quick:
         args.rows, args.partitions, args.memory_rows = 200_000, 8, 100_000
 
     spec = plan(args.numeric, args.categorical, args.clusters, args.seed)
@@ -358,11 +364,14 @@ def main(argv=None) -> int:
             shutil.rmtree(folder, ignore_errors=True)
     memory_result = run_memory(args.memory_rows, args, spec)
     print("memory:", json.dumps(memory_result, default=float), flush=True)
-    body = markdown(args, dask_results, memory_result, written)
-    print(f"## {TITLE}\n\n{body}")
-    if args.write_results:
-        write_sections({TITLE: body}, args.results or RESULTS)
-    return 0
+    return {"args": args, "dask": dask_results, "memory": memory_result, "written_s": written}
+
+
+def main(argv=None) -> int:
+    return quick_or_full_main(
+        argv, name="dask", title=TITLE, description=__doc__.split("\n\n")[0],
+        quick_help="200,000 rows in 8 partitions, 100,000 in memory", options=_options, run=run,
+        markdown=lambda data, info: markdown(data["args"], data["dask"], data["memory"], data["written_s"]))
 
 
 if __name__ == "__main__":

@@ -205,17 +205,24 @@ def publish(name: str, data: dict, title: str, text: str, *, write: bool, path: 
         write_sections({title: text}, path)
 
 
-def quick_or_full_main(argv, *, name: str, title: str, description: str, quick_help: str, run, markdown) -> int:
+def quick_or_full_main(argv, *, name: str, title: str, description: str, quick_help: str, run, markdown,
+                       options=None) -> int:
     """The command line of a standalone benchmark with a ``--quick`` mode: ``run(quick=...)``, then
-    :func:`publish` of ``markdown(data, machine())`` as ``name`` (``name-quick`` for a quick run)."""
+    :func:`publish` of ``markdown(data, machine())`` as ``name`` (``name-quick`` for a quick run).
+
+    ``options(parser)``, where given, adds the benchmark's own options; their values are passed to ``run`` by
+    their names (``run(quick=..., rows=...)``)."""
     import argparse
 
     parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--quick", action="store_true", help=quick_help)
     parser.add_argument("--write-results", action="store_true", help="replace the section in docs/RESULTS.md")
     parser.add_argument("--results", type=Path, default=None, help="the results file --write-results updates")
+    if options is not None:
+        options(parser)
     args = parser.parse_args(argv)
-    data = run(quick=args.quick)
+    own = {key: value for key, value in vars(args).items() if key not in ("quick", "write_results", "results")}
+    data = run(quick=args.quick, **own)
     publish(f"{name}-quick" if args.quick else name, data, title, markdown(data, machine()),
             write=args.write_results, path=args.results or RESULTS)
     return 0

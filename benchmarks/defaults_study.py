@@ -30,7 +30,6 @@ optimiser of the paper's objective would lift the NMI.
 
 from __future__ import annotations
 
-import argparse
 from typing import Any
 
 import numpy as np
@@ -38,7 +37,7 @@ import numpy as np
 from craft import CRAFT, _engine
 
 from . import prototypes
-from .common import LABELLED, fmt, labelled, md_table, quiet, save_raw, scores
+from .common import LABELLED, fmt, labelled, md_table, produced_by, quick_or_full_main, quiet, scores
 from .recovery import share as recovery_share
 
 #: Alternatives tried for each default, one at a time (those equal to the current default are skipped).
@@ -514,14 +513,13 @@ def _recommendations(data, short, better) -> list[str]:
     return lines
 
 
-def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true")
-    args = parser.parse_args(argv)
-    data = run(args.quick)
-    save_raw("defaults_study", data)
-    print(data["markdown"])
+def main(argv=None) -> int:
+    from .run_all import SECTIONS
+
+    return quick_or_full_main(argv, name="defaults_study", title=SECTIONS["study"], description=__doc__.splitlines()[0],
+                              quick_help="fewer datasets and seeds (run_all --quick's section)", run=run,
+                              markdown=lambda data, info: data["markdown"] + "\n\n" + produced_by("defaults_study", info))
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

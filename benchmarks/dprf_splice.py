@@ -10,14 +10,13 @@ exactly 3 clusters, so that the comparison is also made at equal K.
 
 from __future__ import annotations
 
-import argparse
 
 import numpy as np
 
 from craft import CRAFT
 from craft.baselines import DPRF
 
-from .common import fmt, labelled, md_table, quiet, save_raw, scores
+from .common import fmt, labelled, md_table, produced_by, quick_or_full_main, quiet, scores
 
 MS = (0.2, 0.4, 0.6)
 
@@ -116,14 +115,13 @@ def markdown(data, methods) -> str:
     )
 
 
-def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true")
-    args = parser.parse_args(argv)
-    data = run(args.quick)
-    save_raw("dprf_splice", data)
-    print(data["markdown"])
+def main(argv=None) -> int:
+    from .run_all import SECTIONS
+
+    return quick_or_full_main(argv, name="dprf_splice", title=SECTIONS["dprf"], description=__doc__.splitlines()[0],
+                              quick_help="fewer seeds (run_all --quick's section)", run=run,
+                              markdown=lambda data, info: data["markdown"] + "\n\n" + produced_by("dprf_splice", info))
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

@@ -22,7 +22,6 @@ Methods (column names of the tables):
 
 from __future__ import annotations
 
-import argparse
 import time
 from typing import Any
 
@@ -32,7 +31,7 @@ from craft import CRAFT
 from craft.baselines import DPMeans
 
 from . import peers
-from .common import LABELLED, Stopwatch, fmt, labelled, md_table, quiet, save_raw, scores
+from .common import LABELLED, Stopwatch, fmt, labelled, md_table, produced_by, quick_or_full_main, quiet, scores
 
 #: The paper's Tables 1 (m = 0.5) and 2 (m = 0.8): (purity, NMI) per method.
 PAPER = {
@@ -279,16 +278,20 @@ def markdown(data: dict, ms=(0.5, 0.8)) -> str:
     return "\n".join(lines)
 
 
-def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true")
-    parser.add_argument("--datasets", nargs="*")
-    parser.add_argument("--seeds", type=int)
-    args = parser.parse_args(argv)
-    data = run(args.quick, args.datasets, None if args.seeds is None else range(args.seeds))
-    save_raw("paper_tables", data)
-    print(data["markdown"])
+def _options(parser) -> None:
+    parser.add_argument("--datasets", nargs="*", help="the bundled datasets to run (default: every labelled one)")
+    parser.add_argument("--seeds", type=int, help="seeds per cell")
+
+
+def main(argv=None) -> int:
+    from .run_all import SECTIONS
+
+    return quick_or_full_main(
+        argv, name="paper_tables", title=SECTIONS["paper"], description=__doc__.splitlines()[0],
+        quick_help="fewer seeds (run_all --quick's section)", options=_options,
+        run=lambda quick, datasets, seeds: run(quick, datasets, None if seeds is None else range(seeds)),
+        markdown=lambda data, info: data["markdown"] + "\n\n" + produced_by("paper_tables", info))
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

@@ -19,7 +19,6 @@ each run draws a new dataset and a new fit seed (both = the run's seed).
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +28,7 @@ from craft import CRAFT
 from craft.metrics import planted_agreement
 from craft.synthetic import FIGURES
 
-from .common import ROOT, md_table, quiet, save_raw
+from .common import ROOT, md_table, produced_by, quick_or_full_main, quiet
 from .figures import recovery_figure
 
 FIXED = ("fig1_binary", "fig1_binary_modified", "fig2_numeric", "fig2_numeric_modified")
@@ -275,15 +274,18 @@ def _under_docs(path) -> bool:
         return False
 
 
-def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true")
-    parser.add_argument("--figures", type=Path)
-    args = parser.parse_args(argv)
-    data = run(args.quick, args.figures)
-    save_raw("recovery", data)
-    print(data["markdown"])
+def _options(parser) -> None:
+    parser.add_argument("--figures", type=Path, help="folder for the recovery figures")
+
+
+def main(argv=None) -> int:
+    from .run_all import SECTIONS
+
+    return quick_or_full_main(argv, name="recovery", title=SECTIONS["recovery"], description=__doc__.splitlines()[0],
+                              quick_help="fewer seeds (run_all --quick's section)", options=_options,
+                              run=lambda quick, figures: run(quick, figures),
+                              markdown=lambda data, info: data["markdown"] + "\n\n" + produced_by("recovery", info))
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

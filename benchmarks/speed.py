@@ -22,7 +22,6 @@ after the data are loaded and encoded, through ``/proc/self/clear_refs``).
 
 from __future__ import annotations
 
-import argparse
 import gc
 import json
 import os
@@ -35,7 +34,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .common import OUT, fmt, md_table, save_raw
+from .common import OUT, fmt, md_table, produced_by, quick_or_full_main
 
 SPEED_DIR = OUT / "speed"
 SIZES_FULL = (10_000, 100_000, 1_000_000)
@@ -778,24 +777,23 @@ def markdown_whole(data: dict) -> str:
     return "\n".join(lines)
 
 
-def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true")
-    parser.add_argument("--whole", action="store_true", help="only the whole-fit comparison at 1M rows")
-    parser.add_argument("--worker", help=argparse.SUPPRESS)
-    args = parser.parse_args(argv)
-    if args.worker:
-        print("RESULT " + json.dumps(worker(json.loads(args.worker))), flush=True)
-        return
-    if args.whole:
-        data = run_whole(args.quick)
-        save_raw("whole" + ("-quick" if args.quick else ""), data)
-        print(data["markdown"])
-        return
-    data = run(args.quick)
-    save_raw("speed", data)
-    print(data["markdown"])
+def main(argv=None) -> int:
+    from .run_all import SECTIONS
+
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["--worker"]:
+        # One measurement in a fresh process (run's own subprocesses), not a command for people.
+        print("RESULT " + json.dumps(worker(json.loads(argv[1]))), flush=True)
+        return 0
+    # --whole picks the other benchmark of this module (the whole-fit comparison at 1M rows), its own section.
+    key = "whole" if "--whole" in argv else "speed"
+    argv = [arg for arg in argv if arg != "--whole"]
+    return quick_or_full_main(argv, name=key, title=SECTIONS[key],
+                              description=__doc__.splitlines()[0] + " (--whole: the whole-fit comparison at 1M rows)",
+                              quick_help="smaller tables (run_all --quick's section)",
+                              run=run_whole if key == "whole" else run,
+                              markdown=lambda data, info: data["markdown"] + "\n\n" + produced_by("speed", info))
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

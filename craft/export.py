@@ -24,6 +24,8 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
+from ._version import __version__
+
 __all__ = ["labels_csv", "masks_csv", "neutralize", "neutralize_frame", "params_json", "to_csv_bytes"]
 
 #: First characters that make a spreadsheet read a cell as a formula.
@@ -197,8 +199,6 @@ def params_json(params: Mapping, *, dataset: Mapping | None = None, schema=None,
     >>> json.loads(params_json({"m": 0.5, "rho": None}))["parameters"]
     {'m': 0.5, 'rho': None}
     """
-    from . import __version__
-
     document = {"craft_version": __version__, "parameters": _plain(dict(params))}
     if dataset is not None:
         document["dataset"] = _plain(dict(dataset))

@@ -55,6 +55,7 @@ import pandas as pd
 
 from . import _engine
 from .encoding import MISSING_MODES, Encoder
+from ._version import __version__
 from .exceptions import CraftInputError
 from .priors import PriorTerms
 from .schema import Schema
@@ -173,8 +174,6 @@ def _write(target: IO[bytes], header: dict, arrays: bytes) -> None:
 
 def _describe(model) -> tuple[dict, dict[str, np.ndarray]]:
     """The JSON header and the arrays of a fitted model."""
-    from . import __version__
-
     encoder: Encoder = model.encoder_
     schema: Schema = model.schema_
     labels = model.labels_ if isinstance(model.labels_, np.ndarray) else None
@@ -434,8 +433,6 @@ def _header(raw: bytes, given) -> dict:
     version = header.get("format_version")
     # type() and not ==: 1.0 and true equal 1 in Python, but a file that writes them was not written by save.
     if type(version) is not int or version != FORMAT_VERSION:
-        from . import __version__
-
         shown = _shown(version) if isinstance(version, (int, float, bool, type(None))) else f"of type {type(version).__name__}"
         written_by = header.get("craft_version", "unknown")
         written_by = written_by[:40] if isinstance(written_by, str) else "unknown"

@@ -54,7 +54,6 @@ __all__ = [
     "fig_confusion",
     "sweep_summary",
     "fig_sweep",
-    "fig_mask_stability",
     "rho_demo_frame",
     "fig_rho_demo",
     "fig_compare",
@@ -1430,36 +1429,6 @@ def fig_sweep(frame: pd.DataFrame, param: str, *, label: str | None = None) -> g
     seeds = frame["seed"].nunique() if "seed" in frame else 1
     return _finish(fig, f"Sweep over {name} ({len(summary)} values × {seeds} seed(s); bars: ±1 sd over seeds)",
                    height=380)
-
-
-def fig_mask_stability(frequency: pd.DataFrame, *, order: str = "subspace") -> go.Figure:
-    """How often each feature is selected per (reference) cluster over seeds.
-
-    Parameters
-    ----------
-    frequency : DataFrame
-        Clusters x features shares in [0, 1] (from
-        :func:`explorer.services.mask_stability`).
-    """
-    values = frequency.to_numpy(dtype=np.float64)
-    if order == "subspace":
-        rows, cols = subspace_order(values >= 0.5)
-    else:
-        rows, cols = np.arange(values.shape[0]), np.arange(values.shape[1])
-    shown = values[np.ix_(rows, cols)]
-    names = [_esc(frequency.columns[j]) for j in cols]
-    rows_shown = [f"cluster {frequency.index[r]}" for r in rows]
-    fig = go.Figure(go.Heatmap(
-        z=shown, x=names, y=rows_shown, zmin=0, zmax=1, colorscale="Blues",
-        text=np.round(shown * 100).astype(int), texttemplate="%{text}" if shown.size <= 600 else None,
-        hovertemplate="%{y} · %{x}<br>selected in %{z:.0%} of the runs<extra></extra>",
-        colorbar=dict(title="selected", tickformat=".0%"), xgap=1, ygap=1,
-    ))
-    x_axis, room = _name_axis(names)
-    fig.update_yaxes(autorange="reversed", **_all_ticks("y", rows_shown))
-    fig.update_xaxes(**x_axis)
-    return _finish(fig, "Mask stability: share of seeds in which each cluster selects each feature",
-                   height=_mask_height(shown.shape[0]) + int(room), left=_y_room(rows_shown), bottom=room)
 
 
 def rho_demo_frame(m: float, *, n: int = 101) -> pd.DataFrame:

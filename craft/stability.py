@@ -6,7 +6,8 @@ here: every refit is a :class:`craft.CRAFT` fit, every number is read from
 its fitted attributes and inspection surface):
 
 * :func:`bootstrap_stability`: is each cluster real? The rows are resampled
-  (bootstrap or subsample), the estimator refitted, and every cluster is
+  (bootstrap or subsample; or kept, only the seed changing: the app's
+  What-if), the estimator refitted, and every cluster is
   matched to its most similar cluster of the refit by the Jaccard similarity
   of their rows, as ``fpc::clusterboot`` does; how often each of its
   features stays selected in the matched cluster is counted too.
@@ -251,10 +252,10 @@ class Stability:
 
     Attributes
     ----------
-    method : {"bootstrap", "subsample"}
+    method : {"bootstrap", "subsample", "seed"}
     fraction : float
         Share of the rows in each subsample (1.0 for the bootstrap, which
-        draws N rows with replacement).
+        draws N rows with replacement, and for seed refits, on every row).
     sizing : str
         How the refits were sized, in words: the model's ``k`` searched
         again, or its ``lam_`` held.
@@ -387,6 +388,8 @@ def _resample_rows(rng: np.random.Generator, n_rows: int, method: str, fraction:
     """The distinct rows of a resample, sorted: a bootstrap's rows drawn twice are refitted once (clusterboot)."""
     if method == "bootstrap":
         return np.unique(rng.integers(0, n_rows, size=n_rows))
+    if method == "seed":
+        return np.arange(n_rows)
     return np.sort(rng.choice(n_rows, size=max(2, int(round(fraction * n_rows))), replace=False))
 
 
@@ -403,10 +406,12 @@ def bootstrap_stability(model: CRAFT, X, *, n_resamples: int = 20, method: str =
     n_resamples : int, default=20
         Refits, 1 to :data:`MAX_RESAMPLES`. The cost is that of
         ``n_resamples`` fits of ``n_init`` runs each at a fixed λ (no search).
-    method : {"bootstrap", "subsample"}, default="bootstrap"
+    method : {"bootstrap", "subsample", "seed"}, default="bootstrap"
         ``"bootstrap"``: N rows drawn with replacement, each drawn row refitted
         once (as ``fpc::clusterboot``); ``"subsample"``:
-        ``fraction`` of the rows without replacement.
+        ``fraction`` of the rows without replacement; ``"seed"``: every row,
+        only the refit's seed differs (what the seeding alone changes: the
+        app's What-if, with ``n_init=1`` to see one run's variation).
     fraction : float, default=0.8
         In (0, 1); subsample only.
     n_init : int or None, default=None
@@ -423,8 +428,8 @@ def bootstrap_stability(model: CRAFT, X, *, n_resamples: int = 20, method: str =
     -------
     Stability
     """
-    if method not in ("bootstrap", "subsample"):
-        raise CraftInputError(f"method={method!r} must be 'bootstrap' or 'subsample'.")
+    if method not in ("bootstrap", "subsample", "seed"):
+        raise CraftInputError(f"method={method!r} must be 'bootstrap', 'subsample' or 'seed'.")
     if method == "subsample" and not (isinstance(fraction, (int, float)) and 0.0 < fraction < 1.0):
         raise CraftInputError(f"fraction={fraction!r} must be in (0, 1): the share of the rows in each subsample.")
     n_resamples = _checked_count(n_resamples, "n_resamples")
@@ -457,7 +462,7 @@ def bootstrap_stability(model: CRAFT, X, *, n_resamples: int = 20, method: str =
         selected[r, present[r]] = refit.feature_mask_[match[r, present[r]]]
         resample_k[r] = refit.n_clusters_
     _reporter(callback, 1.0, "done")()
-    return Stability(method, 1.0 if method == "bootstrap" else float(fraction), sizing(model), jaccard, present,
+    return Stability(method, float(fraction) if method == "subsample" else 1.0, sizing(model), jaccard, present,
                      match, selected, resample_k, [str(c) for c in model.feature_names_in_],
                      np.asarray(model.cluster_sizes_, dtype=np.int64))
 

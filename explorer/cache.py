@@ -16,7 +16,8 @@ Results are kept in :data:`STORE`, an LRU of pickled results bounded by bytes
 (a share of the machine's memory), with the copy-per-caller semantics of
 ``st.cache_data``: fits and per-fit tables (the app's fits keep every
 iteration's labels for Teach, up to ``services.TEACH_ROWS`` rows), tables read, Compare, What-if, stability and the
-report. Figures are kept in :data:`FIGURES` (a quarter of that share), one
+report, the Cluster cards' cost matrices and cards (:mod:`explorer.cards`). Figures (the cards' too) and
+the SVG/PNG images made for downloads (:func:`explorer.figure_export.static_image`) are kept in :data:`FIGURES` (a quarter of that share), one
 object shared by every session and never mutated (drawing it only reads
 it: ``explorer.plotly_view``), because an unpickled copy of a Plotly figure re-validates every
 property (70 ms for the mask heatmap, most of a view-only rerun); their bytes
@@ -46,7 +47,7 @@ import threading
 import time
 import uuid
 from collections import OrderedDict
-from typing import Any, Hashable, cast
+from typing import Any, Callable, Hashable, cast
 
 import numpy as np
 import pandas as pd
@@ -56,6 +57,7 @@ from streamlit import runtime
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from craft import plots, profiles, report
+from craft import stability as stability_lib
 from craft.metrics import align_clusters
 
 from . import jobs, services
@@ -179,8 +181,12 @@ STORE = SizedStore(_budget_bytes(), max_entries=_FIT_ENTRIES + 3 * _DERIVED_ENTR
 FIGURES = SizedStore(_budget_bytes() // 4, max_entries=4 * _DERIVED_ENTRIES, shared=True)
 
 
-def _kept_in(store: SizedStore, *, spinner: str | None = None):
+def kept_in(store: SizedStore, *, spinner: str | None = None):
     """Memoize a function in ``store`` by its arguments not prefixed with ``_`` (as Streamlit's caches).
+
+    Every cache of the app is made with it (here, :mod:`explorer.cards`, :mod:`explorer.figure_export`):
+    ``kept_in(STORE)`` for results handed out as copies (``st.cache_data``'s semantics), ``kept_in(FIGURES)``
+    for objects shared and never mutated (``st.cache_resource``'s), so that all are bounded by bytes.
 
     ``spinner``: the text shown while a result not kept yet is computed (``st.cache_data``'s
     ``show_spinner``).
@@ -192,7 +198,7 @@ def _kept_in(store: SizedStore, *, spinner: str | None = None):
         def wrapper(*args, **kwargs):
             bound = signature.bind(*args, **kwargs)
             named = tuple((name, value) for name, value in bound.arguments.items() if not name.startswith("_"))
-            key = hashlib.sha256(repr((function.__qualname__, named)).encode()).hexdigest()
+            key = hashlib.sha256(repr((function.__module__, function.__qualname__, named)).encode()).hexdigest()
             found = store.get(key)
             if found is not None:
                 return found
@@ -206,8 +212,8 @@ def _kept_in(store: SizedStore, *, spinner: str | None = None):
     return decorate
 
 
-_stored = _kept_in(STORE)
-_shared = _kept_in(FIGURES)
+_stored = kept_in(STORE)
+_shared = kept_in(FIGURES)
 
 
 class _Progress:
@@ -269,33 +275,76 @@ def _fit_digest(data_key: str, numeric: tuple, categorical: tuple, params: FitPa
     return hashlib.sha256(text.encode()).hexdigest()[:20]
 
 
-@_kept_in(STORE, spinner="Loading the example…")
+@kept_in(STORE, spinner="Loading the example…")
 def load_example(name: str, n_samples: int, seed: int) -> services.LoadedData:
     """A bundled example (see :func:`explorer.services.load_example`)."""
     return services.load_example(name, n_samples=n_samples, seed=seed)
 
 
-@_kept_in(STORE, spinner="Reading the file…")
+@kept_in(STORE, spinner="Reading the file…")
 def load_upload(sha: str, file_name: str, _data: bytes, tokens_in_text: bool = False,
                 sheet: str | None = None) -> services.LoadedData:
     """An uploaded table, keyed by the SHA-256 of its bytes and the reading options."""
     return services.load_upload(_data, file_name, tokens_in_text=tokens_in_text, sheet=sheet)
 
 
-@_kept_in(STORE, spinner="Reading the original cells…")
+@kept_in(STORE, spinner="Reading the original cells…")
 def original_cells(key: str, _data: services.LoadedData, _content: bytes | None):
     """The cells of an upload as the file holds them (for the labels CSV), keyed by the data key."""
     return services.original_cells(_data, _content)
 
 
-def _session_alive(holder: Hashable) -> bool:
+def session_alive(holder: Hashable) -> bool:
     """Whether the browser session of ``holder`` (a :func:`session_token`) is still connected (always, outside a server)."""
     session_id = cast(tuple[str, str], holder)[0]
     return not runtime.exists() or bool(runtime.get_instance().is_active_session(session_id))
 
 
+def background_jobs() -> jobs.FitJobs:
+    """A registry of background jobs held by browser sessions, whose results go to :data:`STORE`.
+
+    The app keeps three, one per kind of work (its fits here, :mod:`explorer.evidence`'s computations,
+    :mod:`explorer.mask_path`'s paths), so that one kind's Cancel-all or count leaves the others alone.
+    """
+    return jobs.FitJobs(on_result=STORE.put, alive=session_alive)
+
+
 #: The fits running in background threads; a finished one goes to :data:`STORE` before it is forgotten.
-JOBS = jobs.FitJobs(on_result=STORE.put, alive=_session_alive)
+JOBS = background_jobs()
+
+#: How often a job's progress shown by :func:`background_progress` is polled (seconds).
+BACKGROUND_POLL_SECONDS = 0.5
+
+
+def background_progress(job: jobs.FitJob, *, key: str, text: str, on_cancel: Callable[..., None],
+                        args: tuple = ()) -> None:
+    """A running job's progress and its Cancel button, polled in a fragment; the page reruns when it has finished.
+
+    For work a page does not wait for (the evidence of Evaluate, the mask path); a page that waits for its fit
+    shows it with :func:`wait_for`.
+
+    Parameters
+    ----------
+    job : explorer.jobs.FitJob
+        The job shown.
+    key : str
+        Names the bar's container (``<key>_progress``) and the button (``cancel_<key>``).
+    text : str
+        What the job computes, followed by its summary on the bar.
+    on_cancel, args : callable and its arguments
+        What the Cancel button calls.
+    """
+
+    @st.fragment(run_every=BACKGROUND_POLL_SECONDS)
+    def poll() -> None:
+        if job.done or job.cancelled:
+            st.rerun()
+        box = st.container(key=f"{key}_progress")
+        box.progress(job.fraction, text=f"{text} in the background: {job.summary()}. "
+                                        "The rest of the app is usable meanwhile.")
+        box.button("Cancel", key=f"cancel_{key}", on_click=on_cancel, args=args, icon=":material/stop_circle:")
+
+    poll()
 
 
 def session_token() -> tuple[str, str]:
@@ -489,16 +538,18 @@ def sweep(key: str, label, param: str, values: tuple, seeds: tuple, params: FitP
 
 
 @_stored
-def stability(key: str, seeds: tuple, params: FitParams, _table, _schema):
-    """Mask stability over seeds for data/roles ``key``."""
-    progress = _Progress("Fitting over seeds", delay=0.0)
+def stability(key: str, n_refits: int, seed: int, _model, _X):
+    """What-if's mask stability of the fit named ``key``: ``n_refits`` refits on every row, only the seed changing
+    (:func:`craft.stability.bootstrap_stability` with ``method="seed"``, its seeds drawn from ``seed``)."""
+    progress = _Progress("Refitting with other seeds", delay=0.0)
     try:
-        return services.mask_stability(_table, _schema, params, seeds=seeds, progress=progress.step)
+        return stability_lib.bootstrap_stability(_model, _X, n_resamples=n_refits, method="seed", random_state=seed,
+                                                 callback=progress.step)
     finally:
         progress.close()
 
 
-@_kept_in(STORE, spinner="Building the report…")
+@kept_in(STORE, spinner="Building the report…")
 def html_report(key: str, label, dataset_name: str, _model, _X, _params: dict, _y, _data, _notes: tuple) -> str:
     """The self-contained HTML report of the fit named ``key``, scored against ``label``."""
     return report.craft_report(
@@ -531,19 +582,19 @@ def iteration_inspection(key: str, iteration: int, _model, _data):
     return _model.inspect_iteration(_data, iteration)
 
 
-@_kept_in(STORE, spinner="Reading the rows to score…")
+@kept_in(STORE, spinner="Reading the rows to score…")
 def rows_to_score(sha: str, file_name: str, _data: bytes):
     """A table of new rows to score, keyed by the SHA-256 of its bytes (:func:`services.read_upload`)."""
     return services.read_upload(_data, file_name)
 
 
-@_kept_in(STORE, spinner="Reading the original cells…")
+@kept_in(STORE, spinner="Reading the original cells…")
 def cells_as_written(sha: str, file_name: str, _table, _data: bytes):
     """The cells of an uploaded table as its file writes them, keyed by the SHA-256 of its bytes."""
     return services.cells_as_written(_table, _data, file_name)
 
 
-@_kept_in(STORE, spinner="Scoring the rows…")
+@kept_in(STORE, spinner="Scoring the rows…")
 def scoring(model_key: str, sha: str, _model, _table) -> services.Scoring:
     """The rows of the table ``sha`` scored by the model named ``model_key`` (a fit's key or a file's SHA-256)."""
     return services.score_rows(_model, _table)
@@ -555,7 +606,7 @@ def model_file(key: str, _model) -> bytes:
     return services.model_file(_model)
 
 
-@_kept_in(STORE, spinner="Fitting from the paper's start…")
+@kept_in(STORE, spinner="Fitting from the paper's start…")
 def paper_start(key: str, _model, _X) -> FitOutcome:
     """The fit named ``key`` refitted from the paper's start (``init="random"``), for Teach; same parameters and seed.
 

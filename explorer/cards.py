@@ -1,9 +1,10 @@
 """The Cluster cards page's services: cards cached per fit and cluster, and their tables for display.
 
 The numbers are :func:`craft.cards.cluster_card`'s; here they are only kept
-(``st.cache_data``, keyed by the fit's digest and the cluster, the model and
-table passed unhashed as everywhere in :mod:`explorer.cache`) and renamed for
-people. The cost matrix of a fit is computed once for all its cards.
+(in :mod:`explorer.cache`'s byte-bounded stores, keyed by the fit's digest
+and the cluster, the model and table passed unhashed as everywhere there)
+and renamed for people. The cost matrix of a fit (N × K floats) is computed
+once for all its cards.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from craft.cards import ClusterCard
 from craft.export import to_csv_bytes
 from craft.io import read_info
 
+from . import cache
 from .ui import show_table
 
 #: Rows of the paragon and border tables.
@@ -28,19 +30,21 @@ CARD_COLUMNS = 200
 P_FLOOR = "< 1e-300"
 
 
-@st.cache_data(max_entries=4, show_spinner=False)
+# Kept in cache.STORE (copies, bounded by bytes): an N x K matrix per fit was held by st.cache_data's 4 entries
+# whatever their size.
+@cache.kept_in(cache.STORE)
 def costs(key: str, _model, _X) -> np.ndarray:
     """``cost_terms(X).total`` of the fit named ``key``: every row's CRAFT cost to every cluster."""
     return _model.cost_terms(_X).total
 
 
-@st.cache_data(max_entries=32, show_spinner="Building the card…")
+@cache.kept_in(cache.STORE, spinner="Building the card…")
 def card(key: str, cluster: int, _model, _X) -> ClusterCard:
     """The card of ``cluster`` of the fit named ``key``."""
     return cards.cluster_card(_model, _X, cluster, n_rows=CARD_ROWS, costs=costs(key, _model, _X))
 
 
-@st.cache_resource(max_entries=32, show_spinner=False)
+@cache.kept_in(cache.FIGURES)
 def figures(key: str, cluster: int, _card: ClusterCard):
     """The card's numeric and level figures (None where the fit has no such feature or none is selected)."""
     numeric = card_plots.fig_card_numeric(_card) if len(_card.numeric) else None

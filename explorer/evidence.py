@@ -2,7 +2,7 @@
 
 Each computation (:mod:`craft.stability`) is many refits, so it runs as a
 background job like every fit (:mod:`explorer.jobs`): one
-:class:`EvidenceJob` per digest of the fit and the settings, for the whole
+:class:`explorer.jobs.FitJob` per digest of the fit and the settings, for the whole
 server, held by the sessions that asked for it, cancellable, and its result
 kept in the fit store (:data:`explorer.cache.STORE`) under that digest. A
 page starts one with a button, shows its progress with a Cancel button in a
@@ -39,33 +39,9 @@ STABILITY_RESAMPLES = 20
 NULL_PERMUTATIONS = 19
 #: Bootstrap refits per k of the evidence on k.
 K_RESAMPLES = 5
-#: How often a running job's progress is polled (seconds).
-POLL_SECONDS = 0.5
-
-
-class EvidenceJob(jobs.FitJob):
-    """A background job whose callback is ``(fraction, text)`` (:mod:`craft.stability`'s), not an iteration record."""
-
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        self.done_share = 0.0
-        self.step = "starting"
-
-    def _record(self, fraction: float, text: str) -> None:  # type: ignore[override]
-        self._check()
-        self.done_share = float(fraction)
-        self.step = text
-
-    @property
-    def fraction(self) -> float:
-        return min(max(self.done_share, 0.0), 1.0)
-
-    def summary(self) -> str:
-        return f"{self.step}, {self.seconds:.0f} s"
-
 
 #: The evidence computations running in background threads; a finished one goes to the fit store.
-JOBS = jobs.FitJobs(on_result=cache.STORE.put, alive=cache._session_alive, job_class=EvidenceJob)
+JOBS = cache.background_jobs()
 
 
 @dataclass(frozen=True)
@@ -106,7 +82,7 @@ def _held() -> dict:
     return st.session_state.setdefault("_evidence_jobs", {})
 
 
-def request(ctx, kind: str) -> EvidenceJob:
+def request(ctx, kind: str) -> jobs.FitJob:
     """Start (or join) the ``kind`` computation on this session's fit; the session holds it."""
     key = evidence_key(ctx.key, kind)
     held = _held()
@@ -115,7 +91,6 @@ def request(ctx, kind: str) -> EvidenceJob:
         JOBS.release(previous.key, cache.session_token())
     model, X = ctx.model, ctx.X
     job = JOBS.submit(key, cache.session_token(), lambda report: KINDS[kind].compute(model, X, report))
-    assert isinstance(job, EvidenceJob)  # JOBS makes its jobs of job_class
     held[kind] = job
     st.session_state.pop(f"_evidence_cancelled_{kind}", None)
     return job
@@ -133,7 +108,7 @@ def result(ctx, kind: str):
     return None
 
 
-def _running(ctx, kind: str) -> EvidenceJob | None:
+def _running(ctx, kind: str) -> jobs.FitJob | None:
     """This session's running ``kind`` job for its current fit; one for a previous fit is released."""
     job = _held().get(kind)
     if job is not None and job.key != evidence_key(ctx.key, kind):
@@ -145,41 +120,13 @@ def _running(ctx, kind: str) -> EvidenceJob | None:
     return job
 
 
-def _cancel(job: EvidenceJob, kind: str) -> None:
+def _cancel(job: jobs.FitJob, kind: str) -> None:
     st.session_state[f"_evidence_cancelled_{kind}"] = job.summary()
     JOBS.cancel(job.key)
 
 
-def background_progress(job: EvidenceJob, *, key: str, text: str, on_cancel: Callable[..., None],
-                        args: tuple = ()) -> None:
-    """A running job's progress and its Cancel button, polled in a fragment; the page reruns when it has finished.
-
-    Parameters
-    ----------
-    job : EvidenceJob
-        The job shown.
-    key : str
-        Names the bar's container (``<key>_progress``) and the button (``cancel_<key>``).
-    text : str
-        What the job computes, followed by its summary on the bar.
-    on_cancel, args : callable and its arguments
-        What the Cancel button calls.
-    """
-
-    @st.fragment(run_every=POLL_SECONDS)
-    def poll() -> None:
-        if job.done or job.cancelled:
-            st.rerun()
-        box = st.container(key=f"{key}_progress")
-        box.progress(job.fraction, text=f"{text} in the background: {job.summary()}. "
-                                        "The rest of the app is usable meanwhile.")
-        box.button("Cancel", key=f"cancel_{key}", on_click=on_cancel, args=args, icon=":material/stop_circle:")
-
-    poll()
-
-
-def _progress(job: EvidenceJob, kind: str) -> None:
-    background_progress(job, key=f"evidence_{kind}", text=f"Computing the {KINDS[kind].title}",
+def _progress(job: jobs.FitJob, kind: str) -> None:
+    cache.background_progress(job, key=f"evidence_{kind}", text=f"Computing the {KINDS[kind].title}",
                         on_cancel=_cancel, args=(job, kind))
 
 

@@ -36,7 +36,7 @@ from collections.abc import Callable
 import plotly.graph_objects as go
 import streamlit as st
 
-from . import plotly_view
+from . import cache, plotly_view
 
 #: Executables kaleido (through choreographer) can drive.
 _BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "chrome")
@@ -83,7 +83,9 @@ def chart_config(name: str) -> dict:
     }
 
 
-@functools.lru_cache(maxsize=32)
+# Kept in cache.FIGURES (bounded by bytes, shared: bytes are never mutated); an lru_cache held 32 images
+# whatever their size, keyed by whole figures' JSON.
+@cache.kept_in(cache.FIGURES)
 def static_image(spec: str, fmt: str) -> bytes:
     """``spec`` (a figure's JSON) rendered as ``fmt`` ("svg" or "png") by kaleido, within :data:`RENDER_TIMEOUT_S`.
 

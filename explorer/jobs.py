@@ -1,4 +1,4 @@
-"""Fits that run in background threads, shared by every session of the server.
+"""Fits that run in background threads, shared by every session of the server: one job class, one registry.
 
 A fit that a page waits for in the script thread blocks that session: while
 it runs, no other page, tab or control of the session can be drawn. The app
@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import Callable, Hashable
+from typing import Callable, Hashable, cast
 
 from craft import IterationRecord
 
@@ -34,16 +34,30 @@ class FitCancelled(Exception):
 
 
 class FitJob:
-    """One fit running (or finished) in its own thread.
+    """One computation of fits running (or finished) in its own thread, with its progress.
+
+    The app's three kinds of background work are jobs of this one class:
+    a fit (:mod:`explorer.cache`), an evidence computation of
+    :mod:`craft.stability` (:mod:`explorer.evidence`) and a mask path
+    (:mod:`explorer.mask_path`). They differ only in what their callback
+    reports, and the job takes either:
+
+    * ``callback(record)``, an :class:`IterationRecord` after every
+      iteration of a fit: no total is known in advance (the λ search), so
+      :attr:`fraction` creeps towards 95 % and :meth:`summary` counts
+      iterations and runs;
+    * ``callback(fraction, text)``, a known share done and what is being
+      done (:mod:`craft.stability`'s callbacks, the mask path's grid):
+      :attr:`fraction` is that share and :meth:`summary` that text.
 
     Parameters
     ----------
     key : str
-        The fit's digest (data, roles, parameters).
+        The computation's digest (for a fit: data, roles, parameters).
     compute : callable
-        ``compute(callback)`` runs the fit, calling ``callback`` with an
-        :class:`IterationRecord` after every iteration, and returns its
-        :class:`FitOutcome`.
+        ``compute(callback)`` runs the computation, calling ``callback``
+        as above, and returns its result (for a fit, its
+        :class:`FitOutcome`).
     on_done : callable
         Called with the job from its thread once it has finished, however
         it ended (the registry forgets it then).
@@ -59,6 +73,10 @@ class FitJob:
         Iterations done so far, λ-search fits and restarts included.
     runs : int
         Distinct runs (λ value, restart) seen so far.
+    share : float or None
+        The last share reported as ``(fraction, text)``; None while none was.
+    step : str
+        The text reported with it.
     outcome : FitOutcome or None
         The result, once the job has finished and was not cancelled.
     error : BaseException or None
@@ -73,6 +91,8 @@ class FitJob:
         self.key = key
         self.delay = delay
         self.iterations = 0
+        self.share: float | None = None
+        self.step = "starting"
         self.outcome: FitOutcome | None = None
         self.error: BaseException | None = None
         self.started = time.monotonic()
@@ -100,10 +120,16 @@ class FitJob:
         if self._cancel.is_set():
             raise FitCancelled(self.key)
 
-    def _record(self, record: IterationRecord) -> None:
+    def _record(self, progress: IterationRecord | float, text: str | None = None) -> None:
+        """The computation's callback: ``(record)`` after an iteration, or ``(fraction, text)`` (see the class)."""
         self._check()
-        self.iterations += 1
-        self._runs.add((record.lam, record.restart))
+        if text is None:
+            record = cast(IterationRecord, progress)
+            self.iterations += 1
+            self._runs.add((record.lam, record.restart))
+        else:
+            self.share = float(cast(float, progress))
+            self.step = text
 
     def _work(self) -> None:
         try:
@@ -129,11 +155,16 @@ class FitJob:
 
     @property
     def fraction(self) -> float:
-        """A share for a progress bar: no total is known in advance (λ search), so it creeps towards 95 %."""
+        """A share for a progress bar: the share reported, else (a fit: no total is known in advance, the λ
+        search) one that creeps towards 95 % with the iterations."""
+        if self.share is not None:
+            return min(max(self.share, 0.0), 1.0)
         return 0.95 * (1.0 - 1.0 / (1.0 + self.iterations / 40.0))
 
     def summary(self) -> str:
-        """How far the fit is, in words."""
+        """How far the computation is, in words."""
+        if self.share is not None:
+            return f"{self.step}, {self.seconds:.0f} s"
         return f"{self.iterations:,} iterations in {self.runs} run(s), {self.seconds:.0f} s"
 
     @property
@@ -177,18 +208,13 @@ class FitJobs:
         job is forgotten, so a waiter that rerun meanwhile finds it).
     alive : callable, default: every holder lives
         ``alive(holder)``: whether a holder still exists (see :class:`FitJob`).
-    job_class : type, default: FitJob
-        The jobs' class: a subclass reports another kind of progress
-        (``explorer.evidence``'s jobs, whose callback is ``(fraction, text)``).
     """
 
-    def __init__(self, on_result: Callable[[str, FitOutcome], None], alive: Callable[[Hashable], bool] = lambda holder: True,
-                 job_class: type[FitJob] | None = None):
+    def __init__(self, on_result: Callable[[str, FitOutcome], None], alive: Callable[[Hashable], bool] = lambda holder: True):
         self._jobs: dict[str, FitJob] = {}
         self._lock = threading.Lock()
         self._on_result = on_result
         self._alive = alive
-        self._job_class = job_class or FitJob
 
     def submit(self, key: str, holder: Hashable, compute: Callable[[Callable], FitOutcome], delay: float = 0.0) -> FitJob:
         """The running job for ``key`` (``holder`` now holds it), started with ``compute`` if there is none.
@@ -200,7 +226,7 @@ class FitJobs:
         with self._lock:
             job = self._jobs.get(key)
             if job is None or job.cancelled:
-                job = self._job_class(key, compute, self._finished, self._alive, delay=delay)
+                job = FitJob(key, compute, self._finished, self._alive, delay=delay)
                 self._jobs[key] = job
                 job._holders.add(holder)
                 job.start()

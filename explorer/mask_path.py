@@ -41,7 +41,6 @@ from craft.path import MaskPath, mask_path
 from craft.path_plots import fig_mask_path, fig_path_scrubber
 
 from . import cache, jobs, services
-from .evidence import EvidenceJob, background_progress
 from .figure_export import chart
 from .services import FitParams
 from .ui import error, esc, note
@@ -76,7 +75,7 @@ class PathResult:
 
 
 #: The paths being fitted; a finished one goes to the fit store.
-JOBS = jobs.FitJobs(on_result=cache.STORE.put, alive=cache._session_alive, job_class=EvidenceJob)
+JOBS = cache.background_jobs()
 
 
 def knobs(params: FitParams) -> list[str]:
@@ -138,7 +137,7 @@ def _held() -> dict:
 
 
 def request(ctx, knob: str, *, delay: float = 0.0,
-            start: bool = True) -> tuple[str, PathResult | None, EvidenceJob | None]:
+            start: bool = True) -> tuple[str, PathResult | None, jobs.FitJob | None]:
     """This session's path over ``knob``: its key, and its result if known, else the job fitting it.
 
     A job started here waits ``delay`` seconds before its first fit (:func:`compute`). With ``start=False``
@@ -166,7 +165,6 @@ def request(ctx, knob: str, *, delay: float = 0.0,
         return compute(data, schema, params, knob, values, report, delay=delay)
 
     job = JOBS.submit(key, cache.session_token(), fitting)
-    assert isinstance(job, EvidenceJob)  # JOBS makes its jobs of job_class
     held[knob] = job
     return key, None, job
 
@@ -224,8 +222,8 @@ def sidebar_value(params: FitParams, knob: str) -> float | None:
     return None if params.rho is None else services.share_of_rho(params.m, params.rho)
 
 
-def _progress(job: EvidenceJob, knob: str) -> None:
-    background_progress(job, key=f"path_{knob}", text=f"Fitting the mask path over {KNOBS[knob]}",
+def _progress(job: jobs.FitJob, knob: str) -> None:
+    cache.background_progress(job, key=f"path_{knob}", text=f"Fitting the mask path over {KNOBS[knob]}",
                         on_cancel=JOBS.cancel, args=(job.key,))
 
 

@@ -7,8 +7,9 @@ full plotly.js against 0.75 s for its cartesian bundle). Every figure of
 this app is made of bars, heatmaps, histograms and scatter traces, which
 plotly.js's *cartesian* bundle (1.5 MB, MIT; ``static/plotly-cartesian.min.js``,
 the same plotly.js version as the one plotly.py writes its figures for)
-draws the same. A Streamlit component (``st.components.v2``, in the page,
-no iframe) loads that file once per page from Streamlit's static files
+draws the same (``.ci/vendor_plotly.py`` fetches it and records its sha256).
+A Streamlit component (``st.components.v2``, in the page, no iframe; its
+JavaScript is ``static/plotly_view.js``) loads that file once per page from Streamlit's static files
 (``server.enableStaticServing``) and draws each figure from its JSON as
 plotly.py writes it, frames (the path scrubber) and config (the camera's
 file name) included: updated in place with ``Plotly.react``, left alone
@@ -39,107 +40,13 @@ BUNDLE = Path(__file__).resolve().parent.parent / "static" / "plotly-cartesian.m
 BUNDLE_URL = f"app/static/{BUNDLE.name}"
 THEME = Path(__file__).with_name("chart_theme.json")
 
-# The module loads the bundle once per page and keeps each plot's last drawn
-# JSON, so that a rerun that sends the same figure leaves the plot (and the
-# scrubber's position) alone. Relative to the server's root as Streamlit
-# knows it (explorer.serve names it on page links), else to the page.
-_DRAW_JS = """
-const BUNDLE = %(bundle)s;
-let plotly = null;
-const drawn = new WeakMap();
-const queued = new WeakMap();
+#: The chart component's JavaScript (a file of its own, so that it is read as JavaScript, not as a string).
+DRAW_JS = Path(__file__).resolve().parent.parent / "static" / "plotly_view.js"
 
-function loadPlotly() {
-  if (plotly === null) {
-    plotly = window.Plotly ? Promise.resolve(window.Plotly) : new Promise((resolve, reject) => {
-      const base = (window.__streamlit && window.__streamlit.BACKEND_BASE_URL) || document.baseURI;
-      const script = document.createElement("script");
-      script.src = new URL(BUNDLE, base).href;
-      script.onload = () => resolve(window.Plotly);
-      script.onerror = () => { plotly = null; reject(new Error("could not load " + script.src)); };
-      document.head.appendChild(script);
-    });
-  }
-  return plotly;
-}
 
-function hasFrames(plot) {
-  return Boolean(plot._transitionData && Object.keys(plot._transitionData._frameHash || {}).length);
-}
-
-// The camera of a figure with frames (the path scrubber) saves the frame on screen as its still picture: the
-// current data and title, the slider left out, laid out as the figure's layout.meta.still says (plotly's own
-// camera draws the whole plot, slider included).
-function frameCamera(Plotly, options) {
-  return {
-    name: "toImage", title: "Download the frame on screen (" + (options.format || "png").toUpperCase() + ")",
-    icon: Plotly.Icons.camera,
-    click: (gd) => {
-      const still = gd.layout.meta.still;
-      const layout = Object.assign({}, gd.layout, {
-        sliders: [], height: still.height,
-        margin: Object.assign({}, gd.layout.margin, { b: still.margin_b }),
-        title: Object.assign({}, gd.layout.title, { y: still.title_y }),
-        legend: Object.assign({}, gd.layout.legend, { y: still.legend_y }),
-      });
-      return Plotly.downloadImage({ data: gd.data, layout }, {
-        format: options.format || "png", filename: options.filename || "newplot", scale: options.scale || 1,
-        width: gd._fullLayout.width, height: still.height,
-      });
-    },
-  };
-}
-
-function configOf(Plotly, figure, text) {
-  const config = JSON.parse(text);
-  const still = figure.frames && figure.frames.length && figure.layout.meta && figure.layout.meta.still;
-  if (still) {
-    config.modeBarButtonsToRemove = (config.modeBarButtonsToRemove || []).concat(["toImage"]);
-    config.modeBarButtonsToAdd = (config.modeBarButtonsToAdd || []).concat([frameCamera(Plotly, config.toImageButtonOptions || {})]);
-  }
-  return config;
-}
-
-// Draws of one plot run one after another, and only the latest figure is drawn: two overlapping draws
-// (a rerun that sends a new figure while the last one is still being drawn) mixed the two figures' frames.
-function draw(plot, spec) {
-  const previous = queued.get(plot) || Promise.resolve();
-  const next = previous.then(() => loadPlotly()).then((Plotly) => {
-    if (drawn.get(plot) !== spec) return undefined;
-    const figure = spec.parsed;
-    const whole = { data: figure.data, layout: figure.layout, frames: figure.frames || [], config: configOf(Plotly, figure, spec.config) };
-    // A figure with frames (the path scrubber), or one replacing it, is drawn anew: its frames and slider
-    // must not be merged into the last figure's.
-    return (whole.frames.length || hasFrames(plot)) ? Plotly.newPlot(plot, whole) : Plotly.react(plot, whole);
-  }).catch((error) => {
-    drawn.delete(plot);
-    plot.textContent = "The chart could not be drawn: " + error.message;
-  });
-  queued.set(plot, next);
-}
-
-export default function ({ parentElement, data }) {
-  let plot = parentElement.querySelector(":scope > .craft-plot");
-  if (plot === null) {
-    plot = document.createElement("div");
-    plot.className = "craft-plot";
-    parentElement.appendChild(plot);
-  }
-  const last = drawn.get(plot);
-  if (last === undefined || last.figure !== data.figure || last.config !== data.config) {
-    const figure = JSON.parse(data.figure);
-    // The figure's height before it is drawn: the page lays out around it at once (Plotly's default is 450).
-    plot.style.height = ((figure.layout && figure.layout.height) || 450) + "px";
-    const spec = { figure: data.figure, config: data.config, parsed: figure };
-    drawn.set(plot, spec);
-    draw(plot, spec);
-  }
-  return () => {
-    drawn.delete(plot);
-    if (window.Plotly) window.Plotly.purge(plot);
-  };
-}
-"""
+def draw_js() -> str:
+    """The component's module: the bundle's address, then ``static/plotly_view.js``."""
+    return f"const BUNDLE = {json.dumps(BUNDLE_URL)};\n" + DRAW_JS.read_text(encoding="utf-8")
 
 
 @functools.cache
@@ -156,8 +63,7 @@ _CSS = ".craft-plot .modebar-container { top: 38px !important; }"
 
 @functools.cache
 def _component():
-    return st.components.v2.component("craft_chart", js=_DRAW_JS % {"bundle": json.dumps(BUNDLE_URL)}, css=_CSS,
-                                      isolate_styles=False)
+    return st.components.v2.component("craft_chart", js=draw_js(), css=_CSS, isolate_styles=False)
 
 
 def figure_json(figure: go.Figure) -> str:

@@ -11,7 +11,7 @@ them directly. Nothing here imports Streamlit.
   the label column is never fitted.
 * :func:`fit_craft` - one fit, with the problems a user can act on turned
   into messages (:class:`FitOutcome`).
-* :func:`compare_methods`, :func:`sweep`, :func:`mask_stability` - the
+* :func:`compare_methods`, :func:`sweep` - the
   Compare and What-if pages.
 * :func:`distance_table` - the Teach page: one row's distance to every
   cluster, term by term, read from the fit's inspection surface.
@@ -39,7 +39,6 @@ from craft.estimator import CRAFT, NOISE_WARN_SHARE, noise_share_note
 from craft.exceptions import CraftInputError
 from craft.io import read_info, read_table, table_fingerprint
 from craft.limits import table_limits
-from craft.metrics import align_clusters
 from craft.priors import prior_terms
 from craft.schema import Schema, infer_schema
 
@@ -74,7 +73,6 @@ __all__ = [
     "compare_methods",
     "sweep",
     "sweep_values",
-    "mask_stability",
     "distance_table",
 ]
 
@@ -1158,65 +1156,6 @@ def sweep(
     if progress is not None:
         progress(1.0, "done")
     return pd.DataFrame(rows, columns=["value", "seed", "K", "objective", "lam", "purity", "nmi", "ari", "seconds", "note"])
-
-
-def mask_stability(
-    table: pd.DataFrame,
-    schema: Schema,
-    params: FitParams,
-    *,
-    seeds: Sequence[int],
-    progress: Callable[[float, str], None] | None = None,
-) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """How often each feature is selected per cluster over seeds.
-
-    The fit with ``params.seed`` is the reference; every fit with another
-    seed has its clusters matched to the reference clusters by shared rows
-    (:func:`align_clusters`).
-
-    Returns
-    -------
-    frequency : DataFrame
-        Reference clusters x features: share of the runs (the reference
-        included) in which the matched cluster selects the feature.
-    summary : DataFrame
-        One row per seed: ``seed, K, lam, objective, ari_to_reference``
-        (with ``k`` given, lambda is searched per seed, so the objective
-        differs between equal partitions).
-    """
-    X, used = fitted_table(table, schema)
-    runs = [int(params.seed)] + [int(s) for s in seeds if int(s) != int(params.seed)]
-    reference = None
-    counts = None
-    summary = []
-    for position, seed in enumerate(runs):
-        if progress is not None:
-            progress(position / len(runs), f"seed {seed}")
-        outcome = fit_craft(X, used, params.replace(seed=seed))
-        if outcome.model is None:
-            raise CraftInputError(outcome.error)
-        model = outcome.model
-        if reference is None:
-            reference = model
-            counts = np.zeros(model.feature_mask_.shape, dtype=np.float64)
-            mapping = np.arange(model.n_clusters_)
-        else:
-            mapping = align_clusters(reference.labels_, model.labels_)
-        assert counts is not None  # allocated with the reference
-        for cluster, target in enumerate(mapping):
-            if target >= 0:
-                counts[target] += model.feature_mask_[cluster]
-        summary.append(dict(seed=seed, K=model.n_clusters_, lam=model.lam_, objective=model.objective_,
-                            ari_to_reference=metrics.ari(reference.labels_, model.labels_)))
-    if progress is not None:
-        progress(1.0, "done")
-    assert reference is not None and counts is not None  # runs holds params.seed at least
-    frequency = pd.DataFrame(
-        counts / len(runs),
-        index=pd.Index(range(reference.n_clusters_), name="cluster"),
-        columns=[str(c) for c in reference.feature_names_in_],
-    )
-    return frequency, pd.DataFrame(summary)
 
 
 # ---------------------------------------------------------------------------

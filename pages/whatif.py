@@ -2,8 +2,8 @@
 
 import streamlit as st
 
-from craft import CraftInputError, plots
-from explorer import cache, context
+from craft import CraftInputError, plots, stability_plots
+from explorer import cache, context, evidence
 from explorer.figure_export import chart
 from explorer.services import SWEEPABLE, sweep_values
 from explorer.ui import error
@@ -57,25 +57,24 @@ else:
     st.info("Set a range and press **Run the sweep**.")
 
 st.subheader("Mask stability over seeds")
-st.caption("The fit is repeated with other seeds; each run's clusters are matched to this fit's clusters by "
-           "shared rows, and the heatmap shows how often each cluster selects each feature.")
+st.caption("The fit is repeated on every row with other seeds; each refit's clusters are matched to this fit's "
+           "clusters by shared rows (clusterboot's Jaccard, one-to-one at 0.5 or more, as Evaluate's stability), "
+           "and the heatmap shows how often each matched cluster selects each feature.")
 with st.form("stability_form"):
-    n_runs = st.slider("Runs (seeds)", 2, 20, 5, key="stability_runs")
+    n_runs = st.slider("Refits (seeds)", 2, 20, 5, key="stability_runs")
     run_stability = st.form_submit_button("Run over seeds", type="primary")
 if run_stability:
-    seeds = tuple(range(int(params.seed), int(params.seed) + int(n_runs)))
     try:
-        frequency, summary = cache.stability(ctx.key, seeds, params, ctx.data.table, ctx.schema)
+        found = cache.stability(ctx.key, int(n_runs), int(params.seed), model, ctx.X)
     except CraftInputError as problem:
         error(str(problem))
     else:
-        results["stability"] = (ctx.key, frequency, summary)
+        results["stability"] = (ctx.key, found)
 stored = results.get("stability")
 if stored is not None and stored[0] == ctx.key:
-    _, frequency, summary = stored
-    chart(plots.fig_mask_stability(frequency), key="stability_fig", name="craft_mask_stability")
-    stable = float(((frequency.to_numpy() == 0) | (frequency.to_numpy() == 1)).mean())
-    st.caption(f"{stable:.0%} of the cells are the same in every run. ARI to this fit per seed:")
-    st.dataframe(summary, hide_index=True)
+    found = stored[1]
+    chart(stability_plots.fig_selection_frequency(model, found), key="stability_fig", name="craft_mask_stability")
+    st.caption(found.summary())
+    st.dataframe(evidence.stability_table(found), hide_index=True)
 else:
     st.info("Press **Run over seeds** to measure how stable the masks are.")

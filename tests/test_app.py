@@ -8,12 +8,10 @@ checked in ``test_plots.py``; here only that the pages draw them.
 
 from __future__ import annotations
 
-import base64
 import json
 import re
 import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -21,139 +19,33 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
-from explorer import mask_path
 from explorer.cache import STORE
-from explorer.state import CONTINUED
 from explorer.services import EXAMPLES, rho_from_share
 from craft import prior_terms
 from craft.priors import PriorTerms
 from craft.export import labels_csv, masks_csv
 
-ROOT = Path(__file__).resolve().parents[1]
-APP = str(ROOT / "app.py")
-PAGES = {
-    "data": "pages/data.py",
-    "clusters": "pages/clusters.py",
-    "cards": "pages/cards.py",
-    "evaluate": "pages/evaluate.py",
-    "teach": "pages/teach.py",
-    "compare": "pages/compare.py",
-    "whatif": "pages/whatif.py",
-    "score": "pages/score.py",
-    "export": "pages/export.py",
-}
+from app_helpers import (  # noqa: F401 - clear_caches: autouse; pytestmark: this module's marks
+    APP,
+    PAGES,
+    ROOT,
+    SYNTHETIC,
+    array,
+    chart_elements,
+    chart_titles,
+    charts,
+    clear_caches,
+    ctx,
+    errors,
+    formulas,
+    pytestmark,
+    start,
+    text,
+    upload,
+    visit,
+)
+
 TABS = ["Feature masks", "Data heatmap", "Sizes & profiles", "Projection", "Iterations"]
-SYNTHETIC = [name for name in EXAMPLES if name.startswith(("fig", "mixed"))]
-
-# Expected while tuning: the engine warns (and the app says in words) when k is not reached.
-pytestmark = [
-    pytest.mark.filterwarnings("ignore:k=.* clusters were not reachable:UserWarning"),
-    pytest.mark.filterwarnings("ignore:CRAFT did not converge"),
-]
-
-
-@pytest.fixture(autouse=True)
-def clear_caches():
-    """Caches live in the process: every AppTest starts from empty ones."""
-    st.cache_data.clear()
-    STORE.clear()
-    yield
-    # The mask path's background fits of this test must not run into the next one (nor land in its store).
-    for job in mask_path.JOBS.cancel_all():
-        job.wait(60)
-    st.cache_data.clear()
-    STORE.clear()
-
-
-def start(page: str = "data", **query) -> AppTest:
-    """The app opened with ``query`` in its URL (one restart by default, for speed)."""
-    at = AppTest.from_file(APP, default_timeout=90)
-    at.query_params.setdefault("n_init", "1")
-    for key, value in query.items():
-        at.query_params[key] = str(value)
-    at.run()
-    assert not at.exception, at.exception
-    if page != "data":
-        visit(at, page)
-    return settle(at)
-
-
-def visit(at: AppTest, page: str) -> AppTest:
-    at.switch_page(PAGES[page]).run()
-    assert not at.exception, at.exception
-    return settle(at)
-
-
-def settle(at: AppTest) -> AppTest:
-    """Where the page drew a background fit's progress (the Data page), wait for the fit and rerun.
-
-    In a browser the page's polling fragment reruns the app when the fit is
-    done; AppTest runs no timers, so this does it.
-    """
-    job = at.session_state["ctx"].job if "ctx" in at.session_state else None
-    if job is not None:
-        assert job.wait(90), "the background fit did not finish"
-        at.session_state[CONTINUED] = True
-        at.run()
-        assert not at.exception, at.exception
-    return at
-
-
-def ctx(at: AppTest):
-    return settle(at).session_state["ctx"]
-
-
-def text(element) -> str:
-    """An element's text with the Markdown escapes removed."""
-    return re.sub(r"\\(.)", r"\1", element.value)
-
-
-def errors(at: AppTest) -> list[str]:
-    return [text(e) for e in settle(at).error]
-
-
-def chart_elements(at: AppTest) -> list:
-    """The figures the app drew (``explorer.plotly_view``'s component), as AppTest elements."""
-    return [element for element in at.get("bidi_component") if element.proto.component_name == "craft_chart"]
-
-
-def chart_spec(element) -> str:
-    """A drawn figure's JSON, as the browser draws it."""
-    return json.loads(element.proto.json)["figure"]
-
-
-def chart_config(element) -> str:
-    """A drawn figure's Plotly config, as JSON."""
-    return json.loads(element.proto.json)["config"]
-
-
-def charts(at: AppTest) -> list[dict]:
-    return [json.loads(chart_spec(chart)) for chart in chart_elements(at)]
-
-
-def array(value) -> np.ndarray:
-    """A Plotly JSON array: a list, or the typed-array form ``{"dtype", "bdata", "shape"}``."""
-    if isinstance(value, dict) and "bdata" in value:
-        flat = np.frombuffer(base64.b64decode(value["bdata"]), dtype=np.dtype(value["dtype"]))
-        shape = [int(n) for n in str(value.get("shape", flat.size)).split(",")]
-        return flat.reshape(shape)
-    return np.asarray(value)
-
-
-def formulas(at: AppTest) -> list[str]:
-    return [latex.value.strip("$").strip() for latex in at.latex]
-
-
-def chart_titles(at: AppTest) -> list[str]:
-    return [spec["layout"].get("title", {}).get("text", "") for spec in charts(at)]
-
-
-def upload(at: AppTest, name: str, content: bytes) -> AppTest:
-    if not at.get("file_uploader"):
-        visit(at, "data")
-    at.file_uploader(key="uploader").set_value((name, content, "text/csv")).run()
-    assert not at.exception, at.exception
-    return settle(at)
 
 
 # ---------------------------------------------------------------------------
@@ -482,7 +374,11 @@ def test_whatif_sweep_and_mask_stability():
     at.slider(key="stability_runs").set_value(2)
     at.form_submit_button[1].click().run()
     assert not at.exception
-    assert any(t.startswith("Mask stability") for t in chart_titles(at))
+    # One stability routine and figure (issue 33): craft.stability's seed refits, drawn as Evaluate draws them.
+    assert any(t.startswith("Which selected features are solid") for t in chart_titles(at))
+    found = at.session_state["results"]["stability"][1]
+    assert found.method == "seed" and found.n_resamples == 2 and found.present.all()
+    assert any("2 seed refits" in caption.value for caption in at.caption)
 
 
 def test_whatif_invalid_range_is_explained():

@@ -11,7 +11,7 @@ from __future__ import annotations
 import threading
 
 import pytest
-from test_app import APP, chart_elements, clear_caches, ctx, pytestmark, settle, text  # noqa: F401  (fixture, marks)
+from app_helpers import APP, chart_elements, clear_caches, ctx, pytestmark, settle, text  # noqa: F401  (fixture, marks)
 from streamlit.testing.v1 import AppTest
 
 from explorer import cache, services

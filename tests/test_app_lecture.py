@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
-from test_app import (
+from app_helpers import (
     APP,
     PAGES,
     SYNTHETIC,

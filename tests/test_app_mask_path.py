@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from test_app import array, charts, clear_caches, settle, start, text  # noqa: F401  (fixture)
+from app_helpers import array, charts, clear_caches, settle, start, text  # noqa: F401  (fixture)
 
 from explorer import cache, mask_path
 

@@ -18,7 +18,7 @@ import threading
 
 import numpy as np
 import pytest
-from test_app import APP, chart_elements, clear_caches, ctx, pytestmark, text  # noqa: F401  (fixture, marks)
+from app_helpers import APP, chart_elements, clear_caches, ctx, pytestmark, text  # noqa: F401  (fixture, marks)
 from streamlit.testing.v1 import AppTest
 
 from craft.relabel import changed_share

@@ -17,7 +17,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from craft import persist
-from test_app import array, chart_elements, charts, clear_caches, ctx, errors, start, text, upload, visit  # noqa: F401 - clear_caches: autouse
+from app_helpers import array, chart_elements, charts, clear_caches, ctx, errors, start, text, upload, visit  # noqa: F401 - clear_caches: autouse
 
 #: Cells written far from every wine cluster (and kept as the file writes them).
 FAR = "99999.5"

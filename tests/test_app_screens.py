@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-from test_app import clear_caches, pytestmark, visit
+from app_helpers import clear_caches, pytestmark, visit
 from test_app_lecture import open_app
 
 __all__ = ["clear_caches", "pytestmark"]  # the autouse cache fixture and the warning filters of test_app
@@ -42,7 +42,7 @@ def test_export_share_link_offers_every_page():
 
 
 def _path_charts(at):
-    from test_app import charts
+    from app_helpers import charts
 
     path = [spec for spec in charts(at) if "The mask path over m" in spec["layout"]["title"]["text"]]
     scrubber = [spec for spec in charts(at) if spec.get("frames")]
@@ -56,7 +56,7 @@ def _masks_tab_order(at, order: str) -> list[str]:
 
 
 def test_the_mask_path_draws_the_features_in_the_masks_tabs_order():
-    from test_app import start
+    from app_helpers import start
     from test_app_mask_path import _finish, _open
 
     # Figure 1(a): the masks tab opens in table order, where the planted subspaces are blocks.
@@ -78,7 +78,7 @@ def test_the_mask_path_draws_the_features_in_the_masks_tabs_order():
 
 def test_the_scrubbers_download_is_the_fit_it_names_without_the_slider():
     from craft.path_plots import fig_path_scrubber
-    from test_app import start
+    from app_helpers import start
     from test_app_mask_path import _finish, _open
 
     at = _open(start("clusters", dataset="zoo", k=4))
@@ -109,7 +109,7 @@ def test_the_scrubbers_download_is_the_fit_it_names_without_the_slider():
 
 
 def test_card_rows_are_named_by_the_identifier_column_and_the_files_line():
-    from test_app import start, upload
+    from app_helpers import start, upload
 
     rng = np.random.default_rng(0)
     n = 60
@@ -155,7 +155,7 @@ def test_stability_sits_beside_the_clusters_name_and_in_the_picker(monkeypatch):
 
 
 def test_teach_says_how_the_fit_started_and_shows_the_papers_start():
-    from test_app import charts, ctx
+    from app_helpers import charts, ctx
 
     from craft import CRAFT
 
@@ -240,7 +240,7 @@ def test_a_few_huge_margins_go_to_an_overflow_bin_and_the_rest_keep_their_bins()
 
 
 def test_the_objective_is_written_with_thousands_separators_on_every_page():
-    from test_app import ctx, text
+    from app_helpers import ctx, text
 
     from explorer.ui import number
 
@@ -280,7 +280,7 @@ def test_the_stability_figure_labels_its_clusters_once_at_the_left():
 
 
 def test_scored_rows_that_fit_no_cluster_list_their_cluster_first():
-    from test_app import start, visit
+    from app_helpers import start, visit
     from test_app_score import score_table
 
     from explorer import services

@@ -179,3 +179,19 @@ def test_the_warm_start_benchmark_writes_its_section(tmp_path):
     for slider in ("ρ", "k", "λ", "ε_c", "ε_v"):
         assert re.search(rf"(?m)^\| \*\*{slider}\*\* \| 8 \|", text), slider
     assert re.search(r"(?m)^\| Spambase warm refit m 0\.5 → 0\.55 ÷ `KMeans\(2\)` \| ≤ 1× \| \d+\.\d\d× ", text), text
+
+
+@pytest.mark.parametrize("module", ["bench_dask", "defaults_study", "dprf_splice", "paper_tables", "recovery", "speed",
+                                    "missing", "noise", "restart_racing", "warm_start"])
+def test_every_standalone_benchmark_has_the_one_quick_or_full_command_line(module, capsys):
+    """One command line (benchmarks.common.quick_or_full_main): --quick, --write-results, --results (issue 33)."""
+    import importlib
+    import inspect
+
+    main = importlib.import_module(f"benchmarks.{module}").main
+    assert "quick_or_full_main" in inspect.getsource(main)
+    with pytest.raises(SystemExit) as ended:
+        main(["--help"])
+    assert ended.value.code == 0
+    shown = capsys.readouterr().out
+    assert all(option in shown for option in ("--quick", "--write-results", "--results")), shown

@@ -89,3 +89,37 @@ def test_memory_levels_off_over_many_fits_of_different_uploads(monkeypatch):
         cache.FIGURES.clear()
     assert max(held) <= 1_600_000 and held[-1] > 1_000_000  # filled up to the bounds, never beyond
     assert max(held[8:]) - min(held[8:]) < 400_000, held  # level from the ninth fit on
+
+
+def test_the_cards_cost_matrices_cards_figures_and_exported_images_are_kept_by_bytes():
+    """No cache of the app is bounded by entries only (issue 33): the Cluster cards' N x K cost matrix, card and
+    figures, and figure_export's images, are kept in STORE / FIGURES, which count their bytes and evict by them."""
+    import uuid
+
+    import plotly.graph_objects as go
+
+    from craft import CRAFT, datasets
+    from explorer import cards, figure_export
+
+    X, _ = datasets.load("zoo")
+    model = CRAFT(k=3, n_init=1, random_state=0).fit(X)
+    key = f"zoo-{uuid.uuid4()}"
+    kept, held = cache.STORE.n_bytes, len(cache.FIGURES)
+    costs = cards.costs(key, model, X)
+    assert cache.STORE.n_bytes - kept >= costs.nbytes == len(X) * 3 * 8
+    again = cards.costs(key, model, X)
+    assert again is not costs and np.array_equal(again, costs)  # a copy per caller, as st.cache_data gave
+    kept = cache.STORE.n_bytes
+    card = cards.card(key, 0, model, X)
+    assert cache.STORE.n_bytes > kept and card.cluster == 0
+    shown = cards.figures(key, 0, card)
+    assert len(cache.FIGURES) == held + 1 and cards.figures(key, 0, card) is shown  # shared, as st.cache_resource
+    # The same decorator on a budget smaller than one matrix keeps nothing: bytes bound it, not a count.
+    small = SizedStore(max_bytes=costs.nbytes // 2, max_entries=100)
+    assert cache.kept_in(small)(cards.costs.__wrapped__)(key, model, X).shape == costs.shape and len(small) == 0
+
+    assert not hasattr(figure_export.static_image, "cache_info")  # no lru_cache of its own
+    if figure_export.server_export_available():
+        spec = go.Figure(go.Bar(y=[1, uuid.uuid4().int % 1000])).to_json()
+        image = figure_export.static_image(spec, "svg")
+        assert len(cache.FIGURES) == held + 2 and figure_export.static_image(spec, "svg") is image

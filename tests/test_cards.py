@@ -21,7 +21,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 from streamlit.testing.v1 import AppTest
-from test_app import APP, charts, clear_caches, pytestmark, settle, start, text, upload, visit
+from app_helpers import APP, charts, clear_caches, pytestmark, settle, start, text, upload, visit
 
 from craft import CRAFT, CraftInputError, cluster_card, datasets, synthetic
 from craft import stability as trust

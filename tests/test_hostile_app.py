@@ -30,7 +30,7 @@ from streamlit.testing.v1 import AppTest
 from craft import CRAFT, CraftInputError, infer_schema
 from craft.io import read_table
 from explorer.cache import FIGURES, STORE
-from test_app import chart_elements, chart_spec, settle
+from app_helpers import chart_elements, chart_spec, settle
 
 from benchmarks.bench_browser import wide_table
 

@@ -204,3 +204,26 @@ def test_cancel_all_stops_every_job_whoever_holds_it():
     assert sorted(job.key for job in registry.cancel_all()) == ["a", "b"]
     assert all(job.wait(10) and job.cancelled and job.result() is None for job in running)
     assert results.by_key == {} and len(registry) == 0
+
+
+def test_one_job_class_reports_a_fits_iterations_and_a_known_share_with_its_step():
+    """The fit, evidence and mask-path jobs are one class (issue 33): a ``(fraction, text)`` callback (craft.stability's,
+    the path's grid) shows that share and text; an iteration record the creeping share and the iteration count."""
+    registry = jobs.FitJobs(Results())
+    gate, reported = threading.Event(), threading.Event()
+
+    def shares(callback):
+        callback(0.25, "refit 5 of 20")
+        reported.set()
+        gate.wait(10)
+        callback(1.0, "done")
+        return services.FitOutcome(None, error="evidence")
+
+    job = registry.submit("evidence", "session-1", shares)
+    assert reported.wait(10)
+    assert job.fraction == 0.25 and job.summary().startswith("refit 5 of 20, ") and job.iterations == 0
+    gate.set()
+    assert job.wait(10) and job.fraction == 1.0
+    fit = registry.submit("fit", "session-1", blocked_fit(threading.Event(), iterations=3))
+    assert fit.wait(10) and fit.share is None and 0 < fit.fraction < 0.95
+    assert fit.summary().startswith("3 iterations in ")

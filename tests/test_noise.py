@@ -166,7 +166,7 @@ def test_figures_and_silhouette_with_noise_rows(noisy_fit):
 
 def test_app_switch_counts_draws_and_exports_noise_rows():
     from streamlit.testing.v1 import AppTest  # noqa: F401 - the helpers below drive it
-    from test_app import chart_elements, chart_spec, clear_caches, ctx, start, upload, visit  # noqa: F401 - clear_caches is an autouse fixture
+    from app_helpers import chart_elements, chart_spec, clear_caches, ctx, start, upload, visit  # noqa: F401 - clear_caches is an autouse fixture
 
     from craft import plots
 

@@ -166,3 +166,46 @@ def test_datasets_load_through_importlib_resources(monkeypatch):
     datasets._read.cache_clear()
     X, y = datasets.load("wine")
     assert asked == ["craft"] and X.shape == (178, 13) and np.isfinite(X.to_numpy()).all()
+
+
+def test_the_version_is_written_once_in_a_module_that_imports_nothing():
+    """pyproject.toml reads craft/_version.py; persist and export import it, not the package's __init__ (issue 33)."""
+    import ast
+
+    import craft
+    from craft import _version
+
+    assert "version" not in PYPROJECT["project"] and "version" in PYPROJECT["project"]["dynamic"]
+    assert PYPROJECT["tool"]["setuptools"]["dynamic"]["version"] == {"attr": "craft._version.__version__"}
+    tree = ast.parse((ROOT / "craft" / "_version.py").read_text())
+    assert not [node for node in ast.walk(tree) if isinstance(node, (ast.Import, ast.ImportFrom))]
+    assert craft.__version__ == _version.__version__
+    for name in ("persist", "export"):
+        source = ast.parse((ROOT / "craft" / f"{name}.py").read_text())
+        from_package = [node for node in ast.walk(source) if isinstance(node, ast.ImportFrom)
+                        and node.level == 1 and node.module is None and any(a.name == "__version__" for a in node.names)]
+        assert not from_package, f"craft/{name}.py imports __version__ from craft/__init__"
+
+
+def test_the_fast_tier_holds_library_tests_only_and_make_test_still_runs_every_module():
+    """``make test-fast`` (issue 33): the Makefile names library test modules, each importing neither the app
+    (``explorer``, its services included) nor Streamlit; ``make test`` stays pytest over the whole of tests/."""
+    import ast
+
+    makefile = (ROOT / "Makefile").read_text()
+    listed = re.search(r"FAST_TESTS := \$\(addprefix tests/test_,\$\(addsuffix \.py,\\\n(.*?)\)\)\n", makefile, re.S)
+    assert listed, "the Makefile's FAST_TESTS list"
+    names = listed[1].replace("\\", " ").split()
+    assert len(names) >= 20
+    for name in names:
+        path = ROOT / "tests" / f"test_{name}.py"
+        assert path.exists(), path
+        imported = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                imported |= {alias.name.split(".")[0] for alias in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                imported.add(node.module.split(".")[0])
+        assert not imported & {"explorer", "streamlit", "app_helpers", "test_app", "playwright"}, (name, imported)
+    assert re.search(r"(?m)^test: \$\(STAMP\)\n\t\$\(BIN\)/python -m pytest\n", makefile)
+    assert "make test-fast" in (ROOT / "README.md").read_text()

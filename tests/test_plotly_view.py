@@ -6,8 +6,13 @@ chart resolves to) is in ``tests/browser/test_charts_drawn.py``.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import re
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
 
 import plotly
 import plotly.graph_objects as go
@@ -17,16 +22,41 @@ import streamlit  # noqa: F401 - sets Plotly's default template to Streamlit's, 
 from craft import plots
 from explorer import figure_export, plotly_view
 
+# The re-vendor script, read as a module: its record is the one the test compares with.
+_SPEC = importlib.util.spec_from_file_location("vendor_plotly", Path(__file__).resolve().parent.parent / ".ci" / "vendor_plotly.py")
+assert _SPEC is not None and _SPEC.loader is not None
+vendor_plotly = importlib.util.module_from_spec(_SPEC)
+_SPEC.loader.exec_module(vendor_plotly)
+
 #: Streamlit's template writes colours as placeholders (#000001 ...) that only its own chart replaces.
 PLACEHOLDER = re.compile(r'"#0000[0-4]\d"')
 
 
-def test_the_vendored_plotly_js_is_the_major_version_plotly_py_writes_its_figures_for():
-    # A plotly.py of another major version (the app extra asks for 7) writes for another plotly.js: re-vendor.
+def test_the_vendored_plotly_js_is_the_exact_version_plotly_py_writes_its_figures_for_and_the_recorded_file():
+    # plotly.py writes its figures for one plotly.js version (a minor one adds attributes, a patch fixes drawing):
+    # another one fails here until .ci/vendor_plotly.py is run again, which records what it fetched.
     header = plotly_view.BUNDLE.read_text(encoding="utf-8")[:200]
-    vendored = re.search(r"plotly\.js \(cartesian - minified\) v(\d+)\.\d+\.\d+\n", header)
-    assert vendored and vendored[1] == plotly.offline.get_plotlyjs_version().split(".")[0], header
+    vendored = re.search(r"plotly\.js \(cartesian - minified\) v(\d+\.\d+\.\d+)\n", header)
+    assert vendored and vendored[1] == plotly.offline.get_plotlyjs_version(), header
+    record = json.loads((plotly_view.BUNDLE.parent / "plotly-cartesian.json").read_text(encoding="utf-8"))
+    assert record == vendor_plotly.record(plotly_view.BUNDLE.read_bytes(), vendored[1]), (
+        "static/plotly-cartesian.min.js is not the file .ci/vendor_plotly.py recorded: run it again")
     assert (plotly_view.BUNDLE.parent / "plotly-cartesian.LICENSE").read_text().startswith("MIT License")
+
+
+def test_the_charts_javascript_is_a_file_of_its_own_with_the_bundles_address_put_before_it():
+    code = plotly_view.draw_js()
+    first, rest = code.split("\n", 1)
+    assert first == f"const BUNDLE = {json.dumps(plotly_view.BUNDLE_URL)};"
+    assert rest == plotly_view.DRAW_JS.read_text(encoding="utf-8") and "export default function" in rest
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("no node to parse the module with")
+    with tempfile.TemporaryDirectory() as folder:
+        module = Path(folder) / "plotly_view.mjs"
+        module.write_text(code, encoding="utf-8")
+        checked = subprocess.run([node, "--check", str(module)], capture_output=True, text=True, check=False)
+    assert checked.returncode == 0, checked.stderr
 
 
 def test_a_figure_goes_to_the_browser_as_plotly_py_writes_it_with_the_apps_theme_for_streamlits_placeholders():

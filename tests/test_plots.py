@@ -7,7 +7,8 @@ import pytest
 
 from craft import CRAFT, plots, prior_terms, synthetic
 from craft.priors import PriorTerms
-from explorer.services import FitParams, align_clusters, compare_methods, fit_craft, fit_schema, load_example
+from craft.metrics import align_clusters
+from explorer.services import FitParams, compare_methods, fit_craft, fit_schema, load_example
 from craft.profiles import cluster_profiles
 
 
@@ -256,10 +257,9 @@ def test_feature_axes_leave_crowded_names_to_the_browser(mixed):
     wide = pd.DataFrame(np.repeat(X.select_dtypes("number").to_numpy(), 10, axis=1)[:, :60],
                         columns=[f"days_since_last_login_{j:02d}" for j in range(60)])
     fitted = CRAFT(m=0.5, k=3, n_init=1, random_state=0).fit(wide)
-    stability = pd.DataFrame(fitted.feature_mask_.astype(float), columns=wide.columns)
     for figure in (plots.fig_feature_masks(fitted), plots.fig_data_heatmap(fitted, wide),
                    plots.fig_mask_panels([fitted.feature_mask_] * 4, list("abcd"), features=list(wide.columns),
-                                         title="t"), plots.fig_mask_stability(stability)):
+                                         title="t")):
         for axis in [figure.layout[name] for name in figure.layout if name.startswith("xaxis")]:
             # thinned to what fits, upright or vertical (so no two names touch), never forced all at once
             assert axis.tickmode == "auto" and list(axis.autotickangles) == [0, -90] and axis.showticklabels is not False
@@ -429,13 +429,6 @@ def test_sweep_summary_and_figure():
     unlabelled = plots.fig_sweep(frame.assign(purity=np.nan, nmi=np.nan, ari=np.nan), "lam")
     assert [trace.name for trace in unlabelled.data] == ["K", "objective"]
     assert unlabelled.layout.xaxis.type == "log"
-
-
-def test_fig_mask_stability_values():
-    frequency = pd.DataFrame([[1.0, 0.0, 0.6], [0.0, 1.0, 0.2]], columns=["a", "b", "c"])
-    figure = plots.fig_mask_stability(frequency, order="natural")
-    assert np.allclose(figure.data[0].z, frequency.to_numpy())
-    assert np.asarray(figure.data[0].text).tolist() == [[100, 0, 60], [0, 100, 20]]
 
 
 def test_rho_demo_moves_between_m_and_v():

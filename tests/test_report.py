@@ -7,8 +7,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import pytest
 
-from craft import CRAFT, Schema
-from explorer.services import FitParams, fit_craft, fit_schema, fitted_X, load_example
+from craft import CRAFT, Schema, synthetic
 from craft.report import Section, craft_report, figure_count, render_report
 
 EVIL = "<script>alert('x')</script>"
@@ -37,18 +36,18 @@ def test_render_report_without_figures_has_no_plotly():
 
 @pytest.fixture(scope="module")
 def synthetic_fit():
-    data = load_example("fig1_binary", n_samples=60)
-    schema, _ = fit_schema(data, {}, data.label)
-    model = fit_craft(data.table, schema, FitParams(m=1 / 3, k=3, n_init=1)).model
-    return data, model
+    # The library alone (no explorer.services): Figure 1(a)'s generator and a fit, as the app's example gives them.
+    X, y, true_mask = synthetic.fig1_binary(n_samples=60, random_state=0)
+    model = CRAFT(m=1 / 3, k=3, n_init=1, random_state=0).fit(X)
+    return X, np.asarray(y, dtype=np.int64), np.asarray(true_mask, dtype=bool), model
 
 
 def test_craft_report_of_a_synthetic_set(synthetic_fit):
-    data, model = synthetic_fit
+    X, y, true_mask, model = synthetic_fit
     page = craft_report(
-        model, fitted_X(model, data.table), dataset_name=data.name, params=FitParams().to_dict(),
-        y=data.table[data.label], true_labels=data.true_labels, true_mask=data.true_mask,
-        true_features=data.mask_features, notes=("a note",),
+        model, X, dataset_name="fig1_binary", params=model.get_params(),
+        y=pd.Series([f"planted {v}" for v in y]), true_labels=y, true_mask=true_mask,
+        true_features=[str(c) for c in X.columns], notes=("a note",),
     )
     assert page.startswith("<!DOCTYPE html>")
     # masks, data heatmap, sizes, confusion, projection, history

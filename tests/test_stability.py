@@ -14,7 +14,7 @@ import threading
 
 import numpy as np
 import pytest
-from test_app import chart_elements, chart_spec, clear_caches, start, text  # noqa: F401  (fixture)
+from app_helpers import chart_elements, chart_spec, clear_caches, start, text  # noqa: F401  (fixture)
 
 from craft import CRAFT, CraftInputError, plots, synthetic
 from craft import stability as trust
@@ -373,3 +373,26 @@ def test_a_two_row_table_is_tested_only_by_resamples_holding_both_rows():
     stable = int((~result.unstable).sum())
     assert stable <= result.resample_k[both].max()
     assert "tested no cluster" in result.summary()
+
+
+def test_seed_refits_keep_every_row_and_only_change_the_seed():
+    """What-if's mask stability is bootstrap_stability(method="seed") (issue 33: one routine, one figure): every
+    refit is on all the rows, so every cluster is tested in every refit; a planted table's masks come back whole."""
+    X, _ = synthetic.fig2_numeric(n_samples=90, random_state=0)[:2]
+    model = CRAFT(m=1 / 3, k=3, n_init=5, random_state=0).fit(X)
+    result = trust.bootstrap_stability(model, X, n_resamples=4, method="seed", random_state=0)
+    assert result.method == "seed" and result.fraction == 1.0 and result.present.all()
+    # Five runs per refit find the planted partition whatever the seed: every cluster matched in all 4 refits.
+    assert result.resample_k.tolist() == [3, 3, 3, 3] and result.mean_jaccard.tolist() == [1.0, 1.0, 1.0]
+    # Twelve planted features per cluster, selected by every refit's matched cluster.
+    np.testing.assert_array_equal(result.feature_frequency.to_numpy(), model.feature_mask_.astype(float))
+    # One run per refit: the seeding alone moves some rows (Jaccard below 1), which is what What-if shows.
+    single = trust.bootstrap_stability(model, X, n_resamples=4, method="seed", random_state=0, n_init=1)
+    assert single.mean_jaccard.min() < 1.0 and single.present.all()
+    again = trust.bootstrap_stability(model, X, n_resamples=4, method="seed", random_state=0, n_init=1)
+    np.testing.assert_array_equal(again.jaccard, single.jaccard)
+    assert "4 seed refits" in result.summary()
+    figure = trust_plots.fig_selection_frequency(model, result)
+    assert figure.layout.annotations[1].text == "Selected in the seed refits"
+    with pytest.raises(CraftInputError, match="'bootstrap', 'subsample' or 'seed'"):
+        trust.bootstrap_stability(model, X, method="seeds")

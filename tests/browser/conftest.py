@@ -16,24 +16,17 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
-import subprocess
 import sys
 import tempfile
-import time
-import urllib.error
-import urllib.request
 from pathlib import Path
-from typing import IO
 
 import pytest
 
+from benchmarks.app_server import ServerProcess, free_port  # one start-and-wait for the tests and the benchmark
 from benchmarks.bench_browser import CHROMIUM_ARGS  # one list of Chromium flags for the tests and the benchmark
 
 ROOT = Path(__file__).resolve().parents[2]
 
-#: Seconds a fresh server may take to answer its health check.
-SERVER_START_TIMEOUT = 60
 #: Milliseconds a script run (a fit included) may take in the browser.
 RUN_TIMEOUT_MS = 60_000
 
@@ -76,86 +69,34 @@ def _require_browser() -> None:
     pytest.skip(reason)
 
 
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class AppServer:
-    """A ``streamlit run app.py`` subprocess on a free local port."""
+class AppServer(ServerProcess):
+    """A ``streamlit run app.py`` subprocess on a free local port (started and waited for by
+    ``benchmarks.app_server.ServerProcess``, as the benchmark's servers are)."""
 
     def __init__(self, home: Path, extra_args: list[str] | None = None):
-        self.extra_args = list(extra_args or [])
-        self.port = free_port()
-        self.url = f"http://localhost:{self.port}"
-        self.home = home
-        self.log_path = home / "streamlit.log"
-        self._log: IO[bytes] | None = None
-        self.process: subprocess.Popen | None = None
-
-    def start(self) -> None:
+        port = free_port()
         env = dict(os.environ)
         # Own HOME: no ~/.streamlit/config.toml or credentials of the machine
         # leak in; the project's .streamlit/config.toml (cwd) still applies.
         env.update(
-            HOME=str(self.home),
-            XDG_CONFIG_HOME=str(self.home / ".config"),
-            XDG_CACHE_HOME=str(self.home / ".cache"),
+            HOME=str(home),
+            XDG_CONFIG_HOME=str(home / ".config"),
+            XDG_CACHE_HOME=str(home / ".cache"),
             STREAMLIT_BROWSER_GATHER_USAGE_STATS="false",
             PYTHONUNBUFFERED="1",
         )
         command = [
             sys.executable, "-m", "streamlit", "run", "app.py",
             "--server.headless", "true",
-            "--server.port", str(self.port),
+            "--server.port", str(port),
             "--server.address", "localhost",
             "--browser.gatherUsageStats", "false",
             "--server.fileWatcherType", "none",
             "--server.runOnSave", "false",
-            *self.extra_args,
+            *(extra_args or []),
         ]
-        self._log = open(self.log_path, "wb")  # noqa: SIM115 - closed in stop()
-        self.process = subprocess.Popen(
-            command, cwd=ROOT, env=env, stdout=self._log, stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-        deadline = time.monotonic() + SERVER_START_TIMEOUT
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise RuntimeError(
-                    f"streamlit exited with code {self.process.returncode}:\n{self.log()}"
-                )
-            try:
-                with urllib.request.urlopen(f"{self.url}/_stcore/health", timeout=2) as r:
-                    if r.status == 200:
-                        return
-            except (urllib.error.URLError, ConnectionError, TimeoutError, OSError):
-                pass
-            time.sleep(0.25)
-        self.stop()
-        raise RuntimeError(
-            f"streamlit did not answer {self.url}/_stcore/health within "
-            f"{SERVER_START_TIMEOUT}s:\n{self.log()}"
-        )
-
-    def log(self) -> str:
-        try:
-            return self.log_path.read_text(errors="replace")[-6000:]
-        except OSError:
-            return ""
-
-    def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(timeout=10)
-        if self._log is not None:
-            self._log.close()
-            self._log = None
+        super().__init__(command, port=port, cwd=ROOT, env=env, log_path=home / "streamlit.log")
+        self.home = home
 
 
 @pytest.fixture(scope="session")

@@ -17,13 +17,12 @@ import hashlib
 import os
 import subprocess
 import sys
-import time
-import urllib.error
-import urllib.request
 import zipfile
 from pathlib import Path
 
 import pytest
+
+from benchmarks.app_server import ServerProcess, free_port
 from test_flows import assert_clean, go_to, mask_figure, open_app
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(900)]
@@ -97,50 +96,22 @@ def installed(browser, tmp_path_factory):
     return _installed_venv(_build_wheel(wheels)), tmp_path_factory.mktemp("outside")
 
 
-class _Program:
+class _Program(ServerProcess):
     """``craft app ARGS`` of the installed environment, run from a folder outside the repository."""
 
     def __init__(self, venv: Path, cwd: Path, args: list[str], port: int):
-        self.url = f"http://localhost:{port}"
-        self.log_path = cwd / f"craft-app-{port}.log"
         home = cwd / "home"
         home.mkdir(exist_ok=True)
         # The program must import craft and the app from the environment, not from this tree.
         env = _outside_env(HOME=str(home), XDG_CACHE_HOME=str(home / ".cache"), PYTHONUNBUFFERED="1")
-        self._log = open(self.log_path, "wb")  # noqa: SIM115 - closed in stop()
-        self.process = subprocess.Popen([str(venv / "bin" / "craft"), "app", *args, "--port", str(port), "--no-browser"],
-                                        cwd=cwd, env=env, stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True)
+        super().__init__([str(venv / "bin" / "craft"), "app", *args, "--port", str(port), "--no-browser"], port=port,
+                         cwd=cwd, env=env, log_path=cwd / f"craft-app-{port}.log", start_timeout_s=START_TIMEOUT)
 
-    def log(self) -> str:
-        return self.log_path.read_text(errors="replace")
-
-    def wait_up(self) -> None:
-        deadline = time.monotonic() + START_TIMEOUT
-        while time.monotonic() < deadline:
-            assert self.process.poll() is None, f"craft app exited with {self.process.returncode}:\n{self.log()[-6000:]}"
-            try:
-                with urllib.request.urlopen(f"{self.url}/_stcore/health", timeout=2) as answer:
-                    if answer.status == 200:
-                        return
-            except (urllib.error.URLError, ConnectionError, TimeoutError, OSError):
-                pass
-            time.sleep(0.5)
-        raise AssertionError(f"craft app did not answer {self.url} within {START_TIMEOUT}s:\n{self.log()[-6000:]}")
-
-    def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(timeout=15)
-        self._log.close()
+    def log(self, tail: int = 10**9) -> str:
+        return super().log(tail)
 
 
 def test_the_installed_craft_app_opens_a_file_and_draws_the_mask_heatmap(installed, page_on):
-    from conftest import free_port  # tests/browser/conftest.py: pytest puts this folder first on sys.path
-
     venv, outside = installed
     site = next((venv / "lib").glob("python3*/site-packages"))
     # The installed app is this tree's code, file for file, in its own folder (no top-level `pages` or `app`).
@@ -156,7 +127,7 @@ def test_the_installed_craft_app_opens_a_file_and_draws_the_mask_heatmap(install
     port = free_port()
     program = _Program(venv, outside, ["animals.csv"], port)
     try:
-        program.wait_up()
+        program.start()
         assert f"http://localhost:{port}" in program.log().splitlines()[0], program.log()
         page = page_on(program)
         open_app(page)
