@@ -10,7 +10,7 @@ import re
 import time
 
 import numpy as np
-from test_app import clear_caches, pytestmark, start, text
+from app_helpers import clear_caches, pytestmark, start, text
 
 from craft.lectures import LECTURES
 from craft.report import figure_count
