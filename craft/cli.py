@@ -120,7 +120,7 @@ def _parser() -> argparse.ArgumentParser:
         description="Start the CRAFT Explorer app and print its address; Ctrl+C stops it. Every browser tab "
         "opened on the address starts with DATA loaded (a link that names a dataset opens that one).",
     )
-    app.set_defaults(command="app", run=_run_app)
+    app.set_defaults(command="app", run=_run_app, sheet=None, out=None, label=None)
     app.add_argument("data", metavar="DATA", nargs="?", default=None,
                      help="a table file (CSV/TSV/text, Parquet, Excel), opened as if uploaded on the Data page, or the "
                      "name of a bundled example (the app's list: the paper's synthetic sets and `craft datasets`). "
@@ -130,6 +130,11 @@ def _parser() -> argparse.ArgumentParser:
     app.add_argument("--host", default="localhost",
                      help="the address to listen on (default localhost: this machine only; 0.0.0.0 serves every network)")
     app.add_argument("--no-browser", dest="browser", action="store_false", help="do not open a browser tab")
+    app_dask = _dask_options(app)
+    app_dask.description = ("With --scheduler or --local-workers, DATA may be a folder of Parquet files, a glob of "
+                            "CSV or Parquet files or one large file, read lazily by the workers as `craft fit` reads "
+                            "it; the app fits on every row with DaskCRAFT and draws the views that need rows from a "
+                            "uniform sample.")
 
     fit = commands.add_parser(
         "fit",
@@ -846,9 +851,21 @@ def _run_app(args) -> int:
     # warm-up import it from there too, so that the server and the sessions share one copy of each module.
     if str(root) not in sys.path:
         sys.path.insert(0, str(root))
-    from explorer import serve, services, state
+    from explorer import distributed_table, serve, services, state
 
-    start = _app_data(args.data, services)
+    distributed = args.scheduler is not None or args.local_workers is not None
+    if distributed:
+        if args.data is None:
+            raise CraftInputError("--scheduler and --local-workers need DATA: a folder of Parquet files, a glob of "
+                                  "CSV or Parquet files, or a large file.")
+        _check_run_options(args, distributed)
+        table = dask_io.read_partitioned(args.data, partition_size=args.partition_size)
+        if args.local_workers is not None:
+            _check_memory_limit(args, table)
+        start: str | None = distributed_table.SOURCE
+    else:
+        os.environ.pop(distributed_table.ENV, None)
+        start = _app_data(args.data, services)
     port = _app_port(args.host, args.port)
     if start is None:
         os.environ.pop(state.START_DATA_ENV, None)
@@ -860,7 +877,18 @@ def _run_app(args) -> int:
     print(f"CRAFT Explorer ({args.data or state.DEFAULT_DATASET}): http://{shown}:{port}  (starting; Ctrl+C stops it)", flush=True)
     # Without --no-browser, Streamlit decides: it opens a tab unless it finds no display (Linux without DISPLAY).
     headless = [] if args.browser else ["--server.headless", "true"]
-    serve.main(["--server.port", str(port), "--server.address", args.host, *headless, "--browser.gatherUsageStats", "false"])
+    argv = ["--server.port", str(port), "--server.address", args.host, *headless, "--browser.gatherUsageStats", "false"]
+    if not distributed:
+        serve.main(argv)
+        return 0
+    # The cluster lives as long as the server: the app's sessions reach it at its scheduler's address.
+    with _dask_client(args) as client:
+        source = args.data if "://" in args.data or any(ch in args.data for ch in "*?[") else str(Path(args.data).resolve())
+        os.environ[distributed_table.ENV] = distributed_table.Spec(
+            source=source, scheduler=client.scheduler.address, partition_size=str(args.partition_size),
+            connect_timeout=args.connect_timeout, local_workers=args.local_workers).to_env()
+        print(f"Dask: {len(client.scheduler_info().get('workers', {}))} worker(s) at {client.scheduler.address}", flush=True)
+        serve.main(argv)
     return 0
 
 
