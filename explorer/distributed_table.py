@@ -356,7 +356,6 @@ def full_metrics(opened: ClusterTable, model, label: str) -> dict:
 
     Rows without a value in the label column are left out, as the Evaluate page does in memory.
     """
-    import dask
     import dask.dataframe as dd
 
     labels = full_labels(model)
