@@ -374,6 +374,27 @@ def full_metrics(opened: ClusterTable, model, label: str) -> dict:
     return metrics.evaluate_counts(counts.to_numpy(dtype=np.int64))
 
 
+#: Scores of every row already computed: (fit key, label) -> scores; a few fits' worth.
+_METRICS: dict = {}
+_METRICS_KEPT = 32
+
+
+def metrics_of(opened: ClusterTable, model, label: str, fit_key: str) -> dict:
+    """:func:`full_metrics`, kept per fit and label column (a revisit does not pass over the table again)."""
+    key = (fit_key, label)
+    if key not in _METRICS:
+        try:
+            scores = full_metrics(opened, model, label)
+        except CraftInputError:
+            raise
+        except Exception as error:  # noqa: BLE001 - a lost worker, a damaged part: the page's message
+            raise _failure(opened.spec, error, "scoring against the label column") from None
+        while len(_METRICS) >= _METRICS_KEPT:
+            _METRICS.pop(next(iter(_METRICS)))
+        _METRICS[key] = scores
+    return _METRICS[key]
+
+
 def _positioned(opened: ClusterTable, series, dd):
     """``series`` re-indexed by global row position (0..N-1), with the divisions of its own parts."""
     import dask
@@ -394,3 +415,64 @@ def _at(part: pd.Series, start: int) -> pd.Series:
 def _crosstab(joined: pd.DataFrame) -> pd.Series:
     frame = joined.dropna(subset=["y"])
     return frame.groupby([frame["y"].astype(str), frame["k"].astype(np.int64)]).size()
+
+
+def write_labels(opened: ClusterTable, model, folder: str) -> int:
+    """Write every row's label as a Parquet folder (columns ``row`` and ``cluster``), each part by a worker.
+
+    ``folder`` is a path the workers can write (on a remote cluster: on their file system, or a URL such as
+    ``s3://…`` that Dask writes). Returns the number of rows written.
+    """
+    labels = full_labels(model)
+    if labels is None:
+        raise CraftInputError("this model holds no labels of the cluster table: fit it again.")
+    frame = labels.rename("cluster").to_frame()
+    frame = frame.assign(row=frame.index.to_series().astype(np.int64))[["row", "cluster"]]
+    try:
+        opened.client.compute(frame.to_parquet(folder, write_index=False, compute=False)).result()
+    except Exception as error:  # noqa: BLE001 - a folder the workers cannot write, a lost worker
+        raise _failure(opened.spec, error, f"writing the labels into {folder!r}") from None
+    return int(np.asarray(model.partition_sizes_).sum())
+
+
+def score_folder(opened: ClusterTable, model, source: str, folder: str) -> int:
+    """Score the table at ``source`` (read and checked as any cluster table) with ``model`` and write ``assign``'s
+    columns (row, cluster, cost, margin, fits_no_cluster, nothing_known, unseen_cells, unseen_columns) as a
+    Parquet folder, each part by a worker, as ``craft predict --local-workers`` scores a table. Returns its rows.
+    """
+    from craft.distributed import assign_partitions
+
+    table = dask_io.read_partitioned(source, partition_size=opened.spec.partition_size)
+    if any(not isinstance(c, str) for c in table.columns):
+        table = table.rename(columns=str)
+    try:
+        assigned = assign_partitions(model, table)
+        rows = np.asarray(opened.client.compute([_length(p) for p in assigned.to_delayed()], sync=True))
+        starts = np.concatenate([[0], np.cumsum(rows)[:-1]]).astype(np.int64)
+        numbered = assigned.map_partitions(_numbered, starts, meta=_numbered(assigned._meta, starts))
+        opened.client.compute(numbered.to_parquet(folder, write_index=False, compute=False)).result()
+    except CraftInputError:
+        raise
+    except Exception as error:  # noqa: BLE001 - a damaged part, a folder the workers cannot write, a lost worker
+        named = dask_io.damaged_parquet(source)
+        if named is not None:
+            raise named from None
+        raise _failure(opened.spec, error, f"scoring {source!r}") from None
+    return int(rows.sum())
+
+
+def _length(part):
+    """A task that counts the rows of one part."""
+    import dask
+
+    return dask.delayed(len)(part)
+
+
+def _numbered(part: pd.DataFrame, starts: np.ndarray, partition_info=None) -> pd.DataFrame:
+    """``part`` with its rows' positions in the whole table first (``row``, from 0, part by part)."""
+    start = int(starts[partition_info["number"]]) if partition_info is not None else 0
+    out = part.reset_index(drop=True)
+    out.insert(0, "row", np.arange(start, start + len(out), dtype=np.int64))
+    # The names of the unseen columns are text: typed so, or Arrow would guess the type of an object column.
+    out["unseen_columns"] = out["unseen_columns"].astype("string")
+    return out

@@ -140,3 +140,18 @@ def test_damaged_part_is_named_when_opened_and_when_fitted(tmp_path, client, cap
     assert main(["app", str(folder), "--local-workers", "1", "--no-browser"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "part-00.parquet" in err
+
+
+def test_export_writes_every_label_and_scoring_writes_a_folder(opened, tmp_path):
+    table, handle = opened
+    shown, memory, X = fit_both(table, handle, size_by="k", k=3, seed=0)
+    assert distributed_table.write_labels(handle, shown, str(tmp_path / "labels")) == 900
+    written = pd.read_parquet(tmp_path / "labels").sort_values("row")
+    np.testing.assert_array_equal(written["row"], np.arange(900))
+    np.testing.assert_array_equal(written["cluster"], memory.labels_)
+    assert distributed_table.score_folder(handle, shown, handle.spec.source, str(tmp_path / "scored")) == 900
+    scored = pd.read_parquet(tmp_path / "scored").sort_values("row").reset_index(drop=True)
+    expected = memory.assign(table)
+    np.testing.assert_array_equal(scored["row"], np.arange(900))
+    np.testing.assert_array_equal(scored["cluster"], expected["cluster"])
+    np.testing.assert_allclose(scored["cost"], expected["cost"], rtol=1e-9)
