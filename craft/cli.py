@@ -919,7 +919,8 @@ def _app_data(data: str | None, services) -> str | None:
         raise CraftInputError(f"{data!r} is neither a file nor a bundled example (examples: {', '.join(services.EXAMPLES)}).")
     _check_regular_file(path, in_memory=True)
     if path.is_dir():
-        raise CraftInputError(f"{data!r} is a folder; the app opens one table file (CSV/TSV/text, Parquet, Excel).")
+        raise CraftInputError(f"{data!r} is a folder; the app opens one table file (CSV/TSV/text, Parquet, Excel), or a "
+                              "folder of Parquet files on a Dask cluster: add --local-workers N or --scheduler ADDRESS.")
     try:
         content = path.read_bytes()
     except OSError as error:

@@ -68,7 +68,7 @@ KIND = "distributed"
 EXACT_VIEWS = ("cluster sizes", "masks", "profiles", "the cards' v-tests and level shares", "the objective and λ",
                "metrics against a label column")
 SAMPLE_VIEWS = ("the data heatmap", "the projection", "paragons and border rows", "the rule", "stability",
-                "the null")
+                "the null", "Compare's methods, What-if's refits and Teach's steps")
 
 
 @dataclass
@@ -141,7 +141,9 @@ class ClusterTable:
     def computed_from(self) -> str:
         """What every view of this table is computed from (said on every page)."""
         return (f"From every row ({self.n_rows:,}, on the cluster): {', '.join(EXACT_VIEWS)}. From a uniform sample "
-                f"of {len(self.sample):,} rows: {', '.join(SAMPLE_VIEWS)}, and any count of rows a view shows.")
+                f"of {len(self.sample):,} rows: {', '.join(SAMPLE_VIEWS)}, and any count of rows a view shows. No "
+                f"provisional warm refit is drawn while a value is fitted (it would be a fit of the sample): each "
+                f"value is fitted on every row once, then cached.")
 
 
 _LOCK = threading.Lock()
@@ -276,7 +278,10 @@ def _failure(spec: Spec, error: BaseException, doing: str) -> CraftInputError:
     if named is not None:
         return named
     kind = type(error).__name__
-    detail = " ".join(str(error).split())[:200]
+    try:
+        detail = " ".join(str(error).split())[:200]
+    except Exception:  # noqa: BLE001 - an exception whose text cannot be formed still has a name
+        detail = "no details"
     if kind in ("KilledWorker", "CommClosedError", "FutureCancelledError", "CancelledError", "StreamClosedError") \
             or isinstance(error, (OSError, TimeoutError)):
         return CraftInputError(f"the cluster failed while {doing}: a worker or the scheduler at {spec.scheduler} was "

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import warnings
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
@@ -155,3 +156,19 @@ def test_export_writes_every_label_and_scoring_writes_a_folder(opened, tmp_path)
     np.testing.assert_array_equal(scored["row"], np.arange(900))
     np.testing.assert_array_equal(scored["cluster"], expected["cluster"])
     np.testing.assert_allclose(scored["cost"], expected["cost"], rtol=1e-9)
+
+
+def test_a_worker_lost_mid_fit_is_the_outcome_s_message(opened, monkeypatch):
+    """The page shows the fit's error and stays usable: the fit returns it, it does not raise."""
+    from craft.distributed import DaskCRAFT
+
+    _, handle = opened
+
+    def lost(self, *args, **kwargs):
+        raise distributed.KilledWorker("('fit-pass', 3)", SimpleNamespace(address="tcp://127.0.0.1:1234"), 3)
+
+    monkeypatch.setattr(DaskCRAFT, "fit", lost)
+    schema, _ = fit_schema(distributed_table.loaded_data(handle), {}, None)
+    outcome = distributed_table.fit(handle, schema, FitParams().replace(size_by="k", k=2))
+    assert outcome.model is None
+    assert "a worker or the scheduler at" in outcome.error and "was lost (KilledWorker" in outcome.error

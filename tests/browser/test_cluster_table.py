@@ -90,5 +90,10 @@ def test_a_parquet_folder_on_two_local_workers_draws_its_masks(browser, cluster_
         assert figure["x"] and all(len(row) == len(figure["x"]) for row in figure["z"])
         assert "From every row (6,000, on the cluster)" in page.locator("[data-testid='stMain']").inner_text()
         assert_clean(page)
+        # Every other page of the fit opens on the cluster table without an exception.
+        for title in ("Cluster cards", "Evaluate", "What-if", "Score new rows", "Export"):
+            go_to(page, title)
+            assert_clean(page)
+        page.get_by_text("Labels of every row (6,000)").first.wait_for()
     finally:
         context.close()
