@@ -79,10 +79,10 @@ def render_sidebar() -> FitParams:
     options = list(EXAMPLES)
     if st.session_state.get("upload") is not None or st.session_state.get("upload_link"):
         options = [state.UPLOAD] + options
-    if os.environ.get(state.START_DATA_ENV) == state.CLUSTER_TABLE:
-        options = [state.CLUSTER_TABLE] + options
     elif st.session_state.get("dataset") == state.UPLOAD:
         st.session_state["dataset"] = state.DEFAULT_DATASET
+    if os.environ.get(state.START_DATA_ENV) == state.CLUSTER_TABLE:  # craft app DATA --local-workers N
+        options = [state.CLUSTER_TABLE] + options
     name = sidebar.selectbox(
         "Dataset", options, index=options.index(state.DEFAULT_DATASET), key="dataset", bind="query-params",
         on_change=state.on_dataset_change,
