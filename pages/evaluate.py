@@ -40,8 +40,8 @@ classes = labels[keep].astype(str).to_numpy()
 clusters = np.asarray(model.labels_)[keep]
 n_classes = len(np.unique(classes))
 scores = metrics.evaluate(classes, clusters)
-opened = distributed_table.table_of(ctx.data)
-if opened is not None:  # a cluster table: the scores of every row, not of the sample
+opened = distributed_table.table_of(ctx.data) if ctx.data is not None else None
+if opened is not None and ctx.label is not None:  # a cluster table: the scores of every row, not of the sample
     try:
         scores = distributed_table.metrics_of(opened, model, ctx.label, ctx.key)
     except CraftInputError as problem:
