@@ -132,6 +132,9 @@ def main(argv=None) -> int:
                 end = time.monotonic() + 60
                 while page.evaluate(_MASKS_JS) is not None and time.monotonic() < end:
                     page.wait_for_timeout(50)
+                # A heatmap still drawn would be the old one: the revisit below would time nothing.
+                result["moved_away_heatmap_gone"] = page.evaluate(_MASKS_JS) is None
+                result["moved_away_s"] = round(time.perf_counter() - t0, 2)
             t0 = time.perf_counter()
             set_number(page, "k", args.k)
             _heatmap_rows(page, lambda rows: rows == first, args.timeout)
