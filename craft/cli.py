@@ -33,7 +33,6 @@ import inspect
 import json
 import os
 import socket
-import stat
 import sys
 import time
 import warnings
@@ -42,18 +41,15 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from . import __version__, datasets, export, metrics
+from . import __version__, dask_io, datasets, export, metrics
 from ._optional import missing, require
 from .estimator import CRAFT
 from .exceptions import CraftInputError
-from .io import PATH_COLUMN, read_info, read_table, typed_part
-from .limits import _available_memory, _env_int, check_table_shape
+from .io import PATH_COLUMN, read_info, read_table
 
 #: The app's first port when --port is not given (Streamlit's) and how many after it are tried.
 _APP_PORT, _APP_PORT_TRIES = 8501, 100
 _DEFAULTS = {name: p.default for name, p in inspect.signature(CRAFT.__init__).parameters.items() if name != "self"}
-_PARQUET = (".parquet", ".pq")
-_TEXT = {".csv": ",", ".tsv": "\t", ".tab": "\t", ".txt": None}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -124,7 +120,7 @@ def _parser() -> argparse.ArgumentParser:
         description="Start the CRAFT Explorer app and print its address; Ctrl+C stops it. Every browser tab "
         "opened on the address starts with DATA loaded (a link that names a dataset opens that one).",
     )
-    app.set_defaults(command="app", run=_run_app)
+    app.set_defaults(command="app", run=_run_app, sheet=None, out=None, label=None)
     app.add_argument("data", metavar="DATA", nargs="?", default=None,
                      help="a table file (CSV/TSV/text, Parquet, Excel), opened as if uploaded on the Data page, or the "
                      "name of a bundled example (the app's list: the paper's synthetic sets and `craft datasets`). "
@@ -134,6 +130,11 @@ def _parser() -> argparse.ArgumentParser:
     app.add_argument("--host", default="localhost",
                      help="the address to listen on (default localhost: this machine only; 0.0.0.0 serves every network)")
     app.add_argument("--no-browser", dest="browser", action="store_false", help="do not open a browser tab")
+    app_dask = _dask_options(app)
+    app_dask.description = ("With --scheduler or --local-workers, DATA may be a folder of Parquet files, a glob of "
+                            "CSV or Parquet files or one large file, read lazily by the workers as `craft fit` reads "
+                            "it; the app fits on every row with DaskCRAFT and draws the views that need rows from a "
+                            "uniform sample.")
 
     fit = commands.add_parser(
         "fit",
@@ -439,33 +440,7 @@ def _load_memory(args):
     return table, label, default_schema
 
 
-def _check_regular_file(path: Path, *, in_memory: bool) -> None:
-    """Refuse a FIFO, a device or a socket (reading one may never end, or never stop), and a file too large.
-
-    With ``in_memory``, the limit is a quarter of the free memory (``CRAFT_MAX_FILE_MB`` overrides it):
-    a text table parsed in memory takes a few times its size in bytes. The Dask backend reads a file in
-    partitions and has no such limit.
-    """
-    try:
-        info = path.stat()
-    except OSError as error:
-        raise CraftInputError(f"cannot read {str(path)!r}: {error.strerror or error}.") from None
-    if stat.S_ISDIR(info.st_mode):
-        return  # read_table names a folder; the Dask backend reads a folder of Parquet files
-    if not stat.S_ISREG(info.st_mode):
-        raise CraftInputError(
-            f"cannot read {str(path)!r}: it is not a regular file (a pipe, a device or a socket); copy the data "
-            f"into a file and give its path."
-        )
-    if not in_memory:
-        return
-    limit = _env_int("CRAFT_MAX_FILE_MB", _available_memory() // 4, scale=2**20)
-    if info.st_size > limit:
-        raise CraftInputError(
-            f"cannot read {str(path)!r}: it is {info.st_size:,} bytes; this machine reads at most {limit:,} bytes "
-            f"into memory (a quarter of its free memory; CRAFT_MAX_FILE_MB sets another limit). Use the Dask "
-            f"backend (--local-workers N) for a larger file, or take a sample of its rows."
-        )
+_check_regular_file = dask_io.check_regular_file
 
 
 def _scores(y, labels: np.ndarray, label: str):
@@ -572,216 +547,24 @@ def _local_cluster(LocalCluster, args):
     )
 
 
-#: Memory of a Dask worker process once it has imported craft, pandas and pyarrow (measured: about 400 MB).
-_WORKER_BASE_BYTES = 400 * 2**20
-#: A partition read as pandas objects and encoded, against its bytes on disk (text cells become Python
-#: objects; the encoded copy is 8 bytes a cell more).
-_PARTITION_EXPANSION = 4
-#: Dask pauses a worker at 80 % of its memory limit (``distributed.worker.memory.pause``).
-_PAUSE_SHARE = 0.8
-
-
-def _check_memory_limit(args, table) -> None:
-    """Refuse a ``--memory-limit`` below what one worker needs: its own process and one partition.
-
-    Below it Dask's nanny kills and restarts the worker on every partition, forever.
-    """
-    from dask.utils import parse_bytes
-
-    if str(args.memory_limit).strip().lower() in ("auto", "0", "none"):
-        return
-    try:
-        limit = int(parse_bytes(args.memory_limit))
-    except (ValueError, TypeError):
-        raise CraftInputError(
-            f"--memory-limit {args.memory_limit!r} is not a size; write it as 4GB, 512MiB or auto."
-        ) from None
-    partition = _partition_bytes(args, table)
-    need = int((_WORKER_BASE_BYTES + _PARTITION_EXPANSION * partition) / _PAUSE_SHARE)
-    if limit < need:
-        raise CraftInputError(
-            f"--memory-limit {args.memory_limit} ({limit:,} bytes) is less than one worker needs: about "
-            f"{need:,} bytes (its process with craft loaded, {_WORKER_BASE_BYTES:,} bytes, plus the largest "
-            f"partition, {partition:,} bytes on disk, read and encoded: about {_PARTITION_EXPANSION} times that; "
-            f"Dask pauses a worker at {_PAUSE_SHARE:.0%} of its limit). Give at least {-(-need // 10**6):,}MB, or a "
-            f"smaller --partition-size for text files."
-        )
-
-
-def _partition_bytes(args, table) -> int:
-    """Bytes of the largest partition: a bundled table's memory, a text block, or a Parquet file's row groups."""
-    import glob
-
-    from dask.utils import parse_bytes
-
-    if isinstance(table, pd.DataFrame):
-        return int(table.memory_usage(deep=True).sum())
-    source, path = args.data, Path(args.data)
-    if "://" in source:
-        return 0
-    if path.is_dir() or path.suffix.lower() in _PARQUET:
-        import pyarrow.parquet as pq
-
-        sizes = [sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))
-                 for meta in (pq.read_metadata(file) for file in _parquet_files(source, path))]
-        return max(sizes, default=0)
-    largest = max((os.path.getsize(file) for file in glob.glob(source)), default=0)
-    return min(largest, int(parse_bytes(args.partition_size)))
-
-
 def _read_dask(args):
     """The table (lazy, or a bundled dataset in memory), the label column and the default schema for the Dask fit.
 
     Called before any cluster starts, so that a bad path fails fast.
     """
-    import dask.dataframe as dd
-
     source = args.data
-    path = Path(source)
     pattern = any(ch in source for ch in "*?[") or "://" in source
-    if not path.exists() and not pattern:
+    if not Path(source).exists() and not pattern:
         if source in set(datasets.list_datasets()["name"]):
             X, y = datasets.load(source)
             return X.assign(**{datasets.TARGET: y}), args.label or datasets.TARGET, datasets.dataset_schema(source)
         raise CraftInputError(f"{source!r} is neither a file, a folder, a glob nor a bundled dataset.")
-    if path.exists():
-        _check_regular_file(path, in_memory=False)
-    suffix = ".parquet" if path.is_dir() else Path(source.rstrip("/")).suffix.lower()
-    if suffix not in _PARQUET and suffix not in _TEXT:
-        raise CraftInputError(
-            f"{source!r}: the Dask backend reads Parquet (.parquet, .pq, or a folder of them) and text tables "
-            f"(.csv, .tsv, .tab, .txt); convert other formats first."
-        )
-    if suffix in _PARQUET and "://" not in source:
-        _check_parquet_footers(source, path)
-    elif "://" not in source:
-        _check_text_width(source, _TEXT[suffix])
-    try:
-        if suffix in _PARQUET:
-            table = dd.read_parquet(source)
-        else:
-            sep = _TEXT[suffix]
-            options = {"sep": sep} if sep else {"sep": None, "engine": "python"}
-            # Every cell as written, only empty ones missing; then typed as read_table types a table.
-            text = dd.read_csv(source, blocksize=args.partition_size, dtype=object, keep_default_na=False,
-                               na_values=[""], include_path_column=PATH_COLUMN, **options)
-            meta = typed_part(text.partitions[0].compute())
-            table = text.map_partitions(typed_part, meta.dtypes.to_dict(), meta=meta.iloc[:0])
-    except CraftInputError:
-        raise
-    except Exception as error:  # noqa: BLE001 - any reading failure is a bad input file
-        raise CraftInputError(f"cannot read {source!r} with Dask: {type(error).__name__}: {error}") from None
-    return table, args.label, None
+    return dask_io.read_partitioned(source, partition_size=args.partition_size), args.label, None
 
 
-def _check_text_width(source: str, sep: str | None) -> None:
-    """Refuse, before Dask reads them, a text table wider than this machine takes (from the first file's header),
-    and a later file whose header is not the first one's.
-
-    Dask reads the files as one table by position, with the first file's names: a file with the same
-    columns in another order would mix their values (or fail on a worker with a traceback).
-    """
-    import glob
-
-    files = sorted(glob.glob(source)) or [source]
-    first = _header_names(files[0], sep)
-    check_table_shape(0, len(first), repr(files[0]), estimated=True)
-    for file in files[1:]:
-        names = _header_names(file, sep)
-        if names == first:
-            continue
-        if sorted(names) == sorted(first):
-            raise CraftInputError(
-                f"{file!r} has the columns of {files[0]!r} in another order ({_quoted(names)} instead of "
-                f"{_quoted(first)}); the Dask backend reads the files by position: write every file with one "
-                f"column order, or give the files one at a time."
-            )
-        extra = [name for name in names if name not in first]
-        lacking = [name for name in first if name not in names]
-        raise CraftInputError(
-            f"{file!r} has other columns than {files[0]!r}: {_quoted(extra) or 'none'} instead of "
-            f"{_quoted(lacking) or 'none'}; the Dask backend reads files that share one header: leave this file "
-            f"out of the glob or align its columns."
-        )
-
-
-def _header_names(file: str, sep: str | None) -> list[str]:
-    """The column names of a text file's first line (the delimiter guessed as the most frequent without ``sep``)."""
-    import csv
-
-    try:
-        with open(file, "rb") as handle:
-            header = handle.readline(64 * 2**20).decode("utf-8-sig", errors="replace").rstrip("\r\n")
-    except OSError as error:
-        raise CraftInputError(f"cannot read {file!r}: {error.strerror or error}.") from None
-    delimiter = sep or max([",", "\t", ";", "|"], key=header.count)
-    return [name.strip() for name in next(csv.reader([header], delimiter=delimiter), [])]
-
-
-def _quoted(names: list[str], limit: int = 5) -> str:
-    return ", ".join(repr(name) for name in names[:limit]) + (", ..." if len(names) > limit else "")
-
-
-def _check_parquet_footers(source: str, path: Path) -> None:
-    """Refuse, naming the file, a Parquet file whose footer cannot be read (a truncated copy, say).
-
-    Done on the driver before any worker starts: a worker would fail mid-fit with a traceback that does not
-    say which file. Reads only each file's footer.
-    """
-    import pyarrow.parquet as pq
-
-    files = _parquet_files(source, path)
-    if not files:
-        raise CraftInputError(f"{source!r} holds no Parquet files.")
-    for file in files:
-        try:
-            names = pq.read_metadata(file).schema.to_arrow_schema().names
-        except Exception as error:  # noqa: BLE001 - pyarrow raises OSError or ArrowInvalid
-            detail = " ".join(str(error).split())[:160]
-            raise CraftInputError(
-                f"cannot read {str(file)!r}: it is not a readable Parquet file (damaged or truncated: {detail}); "
-                f"replace or remove it."
-            ) from None
-        duplicated = sorted({name for name in names if names.count(name) > 1})
-        if duplicated:
-            raise CraftInputError(
-                f"{str(file)!r} names {names.count(duplicated[0])} columns {duplicated[0]!r}; the Dask backend needs "
-                f"unique column names: rename them (the in-memory backend reads them as {duplicated[0]!r}, "
-                f"{duplicated[0] + '.1'!r})."
-            )
-
-
-def _parquet_files(source: str, path: Path) -> list[Path]:
-    import glob
-
-    if path.is_dir():
-        return sorted(p for p in path.rglob("*") if p.is_file() and not p.name.startswith(("_", ".")))
-    return [Path(name) for name in sorted(glob.glob(source))] or [path]
-
-
-def _damaged_parquet(source: str) -> CraftInputError | None:
-    """After a fit failed on reading: the Parquet file whose pages cannot be read, named (None if every one reads).
-
-    The footers were checked before the fit; a damaged page shows only when a worker reads it, in an error
-    that names no file. Each file is read again here, one row group at a time, on this failure path only.
-    """
-    import pyarrow.parquet as pq
-
-    path = Path(source)
-    if "://" in source or (path.suffix.lower() not in _PARQUET and not path.is_dir()):
-        return None
-    for file in _parquet_files(source, path):
-        try:
-            reader = pq.ParquetFile(file)
-            for group in range(reader.num_row_groups):
-                reader.read_row_group(group)
-        except Exception as error:  # noqa: BLE001 - pyarrow raises OSError or ArrowInvalid
-            detail = " ".join(str(error).split())[:160]
-            return CraftInputError(
-                f"cannot read {str(file)!r}: it is not a readable Parquet file (damaged: {detail}); replace or "
-                f"remove it."
-            )
-    return None
+def _check_memory_limit(args, table) -> None:
+    """The library's check (:func:`craft.dask_io.check_memory_limit`) of ``--memory-limit``."""
+    dask_io.check_memory_limit(args.memory_limit, args.data, table, partition_size=args.partition_size)
 
 
 def _fit_dask(args, parameters, categorical, ignore, callback) -> dict:
@@ -790,7 +573,7 @@ def _fit_dask(args, parameters, categorical, ignore, callback) -> dict:
     except (CraftInputError, ImportError, KeyboardInterrupt):
         raise
     except Exception as error:
-        named = _damaged_parquet(args.data)
+        named = dask_io.damaged_parquet(args.data)
         if named is not None:
             raise named from error
         raise
@@ -1068,9 +851,21 @@ def _run_app(args) -> int:
     # warm-up import it from there too, so that the server and the sessions share one copy of each module.
     if str(root) not in sys.path:
         sys.path.insert(0, str(root))
-    from explorer import serve, services, state
+    from explorer import distributed_table, serve, services, state
 
-    start = _app_data(args.data, services)
+    distributed = args.scheduler is not None or args.local_workers is not None
+    if distributed:
+        if args.data is None:
+            raise CraftInputError("--scheduler and --local-workers need DATA: a folder of Parquet files, a glob of "
+                                  "CSV or Parquet files, or a large file.")
+        _check_run_options(args, distributed)
+        table = dask_io.read_partitioned(args.data, partition_size=args.partition_size)
+        if args.local_workers is not None:
+            _check_memory_limit(args, table)
+        start: str | None = distributed_table.SOURCE
+    else:
+        os.environ.pop(distributed_table.ENV, None)
+        start = _app_data(args.data, services)
     port = _app_port(args.host, args.port)
     if start is None:
         os.environ.pop(state.START_DATA_ENV, None)
@@ -1082,7 +877,18 @@ def _run_app(args) -> int:
     print(f"CRAFT Explorer ({args.data or state.DEFAULT_DATASET}): http://{shown}:{port}  (starting; Ctrl+C stops it)", flush=True)
     # Without --no-browser, Streamlit decides: it opens a tab unless it finds no display (Linux without DISPLAY).
     headless = [] if args.browser else ["--server.headless", "true"]
-    serve.main(["--server.port", str(port), "--server.address", args.host, *headless, "--browser.gatherUsageStats", "false"])
+    argv = ["--server.port", str(port), "--server.address", args.host, *headless, "--browser.gatherUsageStats", "false"]
+    if not distributed:
+        serve.main(argv)
+        return 0
+    # The cluster lives as long as the server: the app's sessions reach it at its scheduler's address.
+    with _dask_client(args) as client:
+        source = args.data if "://" in args.data or any(ch in args.data for ch in "*?[") else str(Path(args.data).resolve())
+        os.environ[distributed_table.ENV] = distributed_table.Spec(
+            source=source, scheduler=client.scheduler.address, partition_size=str(args.partition_size),
+            connect_timeout=args.connect_timeout, local_workers=args.local_workers).to_env()
+        print(f"Dask: {len(client.scheduler_info().get('workers', {}))} worker(s) at {client.scheduler.address}", flush=True)
+        serve.main(argv)
     return 0
 
 
@@ -1113,7 +919,8 @@ def _app_data(data: str | None, services) -> str | None:
         raise CraftInputError(f"{data!r} is neither a file nor a bundled example (examples: {', '.join(services.EXAMPLES)}).")
     _check_regular_file(path, in_memory=True)
     if path.is_dir():
-        raise CraftInputError(f"{data!r} is a folder; the app opens one table file (CSV/TSV/text, Parquet, Excel).")
+        raise CraftInputError(f"{data!r} is a folder; the app opens one table file (CSV/TSV/text, Parquet, Excel), or a "
+                              "folder of Parquet files on a Dask cluster: add --local-workers N or --scheduler ADDRESS.")
     try:
         content = path.read_bytes()
     except OSError as error:

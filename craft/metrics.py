@@ -23,7 +23,7 @@ from sklearn.metrics import adjusted_rand_score
 
 from .exceptions import CraftInputError
 
-__all__ = ["purity", "nmi", "ari", "contingency", "evaluate", "align_clusters", "planted_agreement"]
+__all__ = ["purity", "nmi", "ari", "contingency", "evaluate", "evaluate_counts", "align_clusters", "planted_agreement"]
 
 
 def _as_series(values, name: str) -> pd.Series:
@@ -338,3 +338,62 @@ def planted_agreement(true_labels, true_mask, labels, mask) -> dict:
         "exact": matched == equal == n_planted == n_found,
         "aligned_mask": aligned,
     }
+
+
+def evaluate_counts(counts) -> dict:
+    """:func:`evaluate` from a table of counts instead of the rows: for data that no one process holds.
+
+    Purity, NMI and ARI depend on the rows only through the contingency
+    table, so a table summed over the parts of a partitioned data set gives
+    the scores of all its rows (``craft app`` on a Dask cluster sums one per
+    part). ARI uses scikit-learn's pair-counting formula on exact integers,
+    so it equals :func:`ari` on the rows.
+
+    Parameters
+    ----------
+    counts : array-like of shape (n_clusters, n_classes)
+        Non-negative integer counts of each class inside each cluster (a
+        cluster or class that holds no row may be a zero row or column).
+
+    Returns
+    -------
+    dict
+        As :func:`evaluate`: ``purity``, ``nmi``, ``ari`` and ``n_clusters``
+        (clusters that hold a row).
+
+    Raises
+    ------
+    CraftInputError
+        If ``counts`` is not a 2-D table of non-negative integers with at least one row counted.
+
+    Examples
+    --------
+    >>> evaluate_counts([[2, 0], [0, 2]]) == evaluate([0, 0, 1, 1], [5, 5, 7, 7])
+    True
+    """
+    table = np.asarray(counts)
+    if table.ndim != 2 or table.size == 0 or not np.issubdtype(table.dtype, np.integer) or (table < 0).any():
+        raise CraftInputError("counts must be a 2-D table of non-negative integers (clusters x classes).")
+    table = table[table.sum(axis=1) > 0][:, table.sum(axis=0) > 0].astype(np.int64)
+    if table.size == 0:
+        raise CraftInputError("counts must count at least one row.")
+    n_clusters, n_classes = table.shape
+    n = int(table.sum())
+    if n_classes == 1 or n_clusters == 1:
+        nmi_value = 1.0 if n_classes == n_clusters == 1 else 0.0
+    else:
+        joint = table / n
+        outer = np.outer(joint.sum(axis=1), joint.sum(axis=0))
+        nz = joint > 0
+        mutual = float((joint[nz] * np.log(joint[nz] / outer[nz])).sum())
+        h_true, h_pred = _entropy(table.sum(axis=0)), _entropy(table.sum(axis=1))
+        nmi_value = float(min(max(mutual, 0.0) / math.sqrt(h_true * h_pred), 1.0))
+    # scikit-learn's pair confusion matrix from the contingency table, in Python integers (exact).
+    sum_squares = int((table.astype(object) ** 2).sum())
+    per_cluster, per_class = [int(v) for v in table.sum(axis=1)], [int(v) for v in table.sum(axis=0)]
+    fp = sum(v * v for v in per_cluster) - sum_squares
+    fn = sum(v * v for v in per_class) - sum_squares
+    tp = sum_squares - n
+    tn = n * n - fp - fn - sum_squares
+    ari_value = 1.0 if fn == 0 and fp == 0 else float(2.0 * (tp * tn - fn * fp) / ((tp + fn) * (fn + tn) + (tp + fp) * (fp + tn)))
+    return {"purity": float(table.max(axis=1).sum() / n), "nmi": nmi_value, "ari": ari_value, "n_clusters": int(n_clusters)}

@@ -60,7 +60,7 @@ from craft import plots, profiles, report
 from craft import stability as stability_lib
 from craft.metrics import align_clusters
 
-from . import jobs, services
+from . import distributed_table, jobs, services
 from .services import FitOutcome, FitParams
 
 _FIT_ENTRIES = 64
@@ -361,6 +361,10 @@ def session_token() -> tuple[str, str]:
 
 def _job_of(key: str, numeric: tuple, categorical: tuple, params: FitParams, table, schema,
             delay: float = 0.0) -> jobs.FitJob:
+    opened = distributed_table.table_of_frame(table)
+    if opened is not None:  # a table on a Dask cluster: DaskCRAFT on every row (explorer/distributed_table.py)
+        return JOBS.submit(key, session_token(), lambda callback: distributed_table.fit(opened, schema, params, callback),
+                           delay=delay)
     return JOBS.submit(key, session_token(), lambda callback: services.fit_craft(table, schema, params, callback=callback),
                        delay=delay)
 

@@ -23,7 +23,7 @@ import streamlit as st
 from craft import CraftInputError
 from craft.schema import Schema
 
-from . import cache, view
+from . import cache, distributed_table, view
 from .jobs import FitJob
 from .services import (
     FitOutcome,
@@ -34,7 +34,7 @@ from .services import (
     labels_for_evaluation,
     upload_key,
 )
-from .state import CONTINUED, NO_LABEL, UPLOAD
+from .state import CLUSTER_TABLE, CONTINUED, NO_LABEL, UPLOAD
 from .ui import error, note
 
 
@@ -122,6 +122,8 @@ class AppContext:
 
 def _loaded_data(source: str) -> LoadedData:
     """The table for ``source``; kept in this session until the source changes."""
+    if source == CLUSTER_TABLE:
+        return distributed_table.session_data()
     if source == UPLOAD:
         upload = st.session_state.get("upload")
         if upload is None and st.session_state.get("upload_link"):
@@ -194,7 +196,9 @@ def build(params: FitParams, page: str | None = None) -> AppContext:
     # A value not fitted yet: the fit on screen, warm-started at the new settings, answers at once (computed
     # first, and the default fit of the settings starts REFINE_DELAY_S later, so that the page showing the
     # provisional fit has the cores first); that fit refines it in the background.
-    provisional = page in PROVISIONAL_PAGES and key not in cache.STORE and view.provisional(ctx)
+    # Not for a cluster table: a warm refit in memory would fit the sample and show it as the table's fit.
+    provisional = (page in PROVISIONAL_PAGES and data.kind != distributed_table.KIND and key not in cache.STORE
+                   and view.provisional(ctx))
     found = cache.request_fit(data.key, tuple(schema.numeric), tuple(schema.categorical), params, data.table, schema,
                               delay=REFINE_DELAY_S if provisional else 0.0)
     if isinstance(found, FitJob):

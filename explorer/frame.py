@@ -15,7 +15,7 @@ import threading
 
 import streamlit as st
 
-from . import context, history, state, ui
+from . import context, distributed_table, history, state, ui
 
 # The context of the run in progress, per script thread (one per session run).
 _run = threading.local()
@@ -43,6 +43,9 @@ def render(page=None) -> context.AppContext:
     st.session_state["_link_warning"] = said
     if said:
         ui.warning(said)
+    opened = distributed_table.table_of(ctx.data) if ctx.data is not None else None
+    if opened is not None:  # every view of a cluster table says what it was computed from
+        st.caption(ui.esc(opened.computed_from()))
     _run.ctx = ctx
     return ctx
 

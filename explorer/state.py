@@ -103,6 +103,9 @@ NO_LABEL = ""
 START_DATA_ENV = "CRAFT_APP_DATA"
 #: The dataset picker's option for the session's uploaded file.
 UPLOAD = "(uploaded file)"
+#: The dataset picker's option for a table on a Dask cluster (``craft app DATA --local-workers N``), the same
+#: value as :data:`explorer.distributed_table.SOURCE` (state is imported by it, not the other way round).
+CLUSTER_TABLE = "(cluster table)"
 
 
 def init_session() -> None:
@@ -191,7 +194,11 @@ def _read_label_and_roles(params, ignored: list) -> None:
 
 
 def _open_start_data(value: str) -> None:
-    """Open the server's table (:data:`START_DATA_ENV`): an example as if picked, a file as if uploaded."""
+    """Open the server's table (:data:`START_DATA_ENV`): an example as if picked, a file as if uploaded, or the
+    table on a Dask cluster (:mod:`explorer.distributed_table`)."""
+    if value == CLUSTER_TABLE:
+        st.session_state["dataset"] = value
+        return
     if value in EXAMPLES:
         st.session_state["dataset"] = value
         if value in PRESETS:

@@ -8,6 +8,7 @@ is ever rendered as raw HTML.
 
 from __future__ import annotations
 
+import os
 import re
 
 import streamlit as st
@@ -80,6 +81,8 @@ def render_sidebar() -> FitParams:
         options = [state.UPLOAD] + options
     elif st.session_state.get("dataset") == state.UPLOAD:
         st.session_state["dataset"] = state.DEFAULT_DATASET
+    if os.environ.get(state.START_DATA_ENV) == state.CLUSTER_TABLE:  # craft app DATA --local-workers N
+        options = [state.CLUSTER_TABLE] + options
     name = sidebar.selectbox(
         "Dataset", options, index=options.index(state.DEFAULT_DATASET), key="dataset", bind="query-params",
         on_change=state.on_dataset_change,
@@ -88,6 +91,8 @@ def render_sidebar() -> FitParams:
     )
     if name == state.UPLOAD and st.session_state.get("upload") is None:
         sidebar.caption("This link was made for an uploaded table: upload it again on the Data page.")
+    elif name == state.CLUSTER_TABLE:
+        sidebar.caption("The table on the Dask cluster (`craft app DATA --local-workers N` / `--scheduler`).")
     elif name == state.UPLOAD:
         upload = st.session_state.get("upload") or {}
         sidebar.caption(f"Your file {esc(upload.get('name', ''))}; it stays in this session.")

@@ -5,7 +5,7 @@ import streamlit as st
 from craft import CraftInputError
 from craft.io import read_info
 from craft.limits import table_limits
-from explorer import context, state
+from explorer import context, distributed_table, state
 from explorer.services import UPLOAD_TYPES, column_report, k_advice, load_upload, reading_notes
 from explorer.ui import error, esc, note, number, show_table
 
@@ -66,16 +66,22 @@ def _on_label() -> None:
 
 ctx = context.current()
 st.title("Data")
+opened = distributed_table.table_of(ctx.data) if ctx.data is not None else None
 
 if ctx.data is not None:
-    kind = {"synthetic": "Synthetic set of the paper", "bundled": "Bundled real dataset", "upload": "Your upload"}
+    kind = {"synthetic": "Synthetic set of the paper", "bundled": "Bundled real dataset", "upload": "Your upload",
+            distributed_table.KIND: "A table on a Dask cluster"}
     st.markdown(f"**{esc(ctx.data.name)}** — {kind[ctx.data.kind]}. {esc(ctx.data.description)}")
+    if opened is not None:  # where it runs: the scheduler, the workers and their memory, the rows and parts
+        st.info(opened.where(), icon=":material/hub:")
 context.show_background_fit(ctx)
 if ctx.model is not None:
+    # A cluster table's model holds the sample's labels; its noise count is of every row.
+    n_rows = opened.n_rows if opened is not None else len(ctx.model.labels_)
     st.success(
         f"Clustered into K = {ctx.model.n_clusters_} clusters (objective {number(ctx.model.objective_)})"
-        + (f"; **{ctx.model.n_noise_:,} of {len(ctx.model.labels_):,} rows "
-           f"({ctx.model.n_noise_ / len(ctx.model.labels_):.0%}) fit no cluster** (noise, −1). "
+        + (f"; **{ctx.model.n_noise_:,} of {n_rows:,} rows "
+           f"({ctx.model.n_noise_ / n_rows:.0%}) fit no cluster** (noise, −1). "
            if ctx.model.n_noise_ else ". ") +
         "Tune the parameters in the sidebar; see the result on the next pages.", icon=":material/check_circle:",
     )
@@ -118,7 +124,9 @@ shown_columns = min(PREVIEW_COLUMNS, table.shape[1])
 parts = ([f"the first {shown:,} rows"] if shown < len(table) else []) + (
     [f"the first {shown_columns} columns (every column is listed under *Columns* below)"]
     if shown_columns < table.shape[1] else [])
-st.caption(f"{len(table):,} rows × {table.shape[1]} columns" + ("; " + " and ".join(parts) + " are shown." if parts else "."))
+size = (f"A uniform sample of {len(table):,} of the table's {opened.n_rows:,} rows" if opened is not None
+        else f"{len(table):,} rows")
+st.caption(f"{size} × {table.shape[1]} columns" + ("; " + " and ".join(parts) + " are shown." if parts else "."))
 show_table(table.iloc[:PREVIEW_ROWS, :PREVIEW_COLUMNS], height=280)
 
 if data.kind == "upload":

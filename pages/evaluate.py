@@ -5,9 +5,10 @@ import pandas as pd
 import streamlit as st
 
 from craft import metrics, plots
-from explorer import context, evidence
+from craft import CraftInputError
+from explorer import context, distributed_table, evidence
 from explorer.figure_export import chart
-from explorer.ui import esc, fit_summary, note, number
+from explorer.ui import error, esc, fit_summary, note, number
 
 MAX_CLASSES = 200
 
@@ -39,8 +40,18 @@ classes = labels[keep].astype(str).to_numpy()
 clusters = np.asarray(model.labels_)[keep]
 n_classes = len(np.unique(classes))
 scores = metrics.evaluate(classes, clusters)
+opened = distributed_table.table_of(ctx.data) if ctx.data is not None else None
+if opened is not None and ctx.label is not None:  # a cluster table: the scores of every row, not of the sample
+    try:
+        scores = distributed_table.metrics_of(opened, model, ctx.label, ctx.key)
+    except CraftInputError as problem:
+        error(str(problem))
+        st.stop()
+    st.caption(f"Purity, NMI and ARI: from every row on the cluster ({opened.n_rows:,}). The confusion matrix, the "
+               f"per-cluster table and the reference purity: from the uniform sample of {len(labels):,} rows.")
 
-st.markdown(f"Scored against the label column **{esc(ctx.label)}** ({n_classes} classes, {int(keep.sum()):,} rows).")
+st.markdown(f"Scored against the label column **{esc(ctx.label)}** ({n_classes} classes, {int(keep.sum()):,} rows"
+            + (" of the sample" if opened is not None else "") + ").")
 left, middle, right, last = st.columns(4)
 left.metric("Purity", f"{scores['purity']:.3f}", help="Share of rows in their cluster's majority class.")
 middle.metric("NMI", f"{scores['nmi']:.3f}", help="Normalised mutual information (geometric normalisation, as the paper).")

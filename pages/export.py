@@ -4,10 +4,11 @@ import streamlit as st
 
 from craft import plots
 from craft.export import labels_csv, masks_csv, params_json
-from explorer import cache, context, state
+from craft import CraftInputError
+from explorer import cache, context, distributed_table, state
 from explorer.figure_export import download_buttons, server_export_available
 from explorer.services import file_stem, labels_for_evaluation
-from explorer.ui import esc
+from explorer.ui import error, esc
 
 ctx = context.current()
 st.title("Export")
@@ -20,11 +21,30 @@ st.markdown("The labels CSV holds your cells as the file wrote them (missing mar
             "12,345 included) plus the cluster. Text cells that a spreadsheet would run as a formula (starting "
             "with =, +, −, @ or a look-alike, also after a space or a line break) get a leading quote; numbers stay "
             "numbers.")
+opened = distributed_table.table_of(data)
+if opened is not None:
+    st.markdown(f"**Labels of every row ({opened.n_rows:,}).** Written by the workers as a Parquet folder (columns "
+                "row and cluster; row counts from 0 in the table's order, part by part). The path is the workers' "
+                "(on a remote cluster: their file system, or a URL such as s3://…). The CSV downloads below hold "
+                f"the uniform sample of {len(data.table):,} rows only.")
+    target = st.text_input("Folder to write", value=str(opened.spec.source).rstrip("/") + "_labels",
+                           key="cluster_labels_out")
+    if st.button("Write the labels on the cluster", key="cluster_labels", type="primary"):
+        try:
+            with st.spinner("The workers write the labels…"):
+                written = distributed_table.write_labels(opened, model, target)
+            st.session_state["cluster_labels_said"] = ("success", f"Wrote the labels of {written:,} rows into {target!r}.")
+        except CraftInputError as problem:
+            st.session_state["cluster_labels_said"] = ("error", str(problem))
+    said = st.session_state.get("cluster_labels_said")
+    if said is not None:
+        (st.success if said[0] == "success" else error)(said[1])
 upload = st.session_state.get("upload") if data.kind == "upload" else None
 cells = cache.original_cells(data.key, data, upload["data"] if upload else None)
 left, right = st.columns(2)
 with left:
-    st.download_button("Labels (CSV, the original rows + their cluster)", labels_csv(cells, model.labels_),
+    st.download_button("Labels (CSV, the original rows + their cluster)" if opened is None else
+                       "Labels of the sample (CSV, its rows + their cluster)", labels_csv(cells, model.labels_),
                        file_name=f"{stem}_craft_labels.csv", mime="text/csv", key="dl_labels")
     if model.n_noise_:
         noise = model.labels_ < 0
@@ -43,7 +63,8 @@ with left:
     result = dict(n_clusters=model.n_clusters_, objective=model.objective_, lam_used=model.lam_, rho_used=model.rho_,
                   n_iter=model.n_iter_, converged=bool(model.converged_), cluster_sizes=model.cluster_sizes_,
                   n_noise=model.n_noise_)
-    source = dict(name=data.name, kind=data.kind, fingerprint=data.key, rows=len(data.table), label=ctx.label,
+    source = dict(name=data.name, kind=data.kind, fingerprint=data.key,
+                  rows=opened.n_rows if opened is not None else len(data.table), label=ctx.label,
                   url_query=state.share_query(ctx.shareable) or None)
     st.download_button("Parameters (JSON)", params_json(ctx.params.to_dict(), dataset=source, schema=ctx.schema,
                                                         result=result),

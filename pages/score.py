@@ -13,7 +13,7 @@ import streamlit as st
 from craft import CraftInputError, plots
 from craft.export import to_csv_bytes
 from craft.io import table_fingerprint
-from explorer import cache, context
+from explorer import cache, context, distributed_table
 from explorer.figure_export import chart
 from explorer.services import MODEL_FILE_TYPES, UPLOAD_TYPES, file_stem, load_saved_model, scored_cells
 from explorer.ui import error, esc, note, show_table
@@ -74,6 +74,27 @@ else:
 st.caption(f"The model: K = {model.n_clusters_} clusters on {len(model.feature_names_in_)} features "
            f"({esc(', '.join(str(c) for c in model.feature_names_in_[:12]))}"
            + (", …" if len(model.feature_names_in_) > 12 else "") + ").")
+
+opened = distributed_table.table_of(ctx.data) if ctx.data is not None else None
+if opened is not None:
+    with st.expander("Score a table on the cluster (a Parquet folder, a glob of CSV or Parquet files)", expanded=True):
+        st.caption("Read and checked as the cluster table was; the workers score it part by part and write the "
+                   "columns of `craft predict` (row, cluster, cost, margin, fits_no_cluster, nothing_known, "
+                   "unseen_cells, unseen_columns) as a Parquet folder. Paths are the workers' (on a remote cluster: "
+                   "their file system, or a URL such as s3://…).")
+        where_from = st.text_input("Table to score", value=opened.spec.source, key="cluster_score_source")
+        where_to = st.text_input("Folder to write", value=str(opened.spec.source).rstrip("/") + "_scored",
+                                 key="cluster_score_out")
+        if st.button("Score on the cluster", key="cluster_score"):
+            try:
+                with st.spinner("Scoring on the cluster…"):
+                    written = distributed_table.score_folder(opened, model, where_from, where_to)
+                st.session_state["cluster_score_said"] = ("success", f"Scored {written:,} rows into {where_to!r}.")
+            except CraftInputError as problem:
+                st.session_state["cluster_score_said"] = ("error", str(problem))
+        said = st.session_state.get("cluster_score_said")
+        if said is not None:
+            (st.success if said[0] == "success" else error)(said[1])
 
 if held_table is None:
     note("Upload a table of rows to score.")

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from sklearn.metrics import adjusted_rand_score, normalized_mutual_info_score
 
 from craft.exceptions import CraftInputError
+from craft import metrics
 from craft.metrics import ari, contingency, evaluate, nmi, purity
 
 # y = two classes of 3; clusters {0,1}, {2,3}, {4,5}
@@ -202,3 +203,15 @@ def test_empty_and_two_dimensional_inputs():
         nmi(np.zeros((3, 2)), [0, 1, 2])
     with pytest.raises(CraftInputError, match="hashable"):
         purity([[0], [1]], [0, 1])
+
+
+def test_evaluate_counts_equals_evaluate_on_the_rows():
+    """The scores of a partitioned table come from a summed contingency table: they must be the rows' scores."""
+    rng = np.random.default_rng(7)
+    for _ in range(100):
+        n = int(rng.integers(2, 400))
+        y = rng.integers(0, int(rng.integers(1, 5)), n)
+        k = rng.integers(0, int(rng.integers(1, 6)), n)
+        assert metrics.evaluate_counts(metrics.contingency(y, k).to_numpy()) == metrics.evaluate(y, k)
+    with pytest.raises(CraftInputError, match="non-negative integers"):
+        metrics.evaluate_counts([[1.5, 2.0]])
