@@ -92,6 +92,7 @@ class AppContext:
     provisional: bool = False
     refined_line: str | None = None
     left_key: str | None = None
+    steered: object = None  # explorer.steering.Steered, once the view's steering is applied
 
     @property
     def view_data(self) -> tuple:
@@ -248,6 +249,9 @@ def require_model(ctx: AppContext, *, provisional: bool = False):
     elif ctx.job is not None and not (provisional and ctx.provisional):
         _settle(ctx, cache.wait_for(ctx.job, cancellable=True))
     if ctx.model is not None:
+        from . import steering
+
+        steering.apply(ctx)  # the person's pins, links, merges and splits (explorer.steering)
         return ctx.model
     if ctx.cancelled:
         offer_refit(ctx)

@@ -118,7 +118,28 @@ function draw(plot, spec) {
   queued.set(plot, next);
 }
 
-export default function ({ parentElement, data }) {
+// A chart that reports clicks (data.clicks) sends the clicked point to Python as the trigger "click": its trace,
+// x, y, customdata and point number (a mask cell to pin, a projection's row to link). Listeners are set again
+// after each draw: Plotly.newPlot purges them.
+function listen(plot) {
+  if (!plot.on) return;
+  if (!plot.__craftClick) {
+    plot.__craftClick = (event) => {
+      const point = event && event.points && event.points[0];
+      if (!point || !plot.__craftTrigger) return;
+      plot.__craftTrigger("click", {
+        curve: point.curveNumber, x: point.x === undefined ? null : String(point.x),
+        y: point.y === undefined ? null : String(point.y),
+        customdata: point.customdata === undefined ? null : point.customdata, point: point.pointNumber,
+        nonce: Date.now(),
+      });
+    };
+  }
+  if (plot.removeListener) plot.removeListener("plotly_click", plot.__craftClick);
+  plot.on("plotly_click", plot.__craftClick);
+}
+
+export default function ({ parentElement, data, setTriggerValue }) {
   let plot = parentElement.querySelector(":scope > .craft-plot");
   if (plot === null) {
     plot = document.createElement("div");
@@ -134,6 +155,8 @@ export default function ({ parentElement, data }) {
     drawn.set(plot, spec);
     draw(plot, spec);
   }
+  plot.__craftTrigger = data.clicks ? setTriggerValue : null;
+  if (data.clicks) (queued.get(plot) || Promise.resolve()).then(() => listen(plot));
   return () => {
     drawn.delete(plot);
     if (window.Plotly) window.Plotly.purge(plot);
@@ -167,10 +190,18 @@ def figure_json(figure: go.Figure) -> str:
     return pio.json.to_json_plotly(spec)
 
 
-def show(figure: go.Figure, *, key: str, config: dict, container=None) -> None:
-    """Draw ``figure`` with ``config`` (Plotly's) in ``container`` (default: where the page is)."""
+def show(figure: go.Figure, *, key: str, config: dict, container=None, on_click=None) -> None:
+    """Draw ``figure`` with ``config`` (Plotly's) in ``container`` (default: where the page is).
+
+    ``on_click(point)``, where given, is called (as a widget callback, before the rerun) with the clicked
+    point: a dict of ``curve``, ``x``, ``y`` (as text), ``customdata`` and ``point``.
+    """
     config = {**config, "responsive": True}
-    mount = functools.partial(_component(), key=key, data={"figure": figure_json(figure), "config": json.dumps(config)})
+    data = {"figure": figure_json(figure), "config": json.dumps(config), "clicks": on_click is not None}
+    extra = {}
+    if on_click is not None:
+        extra["on_click_change"] = lambda: on_click((st.session_state.get(key) or {}).get("click"))
+    mount = functools.partial(_component(), key=key, data=data, **extra)
     if container is None or container is st:
         mount()
     else:

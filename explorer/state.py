@@ -254,7 +254,8 @@ def _is_number_widget(key: str) -> bool:
 
 
 #: URL keys read by hand (above) or by a page, not by a sidebar widget.
-_OTHER_URL_KEYS = ("label", "roles", "view", "clusters")  # clusters: explorer.view reads and checks it
+# clusters: explorer.view reads and checks it; steer: explorer.steering does
+_OTHER_URL_KEYS = ("label", "roles", "view", "clusters", "steer")
 
 
 def ignored_url_values() -> list[str]:
@@ -421,6 +422,9 @@ def share_query(shareable: bool, page: str | None = None) -> str:
     clusters = st.query_params.get("clusters")  # the view's cluster numbers (explorer.view.PERM_PARAM)
     if clusters:
         items.append(("clusters", clusters))
+    steer = st.query_params.get("steer")  # the pins, links, merges and splits (explorer.steering.PARAM)
+    if steer:
+        items.append(("steer", steer))
     view = st.session_state.get("view")
     if page == "clusters" and view:
         items.append(("view", str(view)))

@@ -1,0 +1,165 @@
+"""Steering by hand in the app (issue 32, section 2): pins from the mask heatmap, links, merge and split, undo and
+redo, the link that reproduces a steered fit, and hostile steering links refused with a message."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+
+from craft import CRAFT, plots, synthetic
+from craft.steer import steer
+from explorer import steering
+from explorer.cache import STORE
+from tests.test_app import APP
+
+pytestmark = [
+    pytest.mark.filterwarnings("ignore:k=.* clusters were not reachable:UserWarning"),
+    pytest.mark.filterwarnings("ignore:CRAFT did not converge"),
+]
+
+
+@pytest.fixture(autouse=True)
+def clear_caches():
+    st.cache_data.clear()
+    STORE.clear()
+    yield
+
+
+def ctx(at: AppTest):
+    return at.session_state["ctx"]
+
+
+def text(element) -> str:
+    return str(getattr(element, "value", "") or getattr(element, "body", ""))
+
+
+def tuned(**query) -> AppTest:
+    """Tune & see on Figure 1(a) (one restart), with ``query`` in its link."""
+    at = AppTest.from_file(APP, default_timeout=90)
+    at.query_params["n_init"] = "1"
+    for key, value in query.items():
+        at.query_params[key] = str(value)
+    at.run().run()
+    at.switch_page("pages/clusters.py").run()
+    job = ctx(at).job
+    if job is not None:
+        assert job.wait(60)
+        at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+@pytest.fixture(scope="module")
+def figure1():
+    X, *_ = synthetic.fig1_binary(random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return X, CRAFT(m=1 / 3, k=3, random_state=0, n_init=1).fit(X)
+
+
+def test_a_link_is_read_action_by_action_and_hostile_text_is_refused():
+    found, problems = steering.read_link("p0.3.1,m1.2,c4.5,M0.1,S2,p*.7.0,p1.2.x")
+    assert found == ["p0.3.1", "m1.2", "c4.5", "M0.1", "S2", "p*.7.0", "p1.2.x"] and problems == []
+    found, problems = steering.read_link("p0.3.1,<script>,m-1.2,p0.3.7,M1")
+    assert found == ["p0.3.1"] and len(problems) == 4
+    assert any("'<script>'" in problem for problem in problems)
+    found, problems = steering.read_link(",".join(["S0"] * (steering.MAX_ACTIONS + 5)))
+    assert len(found) == steering.MAX_ACTIONS and "5 steering action(s) beyond" in problems[0]
+    found, problems = steering.read_link("m1.2," * 1000)
+    assert found == [] and "longer than" in problems[0]
+
+
+def test_a_fold_is_the_library_steering_and_refuses_what_cannot_apply(figure1):
+    X, base = figure1
+    names = list(X.columns)
+    off = int(np.flatnonzero(base.feature_mask_[0])[0])
+    on = int(np.flatnonzero(~base.feature_mask_[0])[0])
+    result = steering.fold(base, X, [f"p0.{on}.1", f"p0.{off}.0", "p9.0.1", "m0.1", "c0.1"], "key", {})
+    direct = steer(steering.fold(base, X, [f"p0.{on}.1"], "key").model, X,
+                   pins={(0, names[on]): True, (0, names[off]): False})
+    assert result.applied == [f"p0.{on}.1", f"p0.{off}.0", "m0.1"]
+    assert len(result.refused) == 2 and "cluster 9 does not exist" in result.refused[0]
+    assert "0" in result.refused[1] and "1" in result.refused[1]  # the contradiction names the pair
+    assert result.model.feature_mask_[0, on] and not result.model.feature_mask_[0, off]
+    assert result.model.pins_[0, on] == 1 and result.model.pins_[0, off] == -1
+    assert result.model.labels_[0] == result.model.labels_[1]
+    assert np.array_equal(direct.model.feature_mask_, steering.fold(base, X, [f"p0.{on}.1", f"p0.{off}.0"], "k").model.feature_mask_)
+
+
+def test_the_mask_figure_marks_pins_and_a_click_cycles_them(figure1):
+    X, base = figure1
+    pinned = steering.fold(base, X, ["p0.5.1", "p1.6.0"], "key").model
+    names = [trace.name for trace in plots.fig_feature_masks(pinned).data]
+    assert "pinned on (1)" in names and "pinned off (1)" in names
+    assert not any(str(name).startswith("pinned") for name in (t.name for t in plots.fig_feature_masks(base).data))
+    assert steering.pin_cycle(base, 0, 5) == "p0.5.1"
+    assert steering.pin_cycle(pinned, 0, 5) == "p0.5.0"
+    assert steering.pin_cycle(pinned, 1, 6) == "p1.6.x"
+
+
+def test_the_explanation_figure_adds_up_to_assign(figure1):
+    X, base = figure1
+    why = base.explain(X.iloc[[7]])
+    figure = plots.fig_explanation(why, 0, top=5)
+    cost, margin = figure.data[0].x, figure.data[1].x
+    assigned = base.assign(X.iloc[[7]])
+    assert abs(sum(cost) - assigned["cost"].iloc[0]) < 1e-9
+    assert abs(sum(margin) - assigned["margin"].iloc[0]) < 1e-9
+    assert len(cost) == 6  # five features and the rest in one bar
+
+
+def test_a_pin_from_the_link_applies_and_undo_redo_follow():
+    at = tuned(steer="p0.20.1,p1.9.0")
+    model = ctx(at).model
+    assert model.pins_[0, 20] == 1 and model.feature_mask_[0, 20]
+    assert model.pins_[1, 9] == -1 and not model.feature_mask_[1, 9]
+    assert "steer~" in ctx(at).key
+    prices = " ".join(text(m) for m in at.markdown if "What changed" in text(m))
+    assert "objective" in prices and "against the unsteered fit" in prices
+    at.button(key="steer_undo").click().run()
+    assert ctx(at).model.pins_[1, 9] == 0 and ctx(at).model.pins_[0, 20] == 1
+    assert at.query_params["steer"] == "p0.20.1"
+    at.button(key="steer_redo").click().run()
+    assert ctx(at).model.pins_[1, 9] == -1 and at.query_params["steer"] == "p0.20.1,p1.9.0"
+    at.button(key="steer_remove_0_p0.20.1").click().run()
+    assert ctx(at).model.pins_[0, 20] == 0 and at.query_params["steer"] == "p1.9.0"
+
+
+def test_rows_picked_by_number_are_linked_into_one_cluster():
+    at = tuned()
+    labels = ctx(at).model.labels_
+    a, b = 0, int(np.flatnonzero(labels != labels[0])[0])
+    for row in (a, b):
+        at.number_input(key="steer_row_input").set_value(row).run()
+        at.button(key="steer_pick").click().run()
+    at.button(key="steer_must").click().run()
+    assert not at.exception, at.exception
+    assert at.query_params["steer"] == f"m{a}.{b}"
+    assert ctx(at).model.labels_[a] == ctx(at).model.labels_[b]
+
+
+def test_merge_and_split_from_a_card():
+    at = tuned()
+    at.switch_page("pages/cards.py").run()
+    assert not at.exception, at.exception
+    at.button(key="steer_merge").click().run()
+    assert ctx(at).model.n_clusters_ == 2 and at.query_params["steer"] == "M0.1"
+    at.button(key="steer_split").click().run()
+    assert not at.exception, at.exception
+    assert at.query_params["steer"] == "M0.1,S0"
+    assert "What the last steering cost" in " ".join(e.label for e in at.expander)
+
+
+def test_a_hostile_steering_link_is_refused_with_a_message_and_the_page_works():
+    at = tuned(steer="p99.0.1,zzz,m0.999999999,S0,M0.1")
+    said = " ".join(text(w) for w in at.warning)
+    assert "'zzz' is not a steering action" in said
+    assert "cluster 99 does not exist" in said and "999999999" in said
+    # Figure 1(a)'s cluster 0 is all ones on its subspace: no 2-means parts it, and the message says so.
+    assert "no 2\\-means parts them" in said
+    assert at.query_params["steer"] == "M0.1"
+    assert ctx(at).model.n_clusters_ == 2
