@@ -447,9 +447,14 @@ def panel(ctx) -> None:
                             icon=":material/redo:")
             clear_col.button("Clear", key="steer_clear", on_click=clear, disabled=not texts)
             st.markdown(f"**Steering ({len(texts)} of at most {MAX_ACTIONS})**" if texts else "No steering yet.")
+            labels = ctx.model.labels_
             for i, text in enumerate(texts):
                 words, button = st.columns([5, 1])
-                words.markdown(esc(parse(text).describe(names)))
+                action = parse(text)
+                said = action.describe(names)
+                if action.kind in ("must", "cannot") and max(action.a or 0, action.b or 0) < len(labels):
+                    said += f" (now in clusters {int(labels[action.a])} and {int(labels[action.b])})"
+                words.markdown(esc(said))
                 button.button("✕", key=f"steer_remove_{i}_{text}", on_click=remove, args=(i,),
                               help="Remove this action (the fit is redone without it)")
 

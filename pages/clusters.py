@@ -47,6 +47,10 @@ def masks_view() -> None:
     figure = cache.masks_figure(ctx.key, order, bool(truth and has_truth), model, ctx.data)
     chart(figure, key="fig_masks", name="craft_feature_masks", on_click=lambda point: steering.on_mask_click(model, point))
     steering.rerun_if_changed()
+    steered = ctx.steered
+    if steered is not None and steered.last is not None:
+        st.container(key="steer_summary").caption(esc(f"Steered ({len(steered.applied)} action(s), listed under "
+                                                      f"the figures). Last: {steered.last.summary}."))
     truth_line(ctx)
     st.caption("Each row is a cluster, each column a feature; blue = selected, grey = not selected "
                "(`feature_mask_`); a white star marks a pinned-on cell, a black cross a pinned-off one (`pins_`): "
@@ -136,5 +140,6 @@ def views() -> None:
             mask_path.section(ctx, where="tune")
 
 
-steering.panel(ctx)
 views()
+# Below the figures: the mask heatmap stays in view beside the sidebar's sliders at 1280 x 720.
+steering.panel(ctx)
