@@ -15,7 +15,7 @@ when there is no fit); a page that does not (the Data page) calls
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Hashable
+from typing import TYPE_CHECKING, Hashable
 
 import pandas as pd
 import streamlit as st
@@ -36,6 +36,9 @@ from .services import (
 )
 from .state import CONTINUED, NO_LABEL, UPLOAD
 from .ui import error, note
+
+if TYPE_CHECKING:
+    from .steering import Steered
 
 
 @dataclass
@@ -92,7 +95,7 @@ class AppContext:
     provisional: bool = False
     refined_line: str | None = None
     left_key: str | None = None
-    steered: object = None  # explorer.steering.Steered, once the view's steering is applied
+    steered: Steered | None = None  # once the view's steering is applied (explorer.steering.apply)
 
     @property
     def view_data(self) -> tuple:

@@ -43,7 +43,7 @@ from dataclasses import dataclass
 import numpy as np
 import streamlit as st
 
-from craft import CraftInputError
+from craft import CRAFT, CraftInputError
 from craft.steer import Steering, steer
 
 #: The URL's parameter of the steering.
@@ -208,7 +208,7 @@ def pin_cycle(model, cluster: int, column: int) -> str:
 class Steered:
     """The fold of a view's actions: the steered fit, the last step's price, and what was refused."""
 
-    model: object
+    model: CRAFT
     last: Steering | None
     applied: list[str]
     refused: list[str]
