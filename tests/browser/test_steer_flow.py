@@ -73,6 +73,7 @@ def test_pin_a_cell_link_rows_undo_and_share(page, new_page):
     assert found and found.group(1) == found.group(2), together
     assert "What changed:" in page.locator(".st-key-steer_price").inner_text()
     shared = page.url
+    screenshot(page, "steer_it_1280x720", focus=".st-key-steer_panel")
     steered = mask_figure(page)
 
     # The shared link in a fresh context: the same steered fit (masks and pins).
@@ -91,7 +92,6 @@ def test_pin_a_cell_link_rows_undo_and_share(page, new_page):
     page.locator(".st-key-steer_undo button").click()
     wait_idle(page)
     assert "rows 0 and 299 together" not in page.locator(".st-key-steer_panel").inner_text()
-    screenshot(page, "steer_it_1280x720", focus=".st-key-steer_panel")
     page.locator(".st-key-steer_undo button").click()
     wait_idle(page)
     mask_figure(page, until=lambda figure: figure["z"] == before["z"])
