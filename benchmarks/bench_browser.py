@@ -956,7 +956,7 @@ def _steer_50k(browser, server, repeats) -> list[Result]:
     for _ in range(repeats):
         for _ in range(3):  # on, off, free: back to the fit as it was
             point = page.evaluate(CELL_JS, [feature, row])
-            pin.add(timed(page, lambda: page.mouse.click(point["x"], point["y"])))
+            pin.add(timed(page, lambda at=point: page.mouse.click(at["x"], at["y"])))
     rows = page.locator(".st-key-steer_row_input input")
     for repeat in range(repeats):
         for value in (str(repeat), str(49_999 - repeat)):

@@ -425,21 +425,13 @@ def panel(ctx) -> None:
         if steered is not None and steered.last is not None:
             st.container(key="steer_price").markdown("\n".join(f"- {esc(line)}" for line in price_lines(steered.last)))
         left, middle, right = st.columns([2, 2, 3])
-        picked = st.session_state.get(PICKED, [])
         with left:
             row = st.number_input("Row to pick", min_value=0, max_value=max(len(ctx.model.labels_) - 1, 0), value=None,
                                   step=1, key="steer_row_input", placeholder="row number")
             st.button("Pick this row", key="steer_pick", disabled=row is None,
                       on_click=lambda: pick_row(st.session_state.get("steer_row_input")))
         with middle:
-            labels = ctx.model.labels_
-            st.container(key="steer_picked").markdown(
-                "Rows picked: " + (", ".join(f"{r} (cluster {int(labels[r])})" for r in picked if r < len(labels))
-                                   if picked else "none"))
-            st.button("Put them together", key="steer_must", disabled=len(picked) < 2, on_click=_link_picked,
-                      args=("m",), icon=":material/link:")
-            st.button("Keep them apart", key="steer_cannot", disabled=len(picked) < 2, on_click=_link_picked,
-                      args=("c",), icon=":material/link_off:")
+            link_controls(ctx, key="steer")
         with right:
             undo_col, redo_col, clear_col = st.columns(3)
             undo_col.button("Undo", key="steer_undo", on_click=undo, disabled=not texts, icon=":material/undo:")
@@ -457,6 +449,36 @@ def panel(ctx) -> None:
                 words.markdown(esc(said))
                 button.button("✕", key=f"steer_remove_{i}_{text}", on_click=remove, args=(i,),
                               help="Remove this action (the fit is redone without it)")
+
+
+def _pick_ticked(widget: str) -> None:
+    for row in st.session_state.get(widget) or []:
+        pick_row(row)
+    st.session_state[widget] = []
+
+
+def link_controls(ctx, rows=None, *, key: str) -> None:
+    """The rows picked for a link, with the buttons that put them together or keep them apart.
+
+    ``rows`` (positions in the fitted table, with their names), where given, are offered to be ticked and
+    picked (a card's paragon and border rows).
+    """
+    labels = ctx.model.labels_
+    if rows:
+        names = dict(rows)
+        ticked = st.multiselect("Tick rows to link", list(names), key=f"{key}_ticked",
+                                format_func=lambda r: f"{names[r]} (cluster {int(labels[r])})")
+        st.button("Pick the ticked rows", key=f"{key}_pick", disabled=not ticked, on_click=_pick_ticked,
+                  args=(f"{key}_ticked",))
+    picked = st.session_state.get(PICKED, [])
+    st.container(key=f"{key}_picked").markdown(
+        "Rows picked: " + (", ".join(f"{r} (cluster {int(labels[r])})" for r in picked if r < len(labels))
+                           if picked else "none"))
+    together, apart = st.columns(2)
+    together.button("Put them together", key=f"{key}_must", disabled=len(picked) < 2, on_click=_link_picked,
+                    args=("m",), icon=":material/link:")
+    apart.button("Keep them apart", key=f"{key}_cannot", disabled=len(picked) < 2, on_click=_link_picked,
+                 args=("c",), icon=":material/link_off:")
 
 
 def cluster_buttons(ctx, cluster: int) -> None:

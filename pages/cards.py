@@ -78,6 +78,14 @@ if len(card.border):
                     column_config={name: st.column_config.NumberColumn(format="%.4g")
                                    for name in ("cost", "next_cost", "margin")})
 
+st.subheader("Link rows")
+st.caption("Tick paragon or border rows (of this card or others: the picked rows stay as you change cluster), then "
+           "put them together or keep them apart; Tune & see lists every link, with undo.")
+card_rows = list(dict.fromkeys(list(card.paragons.index) + list(card.border.index)))
+positions = ctx.X.index.get_indexer(card_rows)
+steering.link_controls(ctx, [(int(p), str(label)) for p, label in zip(positions, card_rows, strict=True) if p >= 0],
+                       key="card_link")
+
 st.subheader("Why a paragon or border row is here")
 explained = [label for label in list(card.paragons.index) + list(card.border.index) if label in ctx.X.index]
 steering.show_explanation(model, ctx.X.loc[explained], key="card_explain", name=f"craft_card_{cluster}_explanation",

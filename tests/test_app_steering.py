@@ -14,7 +14,7 @@ from craft import CRAFT, plots, synthetic
 from craft.steer import steer
 from explorer import steering
 from explorer.cache import STORE
-from tests.test_app import APP
+from test_app import APP
 
 pytestmark = [
     pytest.mark.filterwarnings("ignore:k=.* clusters were not reachable:UserWarning"),
@@ -163,3 +163,60 @@ def test_a_hostile_steering_link_is_refused_with_a_message_and_the_page_works():
     assert "no 2\\-means parts them" in said
     assert at.query_params["steer"] == "M0.1"
     assert ctx(at).model.n_clusters_ == 2
+
+
+def _explanation(at: AppTest) -> dict:
+    from test_app import charts
+
+    found = [figure for figure in charts(at) if "each feature's part of its cost" in figure["layout"]["title"]["text"]]
+    assert len(found) == 1
+    return found[0]
+
+
+def _bars_sum(figure: dict, index: int) -> float:
+    from test_app import array
+
+    return float(np.nansum(array(figure["data"][index]["x"]).astype(float)))
+
+
+def test_rows_ticked_on_cards_are_linked_and_explained():
+    from explorer import cards
+
+    at = tuned(dataset="zoo", k=4)
+    at.switch_page("pages/cards.py").run()
+    assert not at.exception, at.exception
+    model, X = ctx(at).model, ctx(at).X
+    for cluster in (0, 1):
+        at.selectbox(key="card_cluster").set_value(cluster).run()
+        paragon = cards.card(ctx(at).key, cluster, model, X).paragons.index[0]
+        at.multiselect(key="card_link_ticked").set_value([int(X.index.get_loc(paragon))]).run()
+        at.button(key="card_link_pick").click().run()
+    rows = at.session_state[steering.PICKED]
+    assert len(rows) == 2 and model.labels_[rows[0]] == 0 and model.labels_[rows[1]] == 1
+    at.button(key="card_link_must").click().run()
+    assert not at.exception, at.exception
+    assert at.query_params["steer"] == f"m{rows[0]}.{rows[1]}"
+    steered = ctx(at).model
+    assert steered.labels_[rows[0]] == steered.labels_[rows[1]]
+    # The card's explanation of its first paragon or border row: the bars add up to assign's cost and margin.
+    figure = _explanation(at)
+    card = cards.card(ctx(at).key, int(at.selectbox(key="card_cluster").value), steered, ctx(at).X)
+    assigned = steered.assign(ctx(at).X.loc[[card.paragons.index[0]]])
+    assert abs(_bars_sum(figure, 0) - assigned["cost"].iloc[0]) < 1e-6
+    assert abs(_bars_sum(figure, 1) - assigned["margin"].iloc[0]) < 1e-6
+
+
+def test_the_score_page_explains_a_scored_row():
+    from test_app_score import new_rows, score_table
+
+    at = tuned(dataset="wine")
+    at.switch_page("pages/score.py").run()
+    model = ctx(at).model
+    table, content = new_rows(ctx(at).data.table)
+    score_table(at, "next_month.csv", content)
+    at.selectbox(key="score_explain_pick").set_value(3).run()
+    assert not at.exception, at.exception
+    figure = _explanation(at)
+    assigned = model.assign(table[[str(c) for c in model.feature_names_in_]].iloc[[3]])
+    assert abs(_bars_sum(figure, 0) - assigned["cost"].iloc[0]) < 1e-6
+    assert abs(_bars_sum(figure, 1) - assigned["margin"].iloc[0]) < 1e-6
