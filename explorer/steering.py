@@ -132,7 +132,10 @@ def read_link(text) -> tuple[list[str], list[str]]:
 
 def actions() -> list[str]:
     """The session's actions; on the session's first call, the link's."""
-    if ACTIONS not in st.session_state:
+    from .state import _history_navigation
+
+    # Back or Forward: the entry's link holds the steering of the view it showed (explorer.history).
+    if ACTIONS not in st.session_state or _history_navigation():
         found, problems = read_link(st.query_params.get(PARAM))
         st.session_state[ACTIONS] = found
         st.session_state[REDO] = []

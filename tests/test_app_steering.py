@@ -220,3 +220,11 @@ def test_the_score_page_explains_a_scored_row():
     assigned = model.assign(table[[str(c) for c in model.feature_names_in_]].iloc[[3]])
     assert abs(_bars_sum(figure, 0) - assigned["cost"].iloc[0]) < 1e-6
     assert abs(_bars_sum(figure, 1) - assigned["margin"].iloc[0]) < 1e-6
+
+
+def test_the_export_page_share_link_carries_the_steering():
+    at = tuned(steer="p0.20.1,m0.299")
+    at.switch_page("pages/export.py").run()
+    assert not at.exception, at.exception
+    shared = " ".join(code.value for code in at.code)
+    assert "steer=p0.20.1%2Cm0.299" in shared or "steer=p0.20.1,m0.299" in shared, shared
