@@ -99,3 +99,31 @@ def test_pin_a_cell_link_rows_undo_and_share(page, new_page):
     page.locator(".st-key-steer_redo button").click()
     mask_figure(page, until=lambda figure: _cell(figure, 0, column))
     assert_clean(page)
+
+
+_POINT_JS = """() => {
+  const graph = document.querySelector('.st-key-fig_projection .js-plotly-plot');
+  const trace = graph._fullData[0];
+  const xa = graph._fullLayout.xaxis, ya = graph._fullLayout.yaxis;
+  const box = graph.getBoundingClientRect();
+  return {x: box.left + xa._offset + xa.d2p(trace.x[0]), y: box.top + ya._offset + ya.d2p(trace.y[0])};
+}"""
+
+
+def test_a_click_on_the_projection_picks_its_row(page):
+    page.set_viewport_size({"width": 1280, "height": 900})
+    open_app(page, "/?dataset=fig1_binary&n_init=1")
+    _tune_and_see(page)
+    page.get_by_role("tab", name="Projection").click()
+    page.wait_for_selector(".st-key-fig_projection .js-plotly-plot .main-svg", timeout=RUN_TIMEOUT_MS)
+    wait_idle(page)
+    point = page.evaluate(_POINT_JS)
+    page.mouse.click(point["x"], point["y"])
+    wait_idle(page)
+    picked = page.locator(".st-key-steer_picked")
+    # Rows of Figure 1(a) share coordinates: the click picks one of the rows drawn there, of the first trace's cluster.
+    picked.filter(has_text=re.compile(r"Rows picked: \d+ \(cluster 0\)")).wait_for(timeout=RUN_TIMEOUT_MS)
+    ring = page.evaluate("() => document.querySelector('.st-key-fig_projection .js-plotly-plot').data"
+                         ".filter((d) => String(d.name).startsWith('picked')).length")
+    assert ring == 1
+    assert_clean(page)
