@@ -43,7 +43,7 @@ from dataclasses import dataclass
 import numpy as np
 import streamlit as st
 
-from craft import CRAFT, CraftInputError
+from craft import CRAFT, CraftInputError, warm_refit
 from craft.steer import Steering, steer
 
 #: The URL's parameter of the steering.
@@ -244,7 +244,8 @@ def fold(base, X, texts: list[str], base_key: str, cache: dict | None = None) ->
     cannot: list = []
     applied: list[str] = []
     refused: list[str] = []
-    for text in texts:
+    last_step: tuple = ()
+    for index, text in enumerate(texts):
         action = parse(text)
         new_pins, new_must, new_cannot = dict(pins), list(must), list(cannot)
         extra: dict = {}
@@ -268,23 +269,43 @@ def fold(base, X, texts: list[str], base_key: str, cache: dict | None = None) ->
             else:
                 extra["split"] = action.a
             step_key = hashlib.sha256(repr((base_key, applied + [text])).encode()).hexdigest()
-            found = None if cache is None else cache.get(step_key)
-            if found is None:
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")  # the steered fit's notes are the unsteered fit's
-                    found = steer(model, X, pins=new_pins or None, must_link=new_must or None,
-                                  cannot_link=new_cannot or None, **extra)
-                if cache is not None:
-                    while len(cache) >= CACHE_SIZE:
-                        cache.pop(next(iter(cache)))
-                    cache[step_key] = found
+            constraints = dict(pins=new_pins or None, must_link=new_must or None, cannot_link=new_cannot or None)
+            # Only the last step's price is shown: the steps before it (a link opened, an action added) are
+            # the steered warm refit alone (the same fit steer makes, without its unsteered fit and prices,
+            # which cost one warm refit per pin and link so far). A merge or split is steer's own start.
+            priced = bool(extra) or index == len(texts) - 1
+            found = _step(cache, step_key, priced, model, X, constraints, extra)
         except CraftInputError as problem:
             refused.append(f"Not applied: {action.describe(names)} ({text}): {problem}")
             continue
-        model, last = found.model, found
+        last_step = (step_key, model, constraints, extra)
+        model, last = (found.model, found) if isinstance(found, Steering) else (found, None)
         pins, must, cannot = new_pins, new_must, new_cannot
         applied.append(text)
+    if applied and last is None:
+        # The last action was refused: the price shown is that of the last one applied.
+        step_key, start, constraints, extra = last_step
+        last = _step(cache, step_key, True, start, X, constraints, extra)
+        model = last.model
     return Steered(model, last, applied, refused, pins, must, cannot)
+
+
+def _step(cache: dict | None, key: str, priced: bool, start, X, constraints: dict, extra: dict):
+    """One step of a fold: :func:`craft.steer.steer` (``priced``) or the steered warm refit alone, kept in ``cache``.
+
+    Both give the same fit (``steer``'s own is ``warm_refit(start, X, **constraints)`` without a merge or split).
+    """
+    found = None if cache is None else (cache.get(key + "+price") or (None if priced else cache.get(key)))
+    if found is not None:
+        return found
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the steered fit's notes are the unsteered fit's
+        found = steer(start, X, **constraints, **extra) if priced else warm_refit(start, X, **constraints)
+    if cache is not None:
+        while len(cache) >= CACHE_SIZE:
+            cache.pop(next(iter(cache)))
+        cache[key + ("+price" if priced else "")] = found
+    return found
 
 
 def apply(ctx) -> None:

@@ -228,3 +228,30 @@ def test_the_export_page_share_link_carries_the_steering():
     assert not at.exception, at.exception
     shared = " ".join(code.value for code in at.code)
     assert "steer=p0.20.1%2Cm0.299" in shared or "steer=p0.20.1,m0.299" in shared, shared
+
+
+def test_a_fold_prices_only_its_last_step_and_gives_the_same_fit(figure1):
+    X, base = figure1
+    texts = ["p0.5.1", "m0.299", "p1.6.0", "p1.7.0"]
+    cache: dict = {}
+    folded = steering.fold(base, X, texts, "key", cache)
+    # Every step priced (steer at each) gives the same steered fit and the same last price.
+    model = base
+    pins: dict = {}
+    must: list = []
+    names = list(X.columns)
+    for text in texts:
+        action = steering.parse(text)
+        if action.kind == "pin":
+            pins[(action.a, names[action.b])] = action.value == "1"
+        else:
+            must.append((action.a, action.b))
+        each = steer(model, X, pins=pins or None, must_link=must or None)
+        model = each.model
+    assert np.array_equal(folded.model.labels_, model.labels_)
+    assert np.array_equal(folded.model.feature_mask_, model.feature_mask_)
+    assert folded.last.prices == each.prices and folded.last.objective_change == each.objective_change
+    assert sum(key.endswith("+price") for key in cache) == 1
+    # A last action refused: the price shown is the last applied one's.
+    refused = steering.fold(base, X, texts + ["p9.0.1"], "key", cache)
+    assert refused.last.prices == each.prices and len(refused.refused) == 1
