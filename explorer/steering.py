@@ -52,6 +52,7 @@ PARAM = "steer"
 #: the steps' fits, and the messages about refused actions (shown once).
 ACTIONS = "_steer_actions"
 REDO = "_steer_redo"
+HISTORY = "_steer_history"
 PICKED = "steer_rows"
 CACHE = "_steer_cache"
 REFUSED = "_steer_refused"
@@ -152,28 +153,44 @@ def _write_url(texts: list[str]) -> None:
         del st.query_params[PARAM]
 
 
-def set_actions(texts: list[str], *, clear_redo: bool = True, by_person: bool = True) -> None:
+def set_actions(texts: list[str], *, by_person: bool = True, undoable: bool = True) -> None:
     """Make ``texts`` the session's actions (at most :data:`MAX_ACTIONS`), in the URL too.
 
-    A change the person makes (``by_person``) replaces the messages about what was refused before.
+    A change the person makes (``by_person``) replaces the messages about what was refused before and, when
+    ``undoable``, keeps the list it replaces for Undo (and forgets what Redo held).
     """
+    if by_person and undoable:
+        st.session_state[HISTORY] = (st.session_state.get(HISTORY, []) + [actions()])[-MAX_ACTIONS:]
+        st.session_state[REDO] = []
     st.session_state[ACTIONS] = list(texts)[:MAX_ACTIONS]
     if by_person:
         st.session_state[CHANGED] = True
         st.session_state[REFUSED] = []
-    if clear_redo:
-        st.session_state[REDO] = []
     _write_url(st.session_state[ACTIONS])
 
 
+def _compacted(current: list[str], action: Action) -> list[str]:
+    """``current`` with pin ``action`` in place of the earlier pins of its cell (since the last merge or split,
+    which renumber the clusters): the list holds each cell's pin once, and a cell made free again leaves it."""
+    since = max((i + 1 for i, text in enumerate(current) if text[0] in "MS"), default=0)
+    kept = [text for i, text in enumerate(current)
+            if i < since or not (text.startswith("p") and parse(text).a == action.a and parse(text).b == action.b)]
+    return kept + ([] if action.value == "x" and len(kept) < len(current) else [action.text])
+
+
 def add(text: str) -> None:
-    """Append one action (a callback: the rerun shows its fit); beyond :data:`MAX_ACTIONS` it is refused."""
+    """Add one action (a callback: the rerun shows its fit); beyond :data:`MAX_ACTIONS` it is refused.
+
+    A pin replaces the earlier pin of its cell (:func:`_compacted`); Undo goes back to the list before.
+    """
     current = actions()
-    if len(current) >= MAX_ACTIONS:
+    action = parse(text)
+    wanted = _compacted(current, action) if action.kind == "pin" else current + [action.text]
+    if len(wanted) > MAX_ACTIONS:
         st.session_state[REFUSED] = [f"Not applied: a view holds at most {MAX_ACTIONS} steering actions; remove "
                                      "some first."]
         return
-    set_actions(current + [parse(text).text])
+    set_actions(wanted)
 
 
 def remove(index: int) -> None:
@@ -182,18 +199,26 @@ def remove(index: int) -> None:
         set_actions(current[:index] + current[index + 1:])
 
 
+def can_undo() -> bool:
+    return bool(st.session_state.get(HISTORY)) or bool(actions())
+
+
 def undo() -> None:
+    """Back to the list before the last change (on a view opened from a link: its last action removed)."""
+    history = list(st.session_state.get(HISTORY, []))
     current = actions()
-    if current:
-        st.session_state[REDO] = st.session_state.get(REDO, []) + [current[-1]]
-        set_actions(current[:-1], clear_redo=False)
+    previous = history.pop() if history else current[:-1]
+    st.session_state[HISTORY] = history
+    st.session_state[REDO] = st.session_state.get(REDO, []) + [current]
+    set_actions(previous, undoable=False)
 
 
 def redo() -> None:
     stack = list(st.session_state.get(REDO, []))
     if stack:
         st.session_state[REDO] = stack[:-1]
-        set_actions(actions() + [stack[-1]], clear_redo=False)
+        st.session_state[HISTORY] = st.session_state.get(HISTORY, []) + [actions()]
+        set_actions(stack[-1], undoable=False)
 
 
 def clear() -> None:
@@ -330,7 +355,7 @@ def apply(ctx) -> None:
     if result.refused:
         # Refused actions leave the list (and the link): the list shows what the fit honours.
         st.session_state[REFUSED] = list(st.session_state.get(REFUSED, [])) + result.refused
-        set_actions(result.applied, clear_redo=False, by_person=False)
+        set_actions(result.applied, by_person=False)
     else:
         _write_url(result.applied)
     ctx.steered = result
@@ -458,7 +483,7 @@ def panel(ctx) -> None:
             link_controls(ctx, key="steer")
         with right:
             undo_col, redo_col, clear_col = st.columns(3)
-            undo_col.button("Undo", key="steer_undo", on_click=undo, disabled=not texts, icon=":material/undo:")
+            undo_col.button("Undo", key="steer_undo", on_click=undo, disabled=not can_undo(), icon=":material/undo:")
             redo_col.button("Redo", key="steer_redo", on_click=redo, disabled=not st.session_state.get(REDO),
                             icon=":material/redo:")
             clear_col.button("Clear", key="steer_clear", on_click=clear, disabled=not texts)

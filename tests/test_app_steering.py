@@ -255,3 +255,16 @@ def test_a_fold_prices_only_its_last_step_and_gives_the_same_fit(figure1):
     # A last action refused: the price shown is the last applied one's.
     refused = steering.fold(base, X, texts + ["p9.0.1"], "key", cache)
     assert refused.last.prices == each.prices and len(refused.refused) == 1
+
+
+def test_a_cell_pinned_again_replaces_its_pin_in_the_list():
+    def cycled(current, text):
+        return steering._compacted(current, steering.parse(text))
+
+    assert cycled(["m0.1"], "p0.5.1") == ["m0.1", "p0.5.1"]
+    assert cycled(["p0.5.1", "m0.1"], "p0.5.0") == ["m0.1", "p0.5.0"]
+    assert cycled(["m0.1", "p0.5.0"], "p0.5.x") == ["m0.1"]  # free again: its pin leaves the list
+    assert cycled(["p0.5.1", "p1.5.1"], "p0.5.0") == ["p1.5.1", "p0.5.0"]
+    # After a merge the clusters are renumbered: an earlier pin of "cluster 0" is another cell.
+    assert cycled(["p0.5.1", "M0.1"], "p0.5.0") == ["p0.5.1", "M0.1", "p0.5.0"]
+    assert cycled(["p0.5.1", "M0.1"], "p0.5.x") == ["p0.5.1", "M0.1", "p0.5.x"]

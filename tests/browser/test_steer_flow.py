@@ -3,6 +3,7 @@ clusters linked end in one cluster; undo; the shared link reopens the same steer
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -98,6 +99,16 @@ def test_pin_a_cell_link_rows_undo_and_share(page, new_page):
     assert page.evaluate(_PINS_JS) == [] and "steer=" not in page.url
     page.locator(".st-key-steer_redo button").click()
     mask_figure(page, until=lambda figure: _cell(figure, 0, column))
+    wait_idle(page)
+    # The same cell clicked again: pinned off (its pin replaced in the list), then free (the list empty).
+    for expected in ([["pinned off (1)", [feature], [row]]], []):
+        point = page.evaluate(_CELL_JS, [feature, row])
+        page.mouse.click(point["x"], point["y"])
+        wait_idle(page)
+        page.wait_for_function(f"() => JSON.stringify(({_PINS_JS})()) === {json.dumps(json.dumps(expected, separators=(',', ':')))}",
+                               timeout=RUN_TIMEOUT_MS)
+        assert page.evaluate(_PINS_JS) == expected
+    assert "No steering yet." in page.locator(".st-key-steer_panel").inner_text() and "steer=" not in page.url
     assert_clean(page)
 
 
