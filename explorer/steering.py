@@ -118,12 +118,17 @@ def read_link(text) -> tuple[list[str], list[str]]:
     if len(text) > MAX_TEXT:
         problems.append(f"Ignored in the link: steer (longer than {MAX_TEXT:,} characters).")
         return [], problems
-    actions = []
+    actions, bad = [], []
     for part in text.split(","):
         try:
             actions.append(parse(part).text)
-        except ValueError as problem:
-            problems.append(f"Ignored in the link: {problem}.")
+        except ValueError:
+            bad.append(part)
+    if bad:
+        # One message, however many parts: a link of 1,000 commas says so once.
+        named = ", ".join(repr(part[:40]) for part in bad[:5]) + (f" and {len(bad) - 5:,} more" if len(bad) > 5 else "")
+        problems.append(f"Ignored in the link: {named} {'is not a steering action' if len(bad) == 1 else 'are not steering actions'} "
+                        "(p<cluster>.<column>.<1|0|x>, m<row>.<row>, c<row>.<row>, M<cluster>.<cluster>, S<cluster>).")
     if len(actions) > MAX_ACTIONS:
         problems.append(f"Ignored in the link: {len(actions) - MAX_ACTIONS} steering action(s) beyond the "
                         f"{MAX_ACTIONS} a view holds.")
