@@ -53,6 +53,7 @@ PARAM = "steer"
 ACTIONS = "_steer_actions"
 REDO = "_steer_redo"
 HISTORY = "_steer_history"
+DATA = "_steer_data"
 PICKED = "steer_rows"
 CACHE = "_steer_cache"
 REFUSED = "_steer_refused"
@@ -346,6 +347,12 @@ def apply(ctx) -> None:
     """
     if getattr(ctx, "steered", None) is not None or ctx.model is None or ctx.data is None:
         return
+    # Steering names rows, columns and clusters of one table and roles: another table starts unsteered.
+    if st.session_state.get(DATA) not in (None, ctx.view_data):
+        for key in (HISTORY, REDO, PICKED):
+            st.session_state[key] = []
+        st.session_state[ACTIONS] = []
+    st.session_state[DATA] = ctx.view_data
     texts = actions()
     if not texts:
         _write_url([])

@@ -270,3 +270,15 @@ def test_a_cell_pinned_again_replaces_its_pin_in_the_list():
     # After a merge the clusters are renumbered: an earlier pin of "cluster 0" is another cell.
     assert cycled(["p0.5.1", "M0.1"], "p0.5.0") == ["p0.5.1", "M0.1", "p0.5.0"]
     assert cycled(["p0.5.1", "M0.1"], "p0.5.x") == ["p0.5.1", "M0.1", "p0.5.x"]
+
+
+def test_another_table_starts_unsteered():
+    at = tuned(steer="p0.3.1")  # column 3 and cluster 0 exist in both tables
+    assert ctx(at).model.pins_[0, 3] == 1
+    at.selectbox(key="dataset").set_value("zoo").run()
+    job = ctx(at).job
+    if job is not None:
+        assert job.wait(60)
+        at.run()
+    assert not at.exception, at.exception
+    assert not ctx(at).model.pins_.any() and "steer" not in at.query_params
