@@ -345,6 +345,8 @@ def apply(ctx) -> None:
     Sets ``ctx.steered`` (:class:`Steered`) and gives ``ctx.key`` the actions' digest, so that every figure and
     card cached under the key is the steered fit's.
     """
+    # A whole run shows the change already: only a fragment's own rerun needs another (rerun_if_changed).
+    st.session_state.pop(CHANGED, None)
     if getattr(ctx, "steered", None) is not None or ctx.model is None or ctx.data is None:
         return
     # Steering names rows, columns and clusters of one table and roles: another table starts unsteered.
