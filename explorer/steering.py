@@ -14,18 +14,23 @@ that it follows the person from page to page:
 
 The steered fit is a pure function of the fit on screen (the settings'
 fit, renumbered as shown: :mod:`explorer.view`) and the actions, so a link
-reproduces it: fold the actions in order, each a :func:`craft.steer.steer`
-of the previous steered fit with every pin and link so far (and the merge
-or split), one warm run from the previous partition. A pin's cluster is a
-number of the fit it is applied to; a merge moves the pins of the higher
-cluster's onto nothing (they are dropped, with the pins after it renumbered
-down), since the library refuses a pin on a cluster that does not exist.
+reproduces it: fold the actions in order, each a warm refit of the
+previous steered fit with every pin and link so far (and the merge or
+split), one run from the previous partition. The last step is a
+:func:`craft.steer.steer` (its price is the one shown); the steps before
+it are the same steered fit without the price's extra fits. A pin's
+cluster is a number of the fit it is applied to; a merge drops the higher
+cluster's pins and renumbers the later clusters' pins down one, since the
+library refuses a pin on a cluster that does not exist. A cell pinned
+again replaces its earlier pin in the list (:func:`add`); Undo goes back
+to the list before each change.
 
 The steered fit *is* a warm refit (about 0.15 s on a 50,000-row table,
 docs/RESULTS.md), so it is shown at once and is final: there is no cold
 "refined" fit of a per-cluster pin, whose clusters only exist from a warm
-start. Each step's :class:`craft.steer.Steering` is kept per session
-(:data:`CACHE`), so undo, redo and a page change refit nothing.
+start. Each step is kept per session (:data:`CACHE`), so undo, redo and a
+page change refit nothing. Another table (or other roles) starts
+unsteered.
 
 A link's actions are checked one by one: text that is not an action, more
 than :data:`MAX_ACTIONS` actions, or an action the library refuses (a
