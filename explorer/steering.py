@@ -542,11 +542,11 @@ def link_controls(ctx, rows=None, *, key: str) -> None:
     st.container(key=f"{key}_picked").markdown(
         "Rows picked: " + (", ".join(f"{r} (cluster {int(labels[r])})" for r in picked if r < len(labels))
                            if picked else "none"))
-    together, apart = st.columns(2)
-    together.button("Put them together", key=f"{key}_must", disabled=len(picked) < 2, on_click=_link_picked,
-                    args=("m",), icon=":material/link:")
-    apart.button("Keep them apart", key=f"{key}_cannot", disabled=len(picked) < 2, on_click=_link_picked,
-                 args=("c",), icon=":material/link_off:")
+    # One under the other: side by side in Tune & see's middle column their labels were cut ("Put th…").
+    st.button("Put them together", key=f"{key}_must", disabled=len(picked) < 2, on_click=_link_picked,
+              args=("m",), icon=":material/link:")
+    st.button("Keep them apart", key=f"{key}_cannot", disabled=len(picked) < 2, on_click=_link_picked,
+              args=("c",), icon=":material/link_off:")
 
 
 def cluster_buttons(ctx, cluster: int) -> None:
