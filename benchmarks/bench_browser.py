@@ -895,6 +895,54 @@ def _progressive(browser, server, repeats) -> list[Result]:
     return list(results.values())
 
 
+#: Where on the screen the CRAFT mask heatmap draws cell (feature, cluster label): its axes' own pixel mapping.
+CELL_JS = """([feature, row]) => {
+  const graph = document.querySelector('.st-key-fig_masks .js-plotly-plot');
+  const index = graph._fullData.findIndex((d) => d.type === 'heatmap' && d.name === 'CRAFT');
+  const trace = graph._fullData[index];
+  const axis = (ref) => graph._fullLayout[ref.charAt(0) + 'axis' + ref.slice(1)];
+  const xa = axis(trace.xaxis), ya = axis(trace.yaxis);
+  const box = graph.getBoundingClientRect();
+  return {x: box.left + xa._offset + xa.d2p(feature), y: box.top + ya._offset + ya.d2p(row), feature, row};
+}"""
+_FIRST_CELL_JS = """() => {
+  const graph = document.querySelector('.st-key-fig_masks .js-plotly-plot');
+  const trace = graph.data.find((d) => d.type === 'heatmap' && d.name === 'CRAFT');
+  return [String(trace.x[0]), String(trace.y[0])];
+}"""
+
+
+def _steer_50k(browser, server, repeats) -> list[Result]:
+    """A pin (a click on a mask cell) and a link (two rows put together) on a 50,000-row upload: each timed from
+    the click to the page quiet with the steered fit drawn (explorer.steering: one warm refit, shown as final)."""
+    upload = "the 50,000-row upload (12 numeric + 12 categorical columns), Tune & see"
+    pin = Result("steer_pin50k", f"{upload}: a click on a mask cell, to the steered masks drawn (pin cycled on, "
+                                 "off, free)", TARGETS["steer50k"])
+    link = Result("steer_link50k", f"{upload}: two picked rows put together, to the steered fit drawn",
+                  TARGETS["steer50k"])
+    page = _upload_page(browser, server, "mixed50k_steer.csv", _upload_table(50_000, 2))
+    page.locator(NAV_LINKS, has_text="Tune & see").first.click()
+    settle_until(page, lambda: page.locator(REFINED).count() > 0)
+    settle(page, since_navigation=True)
+    feature, row = page.evaluate(_FIRST_CELL_JS)
+    for _ in range(repeats):
+        for _ in range(3):  # on, off, free: back to the fit as it was
+            point = page.evaluate(CELL_JS, [feature, row])
+            pin.add(timed(page, lambda at=point: page.mouse.click(at["x"], at["y"])))
+    rows = page.locator(".st-key-steer_row_input input")
+    for repeat in range(repeats):
+        for value in (str(repeat), str(49_999 - repeat)):
+            rows.fill(value)
+            rows.press("Enter")
+            settle(page, since_navigation=True)
+            page.locator(".st-key-steer_pick button").click()
+            settle(page, since_navigation=True)
+        link.add(timed(page, lambda: page.locator(".st-key-steer_must button").click()))
+        timed(page, lambda: page.locator(".st-key-steer_undo button").click())
+    page.context.close()
+    return [pin, link]
+
+
 def _upload_page(browser, server, name: str, content: bytes):
     """A new session with ``content`` uploaded as ``name`` on the Data page."""
     page = browser.page(server.url)
@@ -909,7 +957,8 @@ def _upload_page(browser, server, name: str, content: bytes):
 #: Each action's target (seconds).
 TARGETS = {"control": 0.15, "toggle": 0.15, "tab": 0.30, "cached": 0.30, "teach": 0.20, "fit10k": 1.0, "k26": 3.0,
            "during_fit": 0.30, "scrub": 0.10, "scrub10k": 0.10, "scrub_frames": 0.10, "scrub_frames10k": 0.10,
-           "wide": 10.0, "session": 3.0, "first_view": 0.0, "fresh": 3.0, "fresh_plain": 3.0, "progressive": 0.0}
+           "wide": 10.0, "session": 3.0, "first_view": 0.0, "fresh": 3.0, "fresh_plain": 3.0, "progressive": 0.0,
+           "steer50k": 1.0}
 
 #: Actions timed to a new session's first chart.
 NEW_SESSIONS = ("session", "first_view", "fresh", "fresh_plain")
@@ -933,6 +982,7 @@ ACTIONS: dict[str, Callable[..., Result | list[Result]]] = {
     "fresh": _fresh_server,
     "fresh_plain": _fresh_plain,
     "progressive": _progressive,
+    "steer50k": _steer_50k,
 }
 
 

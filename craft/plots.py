@@ -310,6 +310,29 @@ def _binary_heatmap(frame: pd.DataFrame, row_labels: list[str], name: str) -> go
     )
 
 
+#: Marks of pinned mask cells (``CRAFT(pins=...)``, read from ``pins_``): a white star on a pinned-on cell (always
+#: selected), a black cross on a pinned-off one (never selected); free cells carry no mark.
+PIN_MARKS = {1: ("pinned on", "star", "white"), -1: ("pinned off", "x", "black")}
+
+
+def _pin_marks(fig: go.Figure, result, frame: pd.DataFrame, row_labels: dict, **where) -> None:
+    """Mark the pinned cells of ``frame`` (clusters x features as drawn) from ``result.pins_``, if it has any."""
+    pins = getattr(result, "pins_", None)
+    if pins is None or not np.any(pins):
+        return
+    names = [str(c) for c in result.feature_names_in_]
+    for value, (name, symbol, color) in PIN_MARKS.items():
+        cells = [(k, feature) for k in frame.index for feature in frame.columns
+                 if int(k) < pins.shape[0] and pins[int(k), names.index(str(feature))] == value]
+        if not cells:
+            continue
+        fig.add_trace(go.Scatter(
+            x=_esc_all([feature for _, feature in cells]), y=[row_labels[k] for k, _ in cells], mode="markers",
+            name=f"{name} ({len(cells)})", showlegend=True, hoverinfo="skip",
+            marker=dict(symbol=symbol, size=12, color=color, line=dict(color="black", width=1.5)),
+        ), **where)
+
+
 def fig_feature_masks(
     result,
     *,
@@ -353,6 +376,7 @@ def fig_feature_masks(
         frame = mask_frame(mask, features=names, order=order, sizes=sizes)
         labels = [_cluster_label(k, sizes) for k in frame.index]
         fig = go.Figure(_binary_heatmap(frame, labels, "CRAFT"))
+        _pin_marks(fig, result, frame, dict(zip(frame.index, labels, strict=True)))
         x_axis, room = _name_axis(_esc_all(frame.columns))
         fig.update_yaxes(autorange="reversed", **_all_ticks("y", labels))
         fig.update_xaxes(**x_axis)
@@ -386,6 +410,7 @@ def fig_feature_masks(
     )
     fig.add_trace(_binary_heatmap(truth_frame, truth_labels, "planted"), row=1, col=1)
     fig.add_trace(_binary_heatmap(found_frame, found_labels, "CRAFT"), row=1, col=2)
+    _pin_marks(fig, result, found_frame, dict(zip(rows, found_labels, strict=True)), row=1, col=2)
     x_axis, room = _name_axis(_esc_all(all_names))
     fig.update_yaxes(autorange="reversed", **_all_ticks("y", truth_labels), row=1, col=1)
     fig.update_yaxes(autorange="reversed", **_all_ticks("y", found_labels), row=1, col=2)
@@ -1240,7 +1265,7 @@ SVG_MAX_POINTS = 1000
 
 
 def fig_projection(frame: pd.DataFrame, *, labels=None, highlight=None, title: str | None = None,
-                   group_name: str = "cluster") -> go.Figure:
+                   group_name: str = "cluster", highlight_name: str = "changed") -> go.Figure:
     """Scatter of a :func:`projection_frame`, coloured by cluster.
 
     Parameters
@@ -1250,6 +1275,8 @@ def fig_projection(frame: pd.DataFrame, *, labels=None, highlight=None, title: s
         Another labelling of ``frame``'s rows (e.g. an earlier iteration).
     highlight : array-like of bool, optional
         Rows drawn with a black outline (e.g. points that changed cluster).
+    highlight_name : str, default "changed"
+        What the outlined rows are, in the legend (e.g. "picked" for rows picked to link).
     """
     labels = frame["cluster"].to_numpy() if labels is None else np.asarray(labels)
     groups = np.unique(labels)
@@ -1272,9 +1299,9 @@ def fig_projection(frame: pd.DataFrame, *, labels=None, highlight=None, title: s
         # One ring per highlighted point, drawn over them (WebGL markers take no per-point outline width).
         fig.add_trace(trace(
             x=frame["pc1"].to_numpy()[outline], y=frame["pc2"].to_numpy()[outline], mode="markers",
-            name=f"changed ({int(outline.sum()):,})", customdata=frame["row"].to_numpy()[outline],
+            name=f"{highlight_name} ({int(outline.sum()):,})", customdata=frame["row"].to_numpy()[outline],
             marker=dict(size=11, symbol="circle-open", color="black", line=dict(width=1.5)),
-            hovertemplate="row %{customdata}<extra>changed</extra>",
+            hovertemplate="row %{customdata}<extra>" + highlight_name + "</extra>",
         ))
     explained = frame.attrs.get("explained", [np.nan, np.nan])
     n_total = frame.attrs.get("n_total", len(frame))
@@ -1474,3 +1501,52 @@ def fig_rho_demo(terms: PriorTerms) -> go.Figure:
     fig.update_yaxes(title="posterior mean of ν_kd", range=[-0.05, 1.05])
     return _finish(fig, f"Posterior mean of ν_kd = m + (v_kd − m) ρ / (m(1−m)); ρ = {rho:.4g} (valid strictly "
                         f"between 0 and {upper:.4g})", height=380)
+
+
+# ---------------------------------------------------------------------------
+# A row's explanation
+
+
+def fig_explanation(explanation, row: int, *, top: int = 12, title: str | None = None) -> go.Figure:
+    """Why row ``row`` is in its cluster: each feature's part of its cost and of its margin (``CRAFT.explain``).
+
+    Parameters
+    ----------
+    explanation : craft.estimator.Explanation
+        From :meth:`craft.CRAFT.explain` on the rows; ``row`` is a position in it.
+    row : int
+    top : int, default=12
+        Features drawn: those with the largest parts, by |margin| then cost (the rest are summed into one bar,
+        so the bars still add up to the row's cost and margin).
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        Two horizontal bar panels sharing the features: the cost in the row's cluster (lower is closer) and
+        the margin over the runner-up (positive: the feature holds the row in its cluster).
+    """
+    cost = explanation.cost.iloc[row].to_numpy(dtype=np.float64)
+    margin = explanation.margin.iloc[row].to_numpy(dtype=np.float64)
+    names = [str(c) for c in explanation.cost.columns]
+    weight = np.nan_to_num(np.abs(margin)) + 1e-12 * np.nan_to_num(cost)
+    order = np.argsort(-weight, kind="stable")
+    keep, rest = order[:top], order[top:]
+    labels = _esc_all([names[j] for j in keep])
+    costs, margins = list(cost[keep]), list(margin[keep])
+    if rest.size:
+        labels.append(f"{rest.size} other feature(s)")
+        costs.append(float(np.nansum(cost[rest])))
+        margins.append(float(np.nansum(margin[rest])))
+    cluster, runner = int(explanation.cluster[row]), int(explanation.runner_up[row])
+    fig = make_subplots(rows=1, cols=2, shared_yaxes=True, horizontal_spacing=0.04, subplot_titles=(
+        f"Cost in cluster {cluster} (sum {np.nansum(cost):,.4g})",
+        "Margin over " + (f"cluster {runner}" if runner >= 0 else "no other cluster")
+        + f" (sum {np.nansum(margin):,.4g})"))
+    fig.add_trace(go.Bar(x=costs, y=labels, orientation="h", marker_color=UNSELECTED_COLOR, name="cost",
+                         hovertemplate="%{y}: cost %{x:.4g}<extra></extra>", showlegend=False), row=1, col=1)
+    fig.add_trace(go.Bar(x=margins, y=labels, orientation="h", name="margin", showlegend=False,
+                         marker_color=[SELECTED_COLOR if value >= 0 else "#d62728" for value in np.nan_to_num(margins)],
+                         hovertemplate="%{y}: margin %{x:.4g}<extra></extra>"), row=1, col=2)
+    fig.update_yaxes(autorange="reversed", **_all_ticks("y", labels))
+    return _finish(fig, title or f"Row {row}: why it is in cluster {cluster}", height=max(260, 60 + 24 * len(labels)),
+                   left=_y_room(labels))

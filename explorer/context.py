@@ -15,7 +15,7 @@ when there is no fit); a page that does not (the Data page) calls
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Hashable
+from typing import TYPE_CHECKING, Hashable
 
 import pandas as pd
 import streamlit as st
@@ -36,6 +36,9 @@ from .services import (
 )
 from .state import CLUSTER_TABLE, CONTINUED, NO_LABEL, UPLOAD
 from .ui import error, note
+
+if TYPE_CHECKING:
+    from .steering import Steered
 
 
 @dataclass
@@ -92,6 +95,7 @@ class AppContext:
     provisional: bool = False
     refined_line: str | None = None
     left_key: str | None = None
+    steered: Steered | None = None  # once the view's steering is applied (explorer.steering.apply)
 
     @property
     def view_data(self) -> tuple:
@@ -252,6 +256,9 @@ def require_model(ctx: AppContext, *, provisional: bool = False):
     elif ctx.job is not None and not (provisional and ctx.provisional):
         _settle(ctx, cache.wait_for(ctx.job, cancellable=True))
     if ctx.model is not None:
+        from . import steering
+
+        steering.apply(ctx)  # the person's pins, links, merges and splits (explorer.steering)
         return ctx.model
     if ctx.cancelled:
         offer_refit(ctx)

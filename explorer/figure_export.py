@@ -208,7 +208,7 @@ def download_buttons(figure: go.Figure | Callable[[], go.Figure], name: str, key
 
 
 def chart(figure: go.Figure, *, key: str, name: str, camera_name: str | None = None, container=None,
-          export: go.Figure | Callable[[], go.Figure] | None = None) -> None:
+          export: go.Figure | Callable[[], go.Figure] | None = None, on_click=None) -> None:
     """Show ``figure`` with its SVG/PNG downloads (files ``name``) under it.
 
     ``camera_name`` (default ``name``) is the file the toolbar camera saves.
@@ -218,5 +218,5 @@ def chart(figure: go.Figure, *, key: str, name: str, camera_name: str | None = N
     changes, and leaves it alone otherwise: a view whose ``name`` changes
     more often than its figure (Teach's iteration steps) keeps a fixed one.
     """
-    plotly_view.show(figure, key=key, config=chart_config(camera_name or name), container=container)
+    plotly_view.show(figure, key=key, config=chart_config(camera_name or name), container=container, on_click=on_click)
     download_buttons(figure if export is None else export, name, key, container)

@@ -73,10 +73,18 @@ def figure_json(figure: go.Figure) -> str:
     return pio.json.to_json_plotly(spec)
 
 
-def show(figure: go.Figure, *, key: str, config: dict, container=None) -> None:
-    """Draw ``figure`` with ``config`` (Plotly's) in ``container`` (default: where the page is)."""
+def show(figure: go.Figure, *, key: str, config: dict, container=None, on_click=None) -> None:
+    """Draw ``figure`` with ``config`` (Plotly's) in ``container`` (default: where the page is).
+
+    ``on_click(point)``, where given, is called (as a widget callback, before the rerun) with the clicked
+    point: a dict of ``curve``, ``x``, ``y`` (as text), ``customdata`` and ``point``.
+    """
     config = {**config, "responsive": True}
-    mount = functools.partial(_component(), key=key, data={"figure": figure_json(figure), "config": json.dumps(config)})
+    data = {"figure": figure_json(figure), "config": json.dumps(config), "clicks": on_click is not None}
+    extra = {}
+    if on_click is not None:
+        extra["on_click_change"] = lambda: on_click((st.session_state.get(key) or {}).get("click"))
+    mount = functools.partial(_component(), key=key, data=data, **extra)
     if container is None or container is st:
         mount()
     else:

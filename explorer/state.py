@@ -263,7 +263,8 @@ def _is_number_widget(key: str) -> bool:
 #: URL keys read by hand (above) or by a page, not by a sidebar widget.
 #: Teach's lesson (explorer.lecture reads and checks them): the lesson, lecture mode, the parts hidden, questions off.
 LECTURE_URL_KEYS = ("lesson", "lecture", "hide", "ask")
-_OTHER_URL_KEYS = ("label", "roles", "view", "clusters", *LECTURE_URL_KEYS)  # clusters: explorer.view reads it
+# clusters: explorer.view reads and checks it; steer: explorer.steering does
+_OTHER_URL_KEYS = ("label", "roles", "view", "clusters", "steer", *LECTURE_URL_KEYS)
 
 
 def ignored_url_values() -> list[str]:
@@ -433,6 +434,9 @@ def share_query(shareable: bool, page: str | None = None) -> str:
     for key in LECTURE_URL_KEYS:  # written by explorer.lecture on Teach, kept in a link to Teach
         if page in (None, "teach") and st.query_params.get(key):
             items.append((key, st.query_params[key]))
+    steer = st.query_params.get("steer")  # the pins, links, merges and splits (explorer.steering.PARAM)
+    if steer:
+        items.append(("steer", steer))
     view = st.session_state.get("view")
     if page == "clusters" and view:
         items.append(("view", str(view)))

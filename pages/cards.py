@@ -3,7 +3,7 @@
 import streamlit as st
 
 from craft.stability import UNSTABLE_JACCARD
-from explorer import cache, cards, context, evidence
+from explorer import cache, cards, context, evidence, steering
 from explorer.figure_export import chart
 from explorer.ui import esc
 
@@ -30,6 +30,8 @@ else:
     mark.badge(f"Stable: mean Jaccard {stability.mean_jaccard[cluster]:.2f}", icon=":material/check:",
                color="green")
 summary.markdown(esc(card.words.summary))
+# Steering from the card: merge this cluster with another or split it (explorer.steering; Tune & see lists them).
+steering.cluster_buttons(ctx, cluster)
 
 st.subheader("A rule for it")
 rule = card.rule
@@ -75,6 +77,19 @@ if len(card.border):
     cards.show_rows(cards.named_rows(card.border, ctx.data, identifier, lines), n_features, key="card_border", file_name=f"craft_card_{cluster}_border.csv",
                     column_config={name: st.column_config.NumberColumn(format="%.4g")
                                    for name in ("cost", "next_cost", "margin")})
+
+st.subheader("Link rows")
+st.caption("Tick paragon or border rows (of this card or others: the picked rows stay as you change cluster), then "
+           "put them together or keep them apart; Tune & see lists every link, with undo.")
+card_rows = list(dict.fromkeys(list(card.paragons.index) + list(card.border.index)))
+positions = ctx.X.index.get_indexer(card_rows)
+steering.link_controls(ctx, [(int(p), str(label)) for p, label in zip(positions, card_rows, strict=True) if p >= 0],
+                       key="card_link")
+
+st.subheader("Why a paragon or border row is here")
+explained = [label for label in list(card.paragons.index) + list(card.border.index) if label in ctx.X.index]
+steering.show_explanation(model, ctx.X.loc[explained], key="card_explain", name=f"craft_card_{cluster}_explanation",
+                          what="paragon or border row")
 
 st.subheader("Stability: is it found again?")
 st.caption(f"Refits CRAFT on {evidence.STABILITY_RESAMPLES} bootstrap resamples of the rows, in the background (the "

@@ -4,7 +4,7 @@ import streamlit as st
 
 from craft import plots
 from craft.profiles import cluster_summary
-from explorer import cache, context, mask_path
+from explorer import cache, context, mask_path, steering
 from explorer.figure_export import chart
 from explorer.ui import esc, fit_header, page_header, truth_line
 
@@ -45,10 +45,16 @@ def masks_view() -> None:
     truth = has_truth and right.toggle("Beside the planted subspaces", True, key="mask_truth",
                                        help="Synthetic sets know their planted clusters and subspaces.")
     figure = cache.masks_figure(ctx.key, order, bool(truth and has_truth), model, ctx.data)
-    chart(figure, key="fig_masks", name="craft_feature_masks")
+    chart(figure, key="fig_masks", name="craft_feature_masks", on_click=lambda point: steering.on_mask_click(model, point))
+    steering.rerun_if_changed()
+    steered = ctx.steered
+    if steered is not None and steered.last is not None:
+        st.container(key="steer_summary").caption(esc(f"Steered ({len(steered.applied)} action(s), listed under "
+                                                      f"the figures). Last: {steered.last.summary}."))
     truth_line(ctx)
     st.caption("Each row is a cluster, each column a feature; blue = selected, grey = not selected "
-               "(`feature_mask_`). Subspaces show as blocks when features are ordered by the first cluster that "
+               "(`feature_mask_`); a white star marks a pinned-on cell, a black cross a pinned-off one (`pins_`): "
+               "click a cell to cycle its pin. Subspaces show as blocks when features are ordered by the first cluster that "
                "selects them.")
 
 
@@ -106,7 +112,10 @@ def profiles_view() -> None:
 def projection_view() -> None:
     max_points = st.select_slider("Points drawn at most", [1000, 2000, 4000, 8000], value=4000, key="proj_points")
     frame = cache.projection(ctx.key, int(max_points), model, X)
-    chart(plots.fig_projection(frame), key="fig_projection", name="craft_projection")
+    picked = frame["row"].isin(st.session_state.get(steering.PICKED, [])).to_numpy()
+    chart(plots.fig_projection(frame, highlight=picked if picked.any() else None, highlight_name="picked"), key="fig_projection",
+          name="craft_projection", on_click=steering.on_projection_click)
+    steering.rerun_if_changed()
     n = frame.attrs.get("n_total", len(frame))
     st.caption("First two principal components of the encoded data (numbers standardized, levels one-hot)"
                + (f"; {len(frame):,} of {n:,} rows drawn (stratified by cluster), the fit used all." if len(frame) < n else "."))
@@ -132,3 +141,5 @@ def views() -> None:
 
 
 views()
+# Below the figures: the mask heatmap stays in view beside the sidebar's sliders at 1280 x 720.
+steering.panel(ctx)

@@ -13,7 +13,7 @@ import streamlit as st
 from craft import CraftInputError, plots
 from craft.export import to_csv_bytes
 from craft.io import table_fingerprint
-from explorer import cache, context, distributed_table
+from explorer import cache, context, distributed_table, steering
 from explorer.figure_export import chart
 from explorer.services import MODEL_FILE_TYPES, UPLOAD_TYPES, file_stem, load_saved_model, scored_cells
 from explorer.ui import error, esc, note, show_table
@@ -176,6 +176,9 @@ else:
     unseen_cells = scored_cells(original_cells(), assignment, unseen_rows)
     st.download_button("Rows with values never seen in the fit (CSV)", lambda: to_csv_bytes(unseen_cells),
                        file_name=f"{stem}_craft_unseen.csv", mime="text/csv", key="dl_unseen")
+st.subheader("Why a row is where it is")
+steering.show_explanation(model, rows[[c for c in rows.columns if c in set(map(str, model.feature_names_in_))]]
+                          .iloc[:LISTED_ROWS], key="score_explain", name=f"{stem}_craft_explanation")
 st.download_button("Every row with its cluster, cost, margin and fit (CSV)",
                    lambda: to_csv_bytes(scored_cells(original_cells(), assignment)), file_name=f"{stem}_craft_scored.csv",
                    mime="text/csv", key="dl_scored", type="primary")

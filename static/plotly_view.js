@@ -79,7 +79,28 @@ function draw(plot, spec) {
   queued.set(plot, next);
 }
 
-export default function ({ parentElement, data }) {
+// A chart that reports clicks (data.clicks) sends the clicked point to Python as the trigger "click": its trace,
+// x, y, customdata and point number (a mask cell to pin, a projection's row to link). Listeners are set again
+// after each draw: Plotly.newPlot purges them.
+function listen(plot) {
+  if (!plot.on) return;
+  if (!plot.__craftClick) {
+    plot.__craftClick = (event) => {
+      const point = event && event.points && event.points[0];
+      if (!point || !plot.__craftTrigger) return;
+      plot.__craftTrigger("click", {
+        curve: point.curveNumber, x: point.x === undefined ? null : String(point.x),
+        y: point.y === undefined ? null : String(point.y),
+        customdata: point.customdata === undefined ? null : point.customdata, point: point.pointNumber,
+        nonce: Date.now(),
+      });
+    };
+  }
+  if (plot.removeListener) plot.removeListener("plotly_click", plot.__craftClick);
+  plot.on("plotly_click", plot.__craftClick);
+}
+
+export default function ({ parentElement, data, setTriggerValue }) {
   let plot = parentElement.querySelector(":scope > .craft-plot");
   if (plot === null) {
     plot = document.createElement("div");
@@ -95,6 +116,8 @@ export default function ({ parentElement, data }) {
     drawn.set(plot, spec);
     draw(plot, spec);
   }
+  plot.__craftTrigger = data.clicks ? setTriggerValue : null;
+  if (data.clicks) (queued.get(plot) || Promise.resolve()).then(() => listen(plot));
   return () => {
     drawn.delete(plot);
     if (window.Plotly) window.Plotly.purge(plot);
