@@ -75,8 +75,8 @@ def _gaussian_objective(original):
 
 
 def _gain_selection(original):
-    def select(data, stats, variances, log_eta_k, opts):
-        weights = original(data, stats, variances, log_eta_k, opts)
+    def select(data, stats, variances, log_eta_k, opts, pins=None):
+        weights = original(data, stats, variances, log_eta_k, opts, pins)
         p = data.n_numeric
         if not p or opts.budget != "fixed":
             return weights

@@ -17,6 +17,7 @@ import streamlit as st
 
 from . import context, distributed_table, history, state, ui
 
+
 # The context of the run in progress, per script thread (one per session run).
 _run = threading.local()
 
@@ -27,7 +28,7 @@ def render(page=None) -> context.AppContext:
     state.init_session()
     # Streamlit leaves 128 px above a page's first element (60 px of them under the header): half of the rest goes,
     # so that Tune & see's mask heatmap starts within the first half of a 720 px screen.
-    st.html("<style>[data-testid='stMainBlockContainer'] { padding-top: 4.5rem; }</style>")
+    ui.style("[data-testid='stMainBlockContainer'] { padding-top: 4.5rem; }")
     # The description sits behind the title's help icon: the sidebar's height goes to the sliders (Tune & see).
     st.sidebar.title("CRAFT Explorer", help="Clustering of mixed data with cluster-specific feature selection "
                                             "(Garg, Rudin, Jaakkola).")

@@ -28,6 +28,8 @@ from craft import CRAFT, plots
 from craft.lectures import LECTURES, SEEDS, Lecture
 from craft.report import Section, render_report
 
+from . import figure_export, plotly_view, ui
+
 #: Parts of the page a lecturer can hide from the audience's link.
 HIDEABLE = {
     "sidebar": "The parameter sidebar",
@@ -238,7 +240,7 @@ def _style(lecture_mode: bool, hide: list) -> None:
         rules.append('[data-testid="stSidebar"], [data-testid="stSidebarCollapsedControl"],'
                      ' [data-testid="stExpandSidebarButton"] { display: none !important; }')
     if rules:
-        st.html("<style>" + "\n".join(rules) + "</style>")
+        ui.style("\n".join(rules))
     if lecture_mode:
         # Keys for next, previous, reveal and reset: a key press clicks the button of that label.
         labels = {key: html.escape(label) for key, label in KEYS.items()}
@@ -269,7 +271,8 @@ def _chart(figure, lecture_mode: bool, key: str) -> None:
         figure.update_xaxes(tickfont_size=size, title_font_size=size)
         figure.update_yaxes(tickfont_size=size, title_font_size=size)
         figure.update_annotations(font_size=size)
-    st.plotly_chart(figure, key=key, config={"displaylogo": False})
+    # Drawn as every chart of the app is (the cartesian plotly.js bundle), not by st.plotly_chart's full one.
+    plotly_view.show(figure, key=key, config=figure_export.chart_config(key))
 
 
 def _answer_widget(question: Question, key: str):

@@ -26,6 +26,19 @@ CLUSTER_HELP = (
 )
 
 
+def style(css: str) -> None:
+    """Put the app's own CSS on the page: fixed rules and numbers, never a value of the user's.
+
+    The one place the app renders raw HTML (``st.html``), and only a
+    ``<style>`` element: ``tests/test_hostile_app.py`` checks that no other
+    module calls ``st.html`` and that every raw-HTML element of every page is
+    such a style block holding no ``<``.
+    """
+    if "<" in css:
+        raise ValueError("style() takes CSS rules, not markup")
+    st.html(f"<style>{css}</style>")
+
+
 def esc(text) -> str:
     r"""``text`` with every Markdown (and LaTeX) special character escaped.
 
