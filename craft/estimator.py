@@ -126,6 +126,12 @@ MAX_ITER = 10_000
 #: stays below about 60 nats for a billion rows, while at 5e-324 the product
 #: underflows to 0, its log is -inf, and 0 x -inf makes the objective NaN.
 MIN_SMOOTHING = 1e-6
+#: Fewest cells (rows x used features) at which ``n_jobs=None`` runs a fit's runs on several threads. Each pass
+#: holds Python's lock for its updates (about half of a pass on Spambase's 4,601 x 57), and only the compiled
+#: pass and sums run beside one another: on two cores, 2 threads took Credit-g (20,000 cells) 1.37x and Soybean
+#: (24,000) 1.12x longer, Spambase (262,000) about as long, Splice (191,000) 0.81x and a 20,000-row mixed table
+#: (480,000) 0.67x (``docs/RESULTS.md``, *Warm starts*).
+THREADED_CELLS = 150_000
 #: Most threads ``n_jobs`` may name: a restart is a thread's whole task, and ``MAX_N_INIT`` bounds the restarts.
 MAX_THREADS = MAX_N_INIT
 
@@ -325,8 +331,11 @@ class CRAFT(ClusterMixin, BaseEstimator):
         :func:`craft.warm_refit` fits a copy warm, leaving the model as it is.
     n_jobs : int or None, default=None
         Threads that run the restarts at once (the compiled pass releases
-        Python's lock). None: one per core available to the process, as
-        scikit-learn's ``KMeans`` uses every core. The result does not
+        Python's lock), and the λ search's next fits ahead of time. None:
+        one per core available to the process, as scikit-learn's ``KMeans``
+        uses every core, on tables of at least ``THREADED_CELLS`` (150,000)
+        cells; below, one (the updates hold Python's lock, so on small
+        tables threads cost more than they give). The result does not
         depend on it: every restart is a function of its own seed, and the
         kept run is chosen by the same ranking in restart order.
 
@@ -1058,8 +1067,8 @@ class CRAFT(ClusterMixin, BaseEstimator):
         def one(restart: int) -> _engine.RunResult | None:
             return self._bounded_run(pool, options, seeds[restart], restart, n_samples, target)
 
-        threads = min(_thread_count(self.n_jobs), len(restarts))
-        if threads <= 1 or not isinstance(pool, (EncodedData, _engine.InMemory)):
+        threads = min(self._threads_for(pool), len(restarts))
+        if threads <= 1:
             return [one(restart) for restart in restarts]
         with concurrent.futures.ThreadPoolExecutor(max_workers=threads, thread_name_prefix="craft-restart") as pool_of:
             futures = [pool_of.submit(one, restart) for restart in restarts]
@@ -1068,6 +1077,16 @@ class CRAFT(ClusterMixin, BaseEstimator):
             finally:
                 for future in futures:
                     future.cancel()
+
+    def _threads_for(self, data) -> int:
+        """Threads for the runs of one fit on ``data``: ``n_jobs`` in memory (one on a Dask cluster, which spreads
+        each pass), and with ``n_jobs=None`` one where the table holds fewer than :data:`THREADED_CELLS` cells."""
+        if not isinstance(data, (EncodedData, _engine.InMemory)):
+            return 1
+        backend = _engine.as_backend(data)
+        if self.n_jobs is None and backend.n_samples * backend.template.n_features < THREADED_CELLS:
+            return 1
+        return _thread_count(self.n_jobs)
 
     def _warm_run(self, backend: _engine.Backend, options: _engine.Options, warm: _WarmStart, seed,
                   target) -> tuple[_engine.RunResult, float] | None:
@@ -1269,7 +1288,7 @@ class CRAFT(ClusterMixin, BaseEstimator):
             # No row at a positive distance (possible above m = 0.5, where F_Delta < 0):
             # the search only needs somewhere to start.
             start = _checked_lambda(_engine.default_lambda(data, options), self, None)
-        threads = _thread_count(self.n_jobs) if isinstance(data, (EncodedData, _engine.InMemory)) else 1
+        threads = self._threads_for(data)
         tried: list[tuple[float, _engine.RunResult]] = []
         step = SearchStep("start", float(start))
         with _FitsAhead(evaluate, threads) as fits:
