@@ -797,13 +797,17 @@ def cluster_card(model, X: pd.DataFrame, cluster: int, *, n_rows: int = 5, costs
     card_paragons = paragons(model, X, cluster, costs, n=n_rows)
     border = border_rows(model, X, cluster, costs, n=n_rows)
     rule = cluster_rule(model, data, cluster, levels=levels)
-    size = int((labels == cluster).sum())
-    words = _words(model, cluster, size, len(labels), numeric, levels, card_paragons, border, rule)
-    return ClusterCard(cluster, size, len(labels), numeric, levels, card_paragons, border, rule, adjusted.size, words)
+    # The cluster's size and the table's rows are the fit's (what the tests count: its statistics); the rule is
+    # drawn and counted on the rows of X, which for a table on a cluster are a sample of them.
+    size, n_table = int(model.cluster_sizes_[cluster]), int(np.sum(model.cluster_sizes_)) + int(getattr(model, "n_noise_", 0))
+    words = _words(model, cluster, size, n_table, numeric, levels, card_paragons, border, rule,
+                   rule_rows=(int((labels == cluster).sum()), len(labels)))
+    return ClusterCard(cluster, size, n_table, numeric, levels, card_paragons, border, rule, adjusted.size, words)
 
 
 def _words(model, cluster: int, size: int, n_rows: int, numeric: pd.DataFrame, levels: pd.DataFrame,
-           card_paragons: pd.DataFrame, border: pd.DataFrame, rule: ClusterRule | None) -> CardWords:
+           card_paragons: pd.DataFrame, border: pd.DataFrame, rule: ClusterRule | None, *,
+           rule_rows: tuple[int, int]) -> CardWords:
     selected = [model.engine_features_[j] for j in np.flatnonzero(model.selection_.selected[cluster])]
     shown = ", ".join(selected[:8]) + (f" and {len(selected) - 8} more" if len(selected) > 8 else "")
     summary = (f"Cluster {cluster} holds {size:,} of {n_rows:,} rows ({size / n_rows:.0%}) and selects "
@@ -818,7 +822,7 @@ def _words(model, cluster: int, size: int, n_rows: int, numeric: pd.DataFrame, l
         border=(f"The border rows are the {len(border)} members whose cost to another cluster comes nearest to "
                 f"their cost here (margin = cost there − cost here): a small change in their cells could move them."
                 if len(border) else "With a single cluster there is no other cluster to border on."),
-        rule=_rule_words(rule, cluster, size, n_rows) + _imputed_words(model, rule),
+        rule=_rule_words(rule, cluster, *rule_rows) + _imputed_words(model, rule),
     )
 
 

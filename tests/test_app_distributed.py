@@ -102,6 +102,12 @@ def test_cards_full_data_statistics_equal_the_in_memory_cards(opened):
     pd.testing.assert_frame_equal(profiles.cluster_profiles(shown), profiles.cluster_profiles(memory), rtol=1e-9)
     # The metrics against a label column, from every row.
     assert distributed_table.full_metrics(handle, shown, "kind") == metrics.evaluate(table["kind"], memory.labels_)
+    # A card drawn from the sample's rows says the cluster's size and the table's rows of the whole fit.
+    sample_X, _ = fitted_table(handle.sample, shown.schema_)
+    for cluster in range(memory.n_clusters_):
+        card = cards.cluster_card(shown, sample_X, cluster)
+        assert (card.size, card.n_rows) == (int(memory.cluster_sizes_[cluster]), len(table))
+        assert f"holds {int(memory.cluster_sizes_[cluster]):,} of {len(table):,} rows" in card.words.summary
 
 
 def test_unreachable_scheduler_is_one_message(tmp_path, capsys):
