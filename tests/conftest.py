@@ -1,9 +1,21 @@
 """Shared pytest set-up."""
 
+import os
 import warnings
 from collections.abc import Callable, Iterator, Mapping
 
 import pytest
+
+
+@pytest.fixture(autouse=True)
+def _environment_kept():
+    """Every test leaves the process environment as it found it: ``craft app`` run in-process sets the server's
+    start table (``CRAFT_APP_DATA``, the cluster table's spec), which every later app test would otherwise open."""
+    saved = dict(os.environ)
+    yield
+    if dict(os.environ) != saved:
+        os.environ.clear()
+        os.environ.update(saved)
 
 
 @pytest.fixture(autouse=True)

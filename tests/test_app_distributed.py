@@ -48,6 +48,14 @@ def write_parts(folder, table: pd.DataFrame, n_parts: int):
     return folder
 
 
+@pytest.fixture(autouse=True)
+def _forget_opened_tables():
+    """Every table a test opens is forgotten after it: the app serves an open cluster table to every session,
+    so one left open would be the table of the next module's app tests."""
+    yield
+    distributed_table._OPEN.clear()
+
+
 @pytest.fixture
 def opened(tmp_path, client, monkeypatch):
     # A sample smaller than the table, so that the sample's views are of a real sample.
