@@ -38,8 +38,6 @@ def _global_mean(data) -> np.ndarray:
 
 def _gaussian_nearest(original):
     def nearest(data, clusters, terms, *, rows=None, start_row=None):
-        if rows is None:
-            rows = np.arange(data.n_samples, dtype=np.int64)
         if start_row is None:
             start_row = np.full(clusters.n_clusters, -1, dtype=np.int64)
         p = data.n_numeric
@@ -50,7 +48,7 @@ def _gaussian_nearest(original):
         control = clusters.weights.sum(axis=1) * terms.f_delta
         control = control + (v * 0.5 * np.log(clusters.variances) + (1 - v) * 0.5 * np.log(g)[None, :]).sum(axis=1)
         return _kernels.nearest(
-            data.numeric, data.observed, data.codes, data.offsets, rows, means, half, _engine.categorical_table(data, clusters),
+            *data.columns, data.offsets, rows, means, half, _engine.categorical_table(data, clusters),
             control, start_row,
         )
 

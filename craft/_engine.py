@@ -844,14 +844,10 @@ def nearest_cluster(
     kernel without an (N, K) matrix. ``start_row[k]`` restricts cluster k to
     the rows after it (clusters opened during a pass).
     """
-    if rows is None:
-        rows = np.arange(data.n_samples, dtype=np.int64)
     if start_row is None:
         start_row = np.full(clusters.n_clusters, -1, dtype=np.int64)
     return _kernels.nearest(
-        data.numeric,
-        data.observed,
-        data.codes,
+        *data.columns,
         data.offsets,
         rows,
         clusters.means,

@@ -85,6 +85,21 @@ class EncodedData:
     unseen: np.ndarray | None = None
 
     @functools.cached_property
+    def columns(self) -> tuple[np.ndarray, np.ndarray | None, np.ndarray]:
+        """``numeric``, ``observed`` and ``codes`` transposed, each feature's column one contiguous row.
+
+        Made on first use, for the compiled pass (:func:`craft._kernels.nearest`):
+        it reads the table a feature at a time. The sums of a labelling
+        (:func:`craft._kernels.accumulate`) read it a row at a time, from the
+        row-major arrays.
+        """
+        return (
+            np.ascontiguousarray(self.numeric.T),
+            None if self.observed is None else np.ascontiguousarray(self.observed.T, dtype=np.bool_),
+            np.ascontiguousarray(self.codes.T),
+        )
+
+    @functools.cached_property
     def numeric_sq(self) -> np.ndarray:
         """``numeric ** 2``, made on first use (the compiled pass does without it)."""
         return self.numeric * self.numeric
