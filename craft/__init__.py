@@ -9,7 +9,7 @@ numeric and categorical data in which every cluster selects its own features.
 
 from . import datasets, metrics, stability, synthetic
 from ._engine import CostTerms, Inspection, IterationRecord, ObjectiveTerms, Selection
-from ._kernels import warm_up
+from ._compile import warm_up
 from ._version import __version__ as __version__
 from .cards import ClusterCard, cluster_card
 from .estimator import CRAFT, Explanation, warm_refit

@@ -36,7 +36,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from . import _kernels
+from . import _kernels, _update
 from ._links import Links
 from .encoding import EncodedData
 from .exceptions import CraftInputError
@@ -394,11 +394,8 @@ def raw_variances(stats: Statistics, data: EncodedData) -> tuple[np.ndarray, np.
     Over each feature's observed cells in the cluster; a cluster with none
     takes the global mean and variance (it has no evidence of its own).
     """
-    counts = stats.numeric_counts
-    empty = counts == 0
-    safe = np.where(empty, 1.0, counts)
-    means = np.where(empty, data.global_mean[None, :], stats.sums / safe)
-    variances = np.where(empty, data.global_var[None, :], np.maximum(stats.sums_sq / safe - means * means, 0.0))
+    means, variances = np.empty(stats.sums.shape), np.empty(stats.sums.shape)
+    _update.moments(stats.numeric_counts, stats.sums, stats.sums_sq, data.global_mean, data.global_var, means, variances)
     return means, variances
 
 
@@ -422,37 +419,27 @@ def log_eta(data: EncodedData, stats: Statistics, smoothing: float) -> np.ndarra
     return np.log(eta)
 
 
-def categorical_gains(data: EncodedData, stats: Statistics, log_eta_k: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """G_d and G_d - G_kd per cluster and categorical feature, shapes (K, Q)."""
-    if not data.n_categorical:
-        empty = np.zeros((stats.counts.shape[0], 0))
-        return empty, empty
-    global_cost = stats.level_counts * (-data.log_eta0)
-    cluster_cost = stats.level_counts * (-log_eta_k)
-    g_global = feature_sums(data, global_cost)
-    g_cluster = feature_sums(data, cluster_cost)
-    return g_global, g_global - g_cluster
-
-
 def budget_counts(m: float, n_numeric: int, n_categorical: int) -> tuple[int, int]:
     """Fixed budget: round(m |Num|) and round(m |Cat|), halves rounded up."""
     return int(np.floor(m * n_numeric + 0.5 + 1e-9)), int(np.floor(m * n_categorical + 0.5 + 1e-9))
 
 
-def significant(values: np.ndarray, digits: int = 10, scale: np.ndarray | None = None) -> np.ndarray:
-    """``values`` rounded to ``digits`` significant digits of ``scale`` (default: of themselves).
+def significant(values: np.ndarray, scale: np.ndarray | None = None) -> np.ndarray:
+    """``values`` rounded to ten significant digits of ``scale`` (default: of themselves).
 
     Selection ranks features by variance or gain; values that are equal in
     exact arithmetic can differ in their last bits depending on summation
     order. Ranking rounded values makes such ties explicit, and ties then go
     to the lower feature index. A difference of two large sums (a gain, a
     one-pass variance) is rounded at the precision of the sums, its
-    ``scale``, so that an exact zero computed as 1e-15 is a zero too.
+    ``scale``, so that an exact zero computed as 1e-15 is a zero too. The
+    compiled update (:func:`craft._update.significant`) computes it.
     """
-    reference = np.abs(values) if scale is None else np.abs(np.broadcast_to(scale, np.shape(values)))
-    magnitude = np.floor(np.log10(np.where(reference == 0, 1.0, reference)))
-    quantum = 10.0 ** (magnitude - digits + 1)
-    return np.round(values / quantum) * quantum
+    values = np.atleast_2d(np.asarray(values, dtype=np.float64))
+    scale = values if scale is None else np.broadcast_to(np.asarray(scale, dtype=np.float64), values.shape)
+    out = np.empty(values.shape)
+    _update.significant(values, np.ascontiguousarray(scale), out)
+    return out
 
 
 @dataclass(frozen=True)
@@ -475,20 +462,6 @@ class SelectionScores:
     gain: np.ndarray
     reference: np.ndarray
     own_weight: float
-
-
-def _shrunk_totals(own: np.ndarray, rows: np.ndarray, weight: float) -> np.ndarray:
-    """``weight * own + (1 - weight) * pooled`` for scores summed over each cluster's rows.
-
-    ``own`` (K, Q) is summed over the cluster's rows, a marginalised missing
-    cell adding nothing. The pooled score is what a selection shared by every
-    cluster earns, ``sum_j own_jd``, per row of the table, times the
-    cluster's ``rows`` (K,): both terms are then totals over the same rows,
-    and the pooled term's factor is the same for every feature of a cluster,
-    so the pooled term alone ranks the features alike in every cluster.
-    """
-    pooled_per_row = own.sum(axis=0) / rows.sum()
-    return weight * own + (1.0 - weight) * rows[:, None] * pooled_per_row[None, :]
 
 
 def selection_scores(
@@ -514,23 +487,14 @@ def selection_scores(
     so all select one common set, short of exact ties; as rho -> m(1-m) the
     paper's rule is recovered.
     """
-    g_global, gains = categorical_gains(data, stats, log_eta_k)
-    numeric_counts = stats.numeric_counts
-    second_moment = stats.sums_sq / np.maximum(numeric_counts, 1.0)
-    if opts.rho_selection == "paper":
-        return SelectionScores(variances, second_moment, gains, g_global, 1.0)
-    weight = opts.terms.own_weight
-    per_point = numeric_counts / np.maximum(numeric_counts.sum(axis=0), 1.0)
-    # Variances and second moments are per observed cell: pool them weighted by each cluster's cells.
-    pooled_variance = (per_point * variances).sum(axis=0)
-    pooled_moment = (per_point * second_moment).sum(axis=0)
-    return SelectionScores(
-        variance=weight * variances + (1.0 - weight) * pooled_variance[None, :],
-        variance_scale=weight * second_moment + (1.0 - weight) * pooled_moment[None, :],
-        gain=_shrunk_totals(gains, stats.counts, weight),
-        reference=_shrunk_totals(g_global, stats.counts, weight),
-        own_weight=weight,
-    )
+    shrink = opts.rho_selection != "paper"
+    shape_numeric, shape_categorical = stats.sums.shape, (stats.counts.shape[0], data.n_categorical)
+    variance, variance_scale = np.empty(shape_numeric), np.empty(shape_numeric)
+    gain, reference = np.empty(shape_categorical), np.empty(shape_categorical)
+    _update.scores(stats.counts, stats.numeric_counts, stats.sums_sq, np.ascontiguousarray(variances), stats.level_counts,
+                   np.ascontiguousarray(log_eta_k), data.log_eta0, data.offsets, data.n_levels, shrink,
+                   opts.terms.own_weight if shrink else 1.0, variance, variance_scale, gain, reference)
+    return SelectionScores(variance, variance_scale, gain, reference, opts.terms.own_weight if shrink else 1.0)
 
 
 @dataclass(frozen=True)
@@ -578,13 +542,6 @@ class Selection:
     n_keep: tuple[int, int] | None
 
 
-def _ranks(ranked: np.ndarray) -> np.ndarray:
-    """1-based rank of every entry within its row, lowest first, ties to the lower index."""
-    order = np.argsort(ranked, axis=1, kind="stable")
-    # The inverse permutation of each row's order is its entries' places.
-    return np.argsort(order, axis=1) + 1
-
-
 def _budget_cut(score: np.ndarray, rank: np.ndarray, keep) -> np.ndarray:
     """Per row, a value between the ``keep``-th and the next score in rank order, broadcast to ``score``.
 
@@ -601,6 +558,36 @@ def _budget_cut(score: np.ndarray, rank: np.ndarray, keep) -> np.ndarray:
     return np.broadcast_to(cut[:, None], score.shape).copy()
 
 
+_BUDGET_CODES = {"fixed": _update.FIXED, "approximate": _update.APPROXIMATE, "all": _update.ALL}
+
+
+def _pins_or_free(pins: np.ndarray | None, n_clusters: int, n_features: int) -> np.ndarray:
+    """``pins`` as the compiled update reads them, (K, D) int8; no pins: every feature free (0)."""
+    if pins is None:
+        return np.zeros((n_clusters, n_features), dtype=np.int8)
+    return np.ascontiguousarray(pins, dtype=np.int8)
+
+
+def _budget_arguments(data: EncodedData, opts: Options) -> tuple:
+    """The selection rule's settings as :func:`craft._update.select` reads them."""
+    keep_num, keep_cat = budget_counts(opts.terms.m, data.n_numeric, data.n_categorical)
+    return _BUDGET_CODES[opts.budget], keep_num, keep_cat, float(opts.eps_v), float(opts.eps_c)
+
+
+def _decided(data: EncodedData, scores: SelectionScores, opts: Options,
+             pins: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Ranks of each kind and the selection v (K, D floats), as the compiled update decides them."""
+    n_clusters = scores.variance.shape[0]
+    num_rank = np.empty(scores.variance.shape, dtype=np.int64)
+    cat_rank = np.empty(scores.gain.shape, dtype=np.int64)
+    selected = np.empty((n_clusters, data.n_features))
+    arguments = (scores.variance, scores.variance_scale, scores.gain, scores.reference,
+                 _pins_or_free(pins, n_clusters, data.n_features), *_budget_arguments(data, opts), num_rank, cat_rank,
+                 selected)
+    _update.select(*arguments)
+    return num_rank, cat_rank, selected
+
+
 def feature_selection(
     data: EncodedData, stats: Statistics, variances: np.ndarray, log_eta_k: np.ndarray, opts: Options,
     pins: np.ndarray | None = None,
@@ -611,66 +598,26 @@ def feature_selection(
     feature is selected and ranked before the free ones of its kind, a
     pinned-off one never selected and ranked after them; the budget's rule
     chooses among the free ones (fixed: ``n_keep`` less the pinned-on
-    features of that kind, none once those fill or pass it).
+    features of that kind, none once those fill or pass it). The scores,
+    ranks and decision are the compiled update's (:mod:`craft._update`), the
+    very numbers each pass selects by; the cut and criterion are read from them.
     """
     n_numeric = data.n_numeric
     scores = selection_scores(data, stats, variances, log_eta_k, opts)
-    num_rank, cat_rank = _kind_ranks(scores, pins, n_numeric)
+    num_rank, cat_rank, chosen = _decided(data, scores, opts, pins)
+    selected = chosen > 0.5
     score = np.hstack([scores.variance, scores.gain])
     rank = np.hstack([num_rank, cat_rank])
     if opts.budget == "all":
-        selected = np.ones(score.shape, dtype=bool)
         return Selection(score, rank, score, score.copy(), selected, None)
     if opts.budget == "fixed":
         keep_num, keep_cat = budget_counts(opts.terms.m, n_numeric, data.n_categorical)
-        selected = _fixed_selection(num_rank, cat_rank, keep_num, keep_cat, pins, n_numeric)
         kept_num, kept_cat = selected[:, :n_numeric].sum(axis=1), selected[:, n_numeric:].sum(axis=1)
         cut = np.hstack([_budget_cut(scores.variance, num_rank, kept_num), _budget_cut(scores.gain, cat_rank, kept_cat)])
         return Selection(score, rank, score, cut, selected, (keep_num, keep_cat))
     share = np.divide(scores.gain, scores.reference, out=np.zeros_like(scores.gain), where=scores.reference > 0)
-    selected = _pinned(np.hstack([scores.variance < opts.eps_v, scores.gain > opts.eps_c * scores.reference]), pins)
     cut = np.hstack([np.full(scores.variance.shape, opts.eps_v), np.full(scores.gain.shape, opts.eps_c)])
     return Selection(score, rank, np.hstack([scores.variance, share]), cut, selected, None)
-
-
-def _kind_ranks(scores: SelectionScores, pins: np.ndarray | None = None,
-                n_numeric: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    """Ranks of the numeric features (lowest variance first) and the categorical ones (highest gain first).
-
-    With ``pins``, pinned-on features first, then the free ones, then the
-    pinned-off ones, each group in the rule's order.
-    """
-    variance = significant(scores.variance, scale=scores.variance_scale)
-    gain = -significant(scores.gain, scale=scores.reference)
-    if pins is None:
-        return _ranks(variance), _ranks(gain)
-    group = 1 - pins.astype(np.int64)  # on 0, free 1, off 2
-    return _grouped_ranks(variance, group[:, :n_numeric]), _grouped_ranks(gain, group[:, n_numeric:])
-
-
-def _grouped_ranks(ranked: np.ndarray, group: np.ndarray) -> np.ndarray:
-    """:func:`_ranks` within ``group`` order first (lower group first), ties to the lower index."""
-    order = np.lexsort((ranked, group), axis=-1)
-    return np.argsort(order, axis=1) + 1
-
-
-def _fixed_selection(num_rank: np.ndarray, cat_rank: np.ndarray, keep_num: int, keep_cat: int,
-                     pins: np.ndarray | None = None, n_numeric: int = 0) -> np.ndarray:
-    """The fixed budget's decision: the ``keep_num`` and ``keep_cat`` first-ranked features of each kind.
-
-    With ``pins`` the pinned-on features rank first, so they fill the budget
-    first; every pinned-on feature is selected even beyond it, and no
-    pinned-off one is.
-    """
-    selected = np.hstack([num_rank <= keep_num, cat_rank <= keep_cat])
-    return _pinned(selected, pins)
-
-
-def _pinned(selected: np.ndarray, pins: np.ndarray | None) -> np.ndarray:
-    """``selected`` with every pinned-on feature in and every pinned-off one out."""
-    if pins is None:
-        return selected
-    return (selected | (pins > 0)) & (pins >= 0)
 
 
 def select_features(
@@ -678,16 +625,7 @@ def select_features(
     pins: np.ndarray | None = None,
 ) -> np.ndarray:
     """The selection v of every cluster, as floats (K, D), as :func:`feature_selection` decides it."""
-    if opts.budget == "all":
-        return np.ones((stats.counts.shape[0], data.n_features))
-    if opts.budget == "fixed":
-        # Every pass's update needs the decision only: the same ranks and
-        # budget as feature_selection, without the cuts and tables it shows.
-        scores = selection_scores(data, stats, variances, log_eta_k, opts)
-        keep_num, keep_cat = budget_counts(opts.terms.m, data.n_numeric, data.n_categorical)
-        ranks = _kind_ranks(scores, pins, data.n_numeric)
-        return _fixed_selection(*ranks, keep_num, keep_cat, pins, data.n_numeric).astype(np.float64)
-    return feature_selection(data, stats, variances, log_eta_k, opts, pins).selected.astype(np.float64)
+    return _decided(data, selection_scores(data, stats, variances, log_eta_k, opts), opts, pins)[2]
 
 
 def fit_clusters(data: EncodedData, labels: np.ndarray, n_clusters: int, opts: Options,
@@ -703,14 +641,23 @@ def clusters_from_statistics(data: EncodedData, stats: Statistics, opts: Options
 
     ``pins`` (K, D) int8 constrain the selection (:func:`feature_selection`).
     """
-    means, variances = raw_variances(stats, data)
-    if opts.fixed_variance is not None:
-        floored = np.full_like(variances, opts.fixed_variance)
-    else:
-        floored = np.maximum(variances, opts.min_variance * data.global_var[None, :])
-        floored = np.where(floored > 0, floored, opts.min_variance)
+    n_clusters = stats.counts.shape[0]
     log_eta_k = log_eta(data, stats, opts.smoothing)
-    weights = select_features(data, stats, variances, log_eta_k, opts, pins)
+    shape_numeric, shape_categorical = stats.sums.shape, (n_clusters, data.n_categorical)
+    means, variances, floored = np.empty(shape_numeric), np.empty(shape_numeric), np.empty(shape_numeric)
+    variance, variance_scale = np.empty(shape_numeric), np.empty(shape_numeric)
+    gain, reference = np.empty(shape_categorical), np.empty(shape_categorical)
+    weights = np.empty((n_clusters, data.n_features))
+    shrink = opts.rho_selection != "paper"
+    arguments = (
+        stats.counts, stats.numeric_counts, stats.sums, stats.sums_sq, stats.level_counts, log_eta_k, data.global_mean,
+        data.global_var, data.log_eta0, data.offsets, data.n_levels, float(opts.min_variance),
+        np.nan if opts.fixed_variance is None else float(opts.fixed_variance), shrink,
+        opts.terms.own_weight if shrink else 1.0, *_budget_arguments(data, opts),
+        _pins_or_free(pins, n_clusters, data.n_features), means, variances, floored, variance, variance_scale, gain,
+        reference, np.empty(shape_numeric, dtype=np.int64), np.empty(shape_categorical, dtype=np.int64), weights,
+    )
+    _update.update(*arguments)
     return Clusters(means, floored, log_eta_k, weights)
 
 
@@ -755,21 +702,16 @@ def objective_terms(
     data: EncodedData, clusters: Clusters, stats: Statistics, opts: Options, n_noise: int = 0
 ) -> ObjectiveTerms:
     """The paper's objective term by term, for clusters fitted to ``stats`` (``n_noise`` rows labelled noise)."""
-    n_numeric = data.n_numeric
     _, variances = raw_variances(stats, data)
-    v_num = clusters.weights[:, :n_numeric]
-    # n_kd: the observed cells of each feature (marginalised missing cells are in no term).
-    n_observed = stats.numeric_counts
-    numeric = float((v_num * n_observed * variances / (2.0 * clusters.variances)).sum())
-    categorical = 0.0
-    if data.n_categorical:
-        table = categorical_table(data, clusters)
-        categorical = float((stats.level_counts * table).sum())
+    numeric, categorical, nll = _update.objective_parts(
+        np.ascontiguousarray(clusters.weights, dtype=np.float64), np.ascontiguousarray(clusters.variances),
+        np.log(clusters.variances), np.ascontiguousarray(clusters.log_eta), stats.numeric_counts, variances,
+        stats.level_counts, data.log_eta0, data.offsets, data.n_levels,
+    )
     regularization = opts.threshold(data.n_features) * clusters.n_clusters
     feature_control = opts.terms.f_delta * float(clusters.weights.sum())
-    nll = float((v_num * n_observed * 0.5 * np.log(clusters.variances)).sum())
     noise = opts.threshold(data.n_features) * n_noise
-    return ObjectiveTerms(numeric, categorical, regularization, feature_control, nll, noise)
+    return ObjectiveTerms(float(numeric), float(categorical), regularization, feature_control, float(nll), noise)
 
 
 def objective(
