@@ -47,8 +47,9 @@ def _gaussian_nearest(original):
         half = v / (2 * clusters.variances) + (1 - v) / (2 * g)[None, :]
         control = clusters.weights.sum(axis=1) * terms.f_delta
         control = control + (v * 0.5 * np.log(clusters.variances) + (1 - v) * 0.5 * np.log(g)[None, :]).sum(axis=1)
+        columns, observed, codes = data.columns
         return _kernels.nearest(
-            *data.columns, data.offsets, rows, means, half, _engine.categorical_table(data, clusters),
+            columns, observed, codes, data.offsets, rows, means, half, _engine.categorical_table(data, clusters),
             control, start_row,
         )
 
