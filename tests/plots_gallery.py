@@ -88,9 +88,15 @@ def _figure_table(figure: str):
 
 def gallery() -> Iterator[tuple[str, Callable]]:
     """Every figure as (name, draw), in a fixed order; the fits are made as the generator runs."""
-    from craft.card_plots import fig_card_levels, fig_card_numeric
-    from craft.path_plots import fig_mask_path, fig_path_scrubber
-    from craft.stability_plots import fig_jaccard, fig_k_evidence, fig_selection_frequency
+    from craft.plots import (
+        fig_card_levels,
+        fig_card_numeric,
+        fig_jaccard,
+        fig_k_evidence,
+        fig_mask_path,
+        fig_path_scrubber,
+        fig_selection_frequency,
+    )
 
     # The paper's Figure 1-3 tables, with their planted clusters and subspaces.
     for figure, params in (("fig1_binary", dict(k=3, m=1 / 3)), ("fig2_numeric", dict(k=3, m=1 / 3)),
