@@ -41,8 +41,15 @@ DIGESTS = Path(__file__).with_name("data") / "plots_figures.sha256.json"
 
 
 def canonical(figure) -> str:
-    """A figure's JSON with sorted keys, written by Python's ``json`` (never orjson, whose floats may differ)."""
-    return json.dumps(json.loads(figure.to_json(engine="json")), sort_keys=True, separators=(",", ":"))
+    """A figure's JSON with sorted keys, written by Python's ``json`` (never orjson, whose floats may differ).
+
+    The layout's ``template`` is left out: no figure sets one, Plotly fills in
+    the process's default (``plotly``, or ``streamlit`` once Streamlit is
+    imported, as in the test session), which says nothing of the figure.
+    """
+    drawn = json.loads(figure.to_json(engine="json"))
+    drawn.get("layout", {}).pop("template", None)
+    return json.dumps(drawn, sort_keys=True, separators=(",", ":"))
 
 
 def digest(figure) -> str:
