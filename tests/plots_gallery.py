@@ -127,10 +127,9 @@ def gallery() -> Iterator[tuple[str, Callable]]:
 
     # Bundled tables: binary and numeric (zoo), categorical (soybean), numeric (wine), mixed (credit-g).
     tables = {}
-    for name, params in (("zoo", dict(k=7)), ("soybean", dict(k=6)), ("wine", dict(k=3)),
-                         ("credit-g", dict(k=3))):
+    for name, k in (("zoo", 7), ("soybean", 6), ("wine", 3), ("credit-g", 3)):
         X, y = datasets.load(name)
-        model = _fit(X, **params)
+        model = _fit(X, k=k)
         tables[name] = (X, y, model)
         yield from _table_figures(name, model, X, y)
     X, y = datasets.load("wine")
