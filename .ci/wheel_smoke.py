@@ -50,7 +50,7 @@ if "--core-only" in sys.argv:
     for package in ("streamlit", "plotly", "pyarrow", "openpyxl", "kmodes", "tqdm", "dask"):
         assert importlib.util.find_spec(package) is None, f"{package} came with the core install"
     # ...and each one that is missing is named with its extra.
-    for module, extra in (("craft.plots", "plots"), ("craft.stability_plots", "plots"), ("craft.distributed", "dask")):
+    for module, extra in (("craft.plots", "plots"), ("craft.plots.stability", "plots"), ("craft.distributed", "dask")):
         try:
             __import__(module)
         except ImportError as error:

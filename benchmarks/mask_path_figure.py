@@ -1,7 +1,7 @@
 """The README's mask path picture: Zoo, k = 4, m from 0.1 to 0.9, drawn at 1280 px wide.
 
 ``python -m benchmarks.mask_path_figure`` writes ``docs/screenshots/mask_path.png``
-(:func:`craft.path.fit_path` and :func:`craft.path_plots.fig_mask_path`, as
+(:func:`craft.path.fit_path` and :func:`craft.plots.fig_mask_path`, as
 the app's "Mask path" tab draws them; kaleido renders the PNG) and prints the
 path's tracks and events.
 """
@@ -22,7 +22,7 @@ def main(argv=None) -> None:
     args = parser.parse_args(argv)
     from craft import CRAFT, datasets
     from craft.path import fit_path
-    from craft.path_plots import fig_mask_path
+    from craft.plots import fig_mask_path
 
     X, _ = datasets.load("zoo")
     values = [round(0.1 * i, 1) for i in range(1, 10)]

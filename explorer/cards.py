@@ -13,7 +13,8 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from craft import card_plots, cards
+from craft import cards
+from craft.plots import fig_card_levels, fig_card_numeric
 from craft.cards import ClusterCard
 from craft.export import to_csv_bytes
 from craft.io import read_info
@@ -47,8 +48,8 @@ def card(key: str, cluster: int, _model, _X) -> ClusterCard:
 @cache.kept_in(cache.FIGURES)
 def figures(key: str, cluster: int, _card: ClusterCard):
     """The card's numeric and level figures (None where the fit has no such feature or none is selected)."""
-    numeric = card_plots.fig_card_numeric(_card) if len(_card.numeric) else None
-    levels = card_plots.fig_card_levels(_card) if _card.levels["selected"].any() else None
+    numeric = fig_card_numeric(_card) if len(_card.numeric) else None
+    levels = fig_card_levels(_card) if _card.levels["selected"].any() else None
     return numeric, levels
 
 

@@ -27,7 +27,7 @@ import streamlit as st
 
 from craft import CraftInputError
 from craft import stability as trust
-from craft import stability_plots as trust_plots
+from craft.plots import stability as trust_plots
 
 from . import cache, jobs
 from .figure_export import chart

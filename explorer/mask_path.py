@@ -38,7 +38,7 @@ import streamlit as st
 
 from craft import CraftInputError, plots
 from craft.path import MaskPath, mask_path
-from craft.path_plots import fig_mask_path, fig_path_scrubber
+from craft.plots import fig_mask_path, fig_path_scrubber
 
 from . import cache, jobs, services
 from .figure_export import chart

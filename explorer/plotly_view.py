@@ -56,7 +56,7 @@ def theme() -> dict:
 
 
 #: Plotly's tool bar, shown on hover at the top right, sits under the title's line (12-34 px from the top; the
-#: figures leave 80 px or more above the plot, craft.plots._finish), not on it: it covered the end of a
+#: figures leave 80 px or more above the plot, craft.plots._style._finish), not on it: it covered the end of a
 #: half-width chart's title ("How sure each assignment is: cost m…").
 _CSS = ".craft-plot .modebar-container { top: 38px !important; }"
 

@@ -415,12 +415,12 @@ _CLUSTER_LABEL = re.compile(r"^cluster (\d+)")
 
 def on_mask_click(model, point) -> None:
     """A click on the mask heatmap: cycle the clicked cell's pin (free → on → off → free)."""
-    from craft.plots import _esc_all
+    from craft.plots import escape_labels
 
     if not isinstance(point, dict):
         return
     found = _CLUSTER_LABEL.match(str(point.get("y") or ""))
-    names = _esc_all([str(c) for c in model.feature_names_in_])
+    names = escape_labels([str(c) for c in model.feature_names_in_])
     x = str(point.get("x") or "")
     if found is None or x not in names or int(found.group(1)) >= model.n_clusters_:
         return  # a click on the planted panel, a legend mark or a gap

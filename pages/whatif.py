@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from craft import CraftInputError, plots, stability_plots
+from craft import CraftInputError, plots
 from explorer import cache, context, evidence
 from explorer.figure_export import chart
 from explorer.services import SWEEPABLE, sweep_values
@@ -73,7 +73,7 @@ if run_stability:
 stored = results.get("stability")
 if stored is not None and stored[0] == ctx.key:
     found = stored[1]
-    chart(stability_plots.fig_selection_frequency(model, found), key="stability_fig", name="craft_mask_stability")
+    chart(plots.fig_selection_frequency(model, found), key="stability_fig", name="craft_mask_stability")
     st.caption(found.summary())
     st.dataframe(evidence.stability_table(found), hide_index=True)
 else:

@@ -3,7 +3,7 @@
 The path job fits every value of the grid with the sidebar's parameters and
 stores each outcome under that fit's own digest, so a slider moved to a
 value of the grid finds its fit made (no new fit job); the figure drawn is
-:func:`craft.path_plots.fig_mask_path` of the path, whose masks are the
+:func:`craft.plots.fig_mask_path` of the path, whose masks are the
 stored fits' ``feature_mask_``.
 """
 

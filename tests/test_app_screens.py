@@ -79,7 +79,7 @@ def test_the_mask_path_draws_the_features_in_the_masks_tabs_order():
 
 
 def test_the_scrubbers_download_is_the_fit_it_names_without_the_slider():
-    from craft.path_plots import fig_path_scrubber
+    from craft.plots import fig_path_scrubber
     from app_helpers import start
     from test_app_mask_path import _finish, _open
 
@@ -264,7 +264,8 @@ def test_the_objective_is_written_with_thousands_separators_on_every_page():
 
 
 def test_the_stability_figure_labels_its_clusters_once_at_the_left():
-    from craft import CRAFT, stability_plots
+    from craft import CRAFT
+    from craft.plots import stability as stability_plots
     from craft.stability import bootstrap_stability
     from craft.synthetic import mixed_planted
 

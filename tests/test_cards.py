@@ -25,8 +25,7 @@ from app_helpers import APP, charts, clear_caches, pytestmark, settle, start, te
 
 from craft import CRAFT, CraftInputError, cluster_card, datasets, synthetic
 from craft import stability as trust
-from craft.card_plots import fig_card_levels, fig_card_numeric
-from craft.plots import SELECTED_COLOR, UNSELECTED_COLOR
+from craft.plots import SELECTED_COLOR, UNSELECTED_COLOR, fig_card_levels, fig_card_numeric
 from explorer import cards as card_services
 from explorer import evidence
 

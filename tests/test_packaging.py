@@ -94,7 +94,7 @@ def test_importing_and_fitting_pulls_in_no_extra():
 
 @pytest.mark.parametrize(
     ("blocked", "module", "extra"),
-    [("plotly", "craft.plots", "plots"), ("plotly", "craft.report", "plots"), ("plotly", "craft.stability_plots", "plots"),
+    [("plotly", "craft.plots", "plots"), ("plotly", "craft.report", "plots"),
      ("dask", "craft.distributed", "dask")],
 )
 def test_a_module_without_its_extra_names_the_extra(blocked, module, extra):

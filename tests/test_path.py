@@ -1,4 +1,4 @@
-"""craft.path and craft.path_plots: the mask path over a knob, its matched cluster tracks and its figure.
+"""craft.path and craft.plots.mask_path: the mask path over a knob, its matched cluster tracks and its figure.
 
 The planted table has three groups of 60 rows: A far from the other two on
 f0 and f1, B and C apart only on f2 (4 sd), three noise columns. With k = 2
@@ -19,7 +19,7 @@ import pytest
 
 from craft import CRAFT, CraftInputError
 from craft.path import PathEvent, fit_path, mask_path
-from craft.path_plots import fig_mask_path, fig_path_scrubber
+from craft.plots import fig_mask_path, fig_path_scrubber
 
 GROUP_ROWS = 60
 

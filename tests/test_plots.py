@@ -263,7 +263,7 @@ def test_feature_axes_leave_crowded_names_to_the_browser(mixed):
         for axis in [figure.layout[name] for name in figure.layout if name.startswith("xaxis")]:
             # thinned to what fits, upright or vertical (so no two names touch), never forced all at once
             assert axis.tickmode == "auto" and list(axis.autotickangles) == [0, -90] and axis.showticklabels is not False
-        longest = plots._label_px(wide.columns)
+        longest = plots.label_px(wide.columns)
         assert figure.layout.margin.b >= longest  # vertical names fit under the plot
 
 

@@ -18,7 +18,7 @@ from app_helpers import chart_elements, chart_spec, clear_caches, start, text  #
 
 from craft import CRAFT, CraftInputError, plots, synthetic
 from craft import stability as trust
-from craft import stability_plots as trust_plots
+from craft.plots import stability as trust_plots
 from explorer import evidence
 
 pytestmark = [pytest.mark.filterwarnings("ignore:k=.* clusters were not reachable:UserWarning"),

@@ -10,23 +10,34 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
 
-from ._optional import missing
+from ..estimator import CRAFT
+from ..stability import UNSTABLE_JACCARD, Stability
+from ._style import (
+    CUT_COLOR,
+    SELECTED_COLOR,
+    UNSELECTED_COLOR,
+    _all_ticks,
+    _angle,
+    _binary_heatmap,
+    _cluster_label,
+    _finish,
+    _left_room,
+    _mask_height,
+    _selection_legend,
+    _x_room,
+    escape_labels,
+)
+from .masks import mask_frame
 
-try:
-    import plotly.graph_objects as go
-    from plotly.subplots import make_subplots
-except ImportError as error:  # pragma: no cover - depends on the installation
-    raise missing("plotly", extra="plots", needed_for="craft.stability_plots") from error
-
-from . import plots
-from .estimator import CRAFT
-from .stability import UNSTABLE_JACCARD, Stability
+__all__ = ["fig_selection_frequency", "fig_jaccard", "fig_k_evidence", "SIDE_BY_SIDE_FEATURES", "FREQUENCY_SCALE"]
 
 #: Most features whose two panels of :func:`fig_selection_frequency` stand side by side; more are stacked.
 SIDE_BY_SIDE_FEATURES = 20
 #: Frequency of selection: from the mask's "not selected" grey to its "selected" blue.
-FREQUENCY_SCALE = [[0.0, "#f7f7f7"], [0.5, "#9ecae1"], [1.0, plots.SELECTED_COLOR]]
+FREQUENCY_SCALE = [[0.0, "#f7f7f7"], [0.5, "#9ecae1"], [1.0, SELECTED_COLOR]]
 
 
 def fig_selection_frequency(model: CRAFT, stability: Stability, *, order: str = "subspace") -> go.Figure:
@@ -37,14 +48,14 @@ def fig_selection_frequency(model: CRAFT, stability: Stability, *, order: str = 
     says over how many refits.
 
     Clusters and features are in the mask heatmap's order
-    (:func:`craft.plots.mask_frame`), its colours on the left, so a user
+    (:func:`craft.mask_frame`), its colours on the left, so a user
     reads which selected cells are solid (near 100 %) and which flicker.
     """
-    frame = plots.mask_frame(model, order=order, sizes=np.asarray(model.cluster_sizes_))
+    frame = mask_frame(model, order=order, sizes=np.asarray(model.cluster_sizes_))
     frequency = stability.feature_frequency.loc[frame.index, frame.columns]
-    labels = [plots._cluster_label(k, model.cluster_sizes_) for k in frame.index]
+    labels = [_cluster_label(k, model.cluster_sizes_) for k in frame.index]
     values = frequency.to_numpy()
-    names = plots._esc_all(frame.columns)
+    names = escape_labels(frame.columns)
     matched = stability.n_matched[np.asarray(frame.index)]
     text = np.array([[f"{row} · {name}: {'selected' if on else 'not selected'} in this fit; selected in {share:.0%} "
                       f"of the {n} refits matching the cluster one-to-one"
@@ -61,7 +72,7 @@ def fig_selection_frequency(model: CRAFT, stability: Stability, *, order: str = 
         # One row of cluster labels, at the left: the right panel's own covered the left heatmap's last columns.
         fig = make_subplots(rows=1, cols=2, shared_yaxes=True, horizontal_spacing=0.04, subplot_titles=titles)
     second = dict(row=2, col=1) if stacked else dict(row=1, col=2)
-    fig.add_trace(plots._binary_heatmap(frame, labels, "CRAFT"), row=1, col=1)
+    fig.add_trace(_binary_heatmap(frame, labels, "CRAFT"), row=1, col=1)
     fig.add_trace(go.Heatmap(
         z=values, x=names, y=labels, zmin=0, zmax=1, colorscale=FREQUENCY_SCALE, xgap=1, ygap=1,
         text=np.round(values * 100).astype(int), texttemplate="%{text}" if values.size <= 600 else None,
@@ -69,21 +80,21 @@ def fig_selection_frequency(model: CRAFT, stability: Stability, *, order: str = 
         colorbar=dict(title="selected", tickformat=".0%", **(dict(len=0.45, y=0, yanchor="bottom") if stacked else {})),
         name="refits",
     ), **second)
-    angle = plots._angle(len(names))
-    fig.update_yaxes(autorange="reversed", **plots._all_ticks("y", labels))
-    fig.update_xaxes(tickangle=angle, **plots._all_ticks("x", names))
-    plots._selection_legend(fig, plots.SELECTED_COLOR, plots.UNSELECTED_COLOR)
-    panels = plots._mask_height(len(labels)) * (2 if stacked else 1)
-    return plots._finish(fig, "Which selected features are solid: share of the refits whose matched cluster selects them",
-                         height=panels + int(plots._x_room(names, angle)),
-                         left=plots._left_room(labels, names, angle), bottom=plots._x_room(names, angle))
+    angle = _angle(len(names))
+    fig.update_yaxes(autorange="reversed", **_all_ticks("y", labels))
+    fig.update_xaxes(tickangle=angle, **_all_ticks("x", names))
+    _selection_legend(fig, SELECTED_COLOR, UNSELECTED_COLOR)
+    panels = _mask_height(len(labels)) * (2 if stacked else 1)
+    return _finish(fig, "Which selected features are solid: share of the refits whose matched cluster selects them",
+                         height=panels + int(_x_room(names, angle)),
+                         left=_left_room(labels, names, angle), bottom=_x_room(names, angle))
 
 
 def fig_jaccard(stability: Stability) -> go.Figure:
     """Each cluster's mean best-match Jaccard, unstable ones in red, with the 0.6 line."""
     table = stability.frame()
-    labels = [plots._cluster_label(k, stability.sizes) for k in table["cluster"]]
-    colors = np.where(table["unstable"], plots.CUT_COLOR, plots.SELECTED_COLOR)
+    labels = [_cluster_label(k, stability.sizes) for k in table["cluster"]]
+    colors = np.where(table["unstable"], CUT_COLOR, SELECTED_COLOR)
     hover = [f"{label}: mean Jaccard {j:.2f}, dissolved (≤ 0.5) in {d} of {n} refits testing it, matched one-to-one "
              f"in {mt}" + (" — unstable" if u else "")
              for label, j, d, n, mt, u in zip(labels, table["mean_jaccard"], table["dissolved"], table["resamples"],
@@ -91,14 +102,14 @@ def fig_jaccard(stability: Stability) -> go.Figure:
     fig = go.Figure(go.Bar(x=labels, y=table["mean_jaccard"], marker_color=colors, text=hover,
                            hovertemplate="%{text}<extra></extra>", texttemplate="%{y:.2f}", textposition="outside",
                            showlegend=False))
-    fig.add_hline(y=UNSTABLE_JACCARD, line_dash="dash", line_color=plots.CUT_COLOR,
+    fig.add_hline(y=UNSTABLE_JACCARD, line_dash="dash", line_color=CUT_COLOR,
                   annotation_text=f"unstable below {UNSTABLE_JACCARD}", annotation_position="bottom right",
                   annotation_bgcolor="white")
     fig.update_yaxes(range=[0, 1.1], title="mean Jaccard of the best match")
-    angle = plots._angle(len(labels))
+    angle = _angle(len(labels))
     fig.update_xaxes(tickangle=angle)
-    return plots._finish(fig, f"Is each cluster found again? {stability.n_resamples} {stability.method} refits",
-                         height=420, bottom=plots._x_room(labels, angle))
+    return _finish(fig, f"Is each cluster found again? {stability.n_resamples} {stability.method} refits",
+                         height=420, bottom=_x_room(labels, angle))
 
 
 def fig_k_evidence(evidence: pd.DataFrame, *, chosen: int | None = None) -> go.Figure:
@@ -107,13 +118,13 @@ def fig_k_evidence(evidence: pd.DataFrame, *, chosen: int | None = None) -> go.F
         "Data cost per row (lower fits better; it always falls with k)",
         "Mean Jaccard over clusters (higher is more stable)",
         "Silhouette on CRAFT's cost (higher separates better)"))
-    for row, column, color in ((1, "data_cost_per_row", plots.SELECTED_COLOR), (2, "mean_jaccard", plots.SELECTED_COLOR),
-                               (3, "silhouette", plots.SELECTED_COLOR)):
+    for row, column, color in ((1, "data_cost_per_row", SELECTED_COLOR), (2, "mean_jaccard", SELECTED_COLOR),
+                               (3, "silhouette", SELECTED_COLOR)):
         fig.add_trace(go.Scatter(x=evidence["k"], y=evidence[column], mode="lines+markers", line_color=color,
                                  showlegend=False, customdata=evidence["K"],
                                  hovertemplate="k = %{x} (K = %{customdata}): %{y:.3g}<extra></extra>"), row=row, col=1)
-    fig.add_hline(y=UNSTABLE_JACCARD, line_dash="dash", line_color=plots.CUT_COLOR, row=2, col=1)
+    fig.add_hline(y=UNSTABLE_JACCARD, line_dash="dash", line_color=CUT_COLOR, row=2, col=1)
     if chosen is not None:
         fig.add_vline(x=chosen, line_dash="dot", line_color="#555")
     fig.update_xaxes(title="k asked for", dtick=1, row=3, col=1)
-    return plots._finish(fig, "Evidence on k (for your choice, not an oracle)", height=620)
+    return _finish(fig, "Evidence on k (for your choice, not an oracle)", height=620)

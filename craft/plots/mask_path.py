@@ -8,23 +8,34 @@ engine.
 from __future__ import annotations
 
 import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
 
-from ._optional import missing
+from ..exceptions import CraftInputError
+from ..path import MaskPath
+from ._style import (
+    CUT_COLOR,
+    SELECTED_COLOR,
+    SELECTION_COLORSCALE,
+    TICK_FONT_PX,
+    UNSELECTED_COLOR,
+    _LEGEND_TOP,
+    _all_ticks,
+    _esc,
+    _finish,
+    _name_axis,
+    _selection_legend,
+    _y_room,
+    cluster_colors,
+    escape_labels,
+)
 
-try:
-    import plotly.graph_objects as go
-    from plotly.subplots import make_subplots
-except ImportError as error:  # pragma: no cover - depends on the installation
-    raise missing("plotly", extra="plots", needed_for="craft.path_plots") from error
-
-from . import plots
-from .exceptions import CraftInputError
-from .path import MaskPath
+__all__ = ["fig_mask_path", "fig_path_scrubber", "feature_order", "MAX_FEATURES", "EVENT_STYLE"]
 
 #: Most features drawn: those selected most often along the path (the title says when some are left out).
 MAX_FEATURES = 60
 #: How each kind of event is drawn in the tracks panel.
-EVENT_STYLE = {"split": dict(dash="solid", color="#2ca02c"), "merge": dict(dash="dash", color=plots.CUT_COLOR)}
+EVENT_STYLE = {"split": dict(dash="solid", color="#2ca02c"), "merge": dict(dash="dash", color=CUT_COLOR)}
 #: Pixels of one feature row of the mask panels: a line of tick text with room around it.
 _ROW_PX = 20
 
@@ -63,7 +74,7 @@ def _tracks_panel(fig: go.Figure, path: MaskPath, x: list[str], colors: list[str
     total = max(int(path.sizes[:, 0].sum()), 1)
     for track in range(path.n_tracks):
         steps = np.flatnonzero(path.present[track])
-        hover = [f"{plots._esc(path.track_label(track))}<br>{path.knob} = {x[s]}: cluster {path.clusters[track, s]}, "
+        hover = [f"{_esc(path.track_label(track))}<br>{path.knob} = {x[s]}: cluster {path.clusters[track, s]}, "
                  f"{path.sizes[track, s]:,} rows, {int(path.selected[track, s].sum())} features selected"
                  for s in steps]
         fig.add_trace(go.Scatter(
@@ -91,7 +102,7 @@ def _mask_cells(path: MaskPath, track: int, features: list[int], x: list[str]) -
     """One track's selection: features down, values across; blank where the track does not exist."""
     present = path.present[track]
     z = np.where(present[None, :], path.selected[track][:, features].T.astype(np.float64), np.nan)
-    names = plots._esc_all(path.features[d] for d in features)
+    names = escape_labels(path.features[d] for d in features)
     text = np.array([[f"track {track} · {name} at {path.knob} = {value}: "
                       + (("selected" if z[i, s] else "not selected") + f" (cluster {path.clusters[track, s]})"
                          if present[s] else "the track does not exist here")
@@ -99,7 +110,7 @@ def _mask_cells(path: MaskPath, track: int, features: list[int], x: list[str]) -
     return go.Heatmap(
         z=z, x=x, y=names, zmin=0, zmax=1, showscale=False, xgap=1, ygap=1, text=text,
         hovertemplate="%{text}<extra></extra>", name=f"track {track}",
-        colorscale=plots.SELECTION_COLORSCALE,
+        colorscale=SELECTION_COLORSCALE,
     )
 
 
@@ -118,14 +129,14 @@ def fig_mask_path(path: MaskPath, *, order=None) -> go.Figure:
     drawn, those selected most along the path.
     """
     x = _value_labels(path)
-    colors = plots.cluster_colors(path.n_tracks)
+    colors = cluster_colors(path.n_tracks)
     features = _drawn_features(path, order)
-    names = plots._esc_all(path.features[d] for d in features)
+    names = escape_labels(path.features[d] for d in features)
     n_panels = path.n_tracks
     lanes_px = 60 + 34 * n_panels
     masks_px = _ROW_PX * len(features) + 40
-    axis, room = plots._name_axis(x)
-    height = int(plots._LEGEND_TOP + lanes_px + masks_px + 2 * room + 70)
+    axis, room = _name_axis(x)
+    height = int(_LEGEND_TOP + lanes_px + masks_px + 2 * room + 70)
     fig = make_subplots(
         rows=2, cols=n_panels, shared_yaxes=True, horizontal_spacing=min(0.02, 0.2 / max(n_panels, 1)),
         vertical_spacing=(room + 60) / height, row_heights=[lanes_px, masks_px],
@@ -142,15 +153,15 @@ def fig_mask_path(path: MaskPath, *, order=None) -> go.Figure:
     lanes = [f"track {t}" for t in range(n_panels)]
     fig.update_yaxes(row=1, col=1, autorange="reversed", tickmode="array", tickvals=list(range(n_panels)),
                      ticktext=lanes, range=[n_panels - 0.5, -0.5], automargin=False)
-    fig.update_yaxes(row=2, col=1, autorange="reversed", **plots._all_ticks("y", names))
-    plots._selection_legend(fig, plots.SELECTED_COLOR, plots.UNSELECTED_COLOR)
+    fig.update_yaxes(row=2, col=1, autorange="reversed", **_all_ticks("y", names))
+    _selection_legend(fig, SELECTED_COLOR, UNSELECTED_COLOR)
     # White behind the cells: where a track does not exist its panel is blank, unlike a grey "not selected".
     fig.update_layout(plot_bgcolor="white")
     fig.update_yaxes(row=1, col=1, showgrid=True, gridcolor="#eeeeee")
     left_out = len(path.features) - len(features)
     title = (f"The mask path over {path.knob}: {len(path.values)} fits, {path.n_tracks} cluster tracks"
              + (f" ({left_out} features selected least are not drawn)" if left_out else ""))
-    return plots._finish(fig, title, height=height, left=max(plots._y_room(names), plots._y_room(lanes)), bottom=room)
+    return _finish(fig, title, height=height, left=max(_y_room(names), _y_room(lanes)), bottom=room)
 
 
 def _step_title(path: MaskPath, step: int) -> str:
@@ -179,7 +190,7 @@ def _step_traces(path: MaskPath, step: int, features: list[int], names: list[str
     cells = go.Heatmap(
         z=z, x=names, y=rows, zmin=0, zmax=1, showscale=False, xgap=1, ygap=1, text=text,
         hovertemplate="%{text}<extra></extra>", name="masks",
-        colorscale=plots.SELECTION_COLORSCALE,
+        colorscale=SELECTION_COLORSCALE,
     )
     sizes = go.Bar(
         x=path.sizes[:, step], y=rows, orientation="h", marker=dict(color=colors), name="rows", showlegend=False,
@@ -223,11 +234,11 @@ def fig_path_scrubber(path: MaskPath, *, at: float | None = None, slider: bool =
     x = _value_labels(path)
     start = 0 if at is None else int(np.argmin(np.abs(path.values - at)))
     features = _drawn_features(path, order)
-    names = plots._esc_all(path.features[d] for d in features)
-    colors = plots.cluster_colors(path.n_tracks)
+    names = escape_labels(path.features[d] for d in features)
+    colors = cluster_colors(path.n_tracks)
     rows = list(range(path.n_tracks))
     labels = [_track_names(path, step) for step in range(len(x))]
-    axis, room = plots._name_axis(names)
+    axis, room = _name_axis(names)
     traces = [_step_traces(path, step, features, names, colors) for step in range(len(x))]
     fig = make_subplots(rows=1, cols=2, shared_yaxes=True, column_widths=[0.8, 0.2], horizontal_spacing=0.02,
                         subplot_titles=["Selected features of each track", "Rows"])
@@ -238,29 +249,29 @@ def fig_path_scrubber(path: MaskPath, *, at: float | None = None, slider: bool =
         fig.update_xaxes(row=1, col=2, showticklabels=False)
         fig.update_yaxes(autorange="reversed", tickmode="array", tickvals=rows, ticktext=labels[start],
                          automargin=False)
-        plots._selection_legend(fig, plots.SELECTED_COLOR, plots.UNSELECTED_COLOR)
+        _selection_legend(fig, SELECTED_COLOR, UNSELECTED_COLOR)
         fig.update_layout(plot_bgcolor="white")
-        height = int(plots._LEGEND_TOP + 36 * path.n_tracks + 60 + room)
-        left = plots._y_room(labels[start])
-        return plots._finish(fig, _step_title(path, start), height=height, left=left, bottom=room)
+        height = int(_LEGEND_TOP + 36 * path.n_tracks + 60 + room)
+        left = _y_room(labels[start])
+        return _finish(fig, _step_title(path, start), height=height, left=left, bottom=room)
     fig.frames = [go.Frame(name=x[step], data=list(traces[step]), traces=[0, 1],
                            layout=dict(title_text=_step_title(path, step), yaxis=dict(ticktext=labels[step])))
                   for step in range(len(x))]
     fig.update_xaxes(row=1, col=1, type="category", **axis)
     fig.update_xaxes(row=1, col=2, showticklabels=False)
     fig.update_yaxes(autorange="reversed", tickmode="array", tickvals=rows, ticktext=labels[start], automargin=False)
-    plots._selection_legend(fig, plots.SELECTED_COLOR, plots.UNSELECTED_COLOR)
+    _selection_legend(fig, SELECTED_COLOR, UNSELECTED_COLOR)
     # Instant steps: no transition, each frame drawn whole (a heatmap is redrawn, not tweened).
     step_args = dict(mode="immediate", frame=dict(duration=0, redraw=True), transition=dict(duration=0))
     slider_px = 80
     fig.update_layout(plot_bgcolor="white", sliders=[dict(
         active=start, x=0, len=1.0, y=0, yanchor="top", pad=dict(t=int(room) + 10, b=10), transition=dict(duration=0),
-        currentvalue=dict(prefix=f"{path.knob} = ", font=dict(size=plots.TICK_FONT_PX + 1)),
+        currentvalue=dict(prefix=f"{path.knob} = ", font=dict(size=TICK_FONT_PX + 1)),
         steps=[dict(method="animate", label=label, args=[[label], step_args]) for label in x],
     )])
-    height = int(plots._LEGEND_TOP + 36 * path.n_tracks + 60 + room + slider_px)
-    left = max(plots._y_room(names_at) for names_at in labels)
-    fig = plots._finish(fig, _step_title(path, start), height=height, left=left, bottom=room + slider_px)
+    height = int(_LEGEND_TOP + 36 * path.n_tracks + 60 + room + slider_px)
+    left = max(_y_room(names_at) for names_at in labels)
+    fig = _finish(fig, _step_title(path, start), height=height, left=left, bottom=room + slider_px)
     # What a browser needs to save the frame on screen as the still picture: its layout without the slider.
     still = fig_path_scrubber(path, at=at, slider=False, order=order).layout
     fig.update_layout(meta={"still": {"height": still.height, "margin_b": still.margin.b, "title_y": still.title.y,

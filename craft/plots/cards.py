@@ -10,23 +10,24 @@ from __future__ import annotations
 
 import numpy as np
 
-from .cards import ClusterCard
-from .plots import (
+import plotly.graph_objects as go
+
+from ..cards import ClusterCard
+from ._style import (
     SELECTED_COLOR,
     SELECTED_NAME,
     UNSELECTED_COLOR,
     UNSELECTED_NAME,
     _all_ticks,
     _esc,
-    _esc_all,
     _finish,
-    _label_px,
-    go,
+    escape_labels,
+    label_px,
 )
 
 __all__ = ["fig_card_numeric", "fig_card_levels", "OVERALL_COLOR", "MAX_LEVELS"]
 
-#: The bars of all the rows beside a cluster's (as in :func:`craft.plots.fig_feature_detail`).
+#: The bars of all the rows beside a cluster's (as in :func:`craft.plots.fit.fig_feature_detail`).
 OVERALL_COLOR = "#b0b0b0"
 #: Levels drawn at most in :func:`fig_card_levels` (the table on the card has them all).
 MAX_LEVELS = 12
@@ -44,7 +45,7 @@ def fig_card_numeric(card: ClusterCard) -> go.Figure:
     gives both means and the v-test.
     """
     frame = card.numeric.iloc[::-1]  # the first row of the table on top
-    names = _esc_all(frame["feature"])
+    names = escape_labels(frame["feature"])
     fig = go.Figure()
     for chosen, color in ((True, SELECTED_COLOR), (False, UNSELECTED_COLOR)):
         keep = (frame["selected"] == chosen).to_numpy()
@@ -62,7 +63,7 @@ def fig_card_numeric(card: ClusterCard) -> go.Figure:
     fig.update_xaxes(title="(cluster mean − overall mean) / overall sd")
     fig.update_layout(barmode="overlay", legend=dict(orientation="h", x=0, xanchor="left", y=1.0, yanchor="bottom"))
     return _finish(fig, f"Cluster {card.cluster}: numeric features against all rows",
-                   height=_height(len(frame)), left=_label_px(names) + 8, bottom=40)
+                   height=_height(len(frame)), left=label_px(names) + 8, bottom=40)
 
 
 def fig_card_levels(card: ClusterCard, *, max_levels: int = MAX_LEVELS) -> go.Figure:
@@ -90,4 +91,4 @@ def fig_card_levels(card: ClusterCard, *, max_levels: int = MAX_LEVELS) -> go.Fi
     shown = (f"the {len(frame)} levels with the largest |v| of {len(chosen)}" if len(chosen) > len(frame)
              else f"all {len(frame)} levels")
     return _finish(fig, f"Cluster {card.cluster}: selected categorical features, {shown}",
-                   height=_height(2 * len(frame)), left=_label_px(names) + 8, bottom=40)
+                   height=_height(2 * len(frame)), left=label_px(names) + 8, bottom=40)
