@@ -72,7 +72,12 @@ import pandas as pd
 from . import _engine
 from .encoding import EncodedData, Encoder, _level_sort_key, check_observed
 from ._random import as_generator
-from .estimator import CRAFT, _check_callback, _number, _Rule, assignment_frame, check_fitted_columns
+from ._assignment import assignment_frame
+from ._constraints import _pinned_options
+from ._params import _check_callback, _number, _Rule
+from ._tables import check_fitted_columns
+from ._warm_start import _warm_start_from
+from .estimator import CRAFT
 from ._optional import missing
 from .exceptions import CraftInputError
 from .priors import PriorTerms
@@ -280,8 +285,8 @@ class DaskCRAFT(CRAFT):
         if parts.n_samples < 2:
             raise CraftInputError(f"CRAFT needs at least 2 rows; the table has n_samples={parts.n_samples}.")
 
-        warm = self._warm_start_from(encoder, parts.n_samples, table.columns)
-        options = self._pinned_options(options, schema, warm)
+        warm = _warm_start_from(self, encoder, parts.n_samples, table.columns)
+        options = _pinned_options(self, options, schema, warm)
         with self._reporting(callback):
             best, lam = self._fit_runs(parts, options, as_generator(self.random_state), warm=warm)
         self._store(best, parts.template, lam, options, schema=schema, encoder=encoder, columns=table.columns,

@@ -694,7 +694,7 @@ def _fitted(spec, options: _engine.Options, model, encoder: Encoder) -> dict[str
 
     Keys ending in ``_`` are fitted attributes; ``has_labels``, ``n_keep`` and ``n_noise`` are read further.
     """
-    from .estimator import MAX_CLUSTERS
+    from ._params import MAX_CLUSTERS
 
     names = _names(_field(spec, "engine_features", "fitted"), "fitted.engine_features")
     if names != list(encoder.numeric) + list(encoder.categorical):
