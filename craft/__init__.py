@@ -8,11 +8,13 @@ numeric and categorical data in which every cluster selects its own features.
 """
 
 from . import datasets, metrics, stability, synthetic
+from ._assignment import Explanation
 from ._engine import CostTerms, Inspection, IterationRecord, ObjectiveTerms, Selection
 from ._compile import warm_up
 from ._version import __version__ as __version__
 from .cards import ClusterCard, cluster_card
-from .estimator import CRAFT, Explanation, warm_refit
+from ._warm_start import warm_refit
+from .estimator import CRAFT
 from .exceptions import CraftInputError
 from .io import read_table
 from .persist import load

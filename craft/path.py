@@ -44,7 +44,8 @@ import numpy as np
 import pandas as pd
 from sklearn.base import clone
 
-from .estimator import CRAFT, _as_table
+from ._tables import _as_table
+from .estimator import CRAFT
 from .exceptions import CraftInputError
 from .stability import best_match_jaccard
 

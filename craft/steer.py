@@ -31,7 +31,8 @@ import dataclasses
 
 import numpy as np
 
-from .estimator import CRAFT, warm_refit
+from ._warm_start import warm_refit
+from .estimator import CRAFT
 from .exceptions import CraftInputError
 from .relabel import overlap_table
 

@@ -538,9 +538,9 @@ def test_quality_on_bundled_data(name, purity, nmi):
 @pytest.fixture
 def small_search_sample(monkeypatch):
     """Make a 1,500-row table "large" by shrinking the sample to 400 rows."""
-    from craft import estimator
+    from craft import _runs
 
-    monkeypatch.setattr(estimator, "SEARCH_ROWS", 400)
+    monkeypatch.setattr(_runs, "SEARCH_ROWS", 400)
 
 
 def test_large_table_searches_on_a_sample_and_finishes_on_every_row(small_search_sample):
