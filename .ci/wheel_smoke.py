@@ -30,7 +30,7 @@ pages = re.findall(r'st\.Page\("([^"]+)"', (app / "app.py").read_text())
 assert len(pages) >= 8, pages
 # The charts' plotly.js (served as app/static/), its licence, the chart component's JavaScript and the template
 # the charts are drawn with.
-shipped = ("explorer/__init__.py", "explorer/serve.py", ".streamlit/config.toml", "static/plotly-cartesian.min.js",
+shipped = ("explorer/__init__.py", "explorer/serve.py", "explorer/services/__init__.py", ".streamlit/config.toml", "static/plotly-cartesian.min.js",
            "static/plotly-cartesian.LICENSE", "static/plotly_view.js", "explorer/chart_theme.json")
 for name in (*pages, *shipped):
     assert (app / name).is_file(), f"{name} is missing from the wheel's craft_app/"

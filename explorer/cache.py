@@ -15,7 +15,7 @@ large tables, a few reports and uploads held hundreds of megabytes).
 Results are kept in :data:`STORE`, an LRU of pickled results bounded by bytes
 (a share of the machine's memory), with the copy-per-caller semantics of
 ``st.cache_data``: fits and per-fit tables (the app's fits keep every
-iteration's labels for Teach, up to ``services.TEACH_ROWS`` rows), tables read, Compare, What-if, stability and the
+iteration's labels for Teach, up to ``services.fitting.TEACH_ROWS`` rows), tables read, Compare, What-if, stability and the
 report, the Cluster cards' cost matrices and cards (:mod:`explorer.cards`). Figures (the cards' too) and
 the SVG/PNG images made for downloads (:func:`explorer.figure_export.static_image`) are kept in :data:`FIGURES` (a quarter of that share), one
 object shared by every session and never mutated (drawing it only reads
@@ -60,8 +60,12 @@ from craft import plots, profiles, report
 from craft import stability as stability_lib
 from craft.metrics import align_clusters
 
-from . import distributed_table, jobs, services
-from .services import FitOutcome, FitParams
+from . import distributed_table, jobs
+from .services import compare as compare_services
+from .services import fitting, loading, whatif
+from .services import scoring as scoring_services
+from .services.fitting import FitOutcome
+from .services.params import FitParams
 
 _FIT_ENTRIES = 64
 _DERIVED_ENTRIES = 64
@@ -276,22 +280,22 @@ def _fit_digest(data_key: str, numeric: tuple, categorical: tuple, params: FitPa
 
 
 @kept_in(STORE, spinner="Loading the example…")
-def load_example(name: str, n_samples: int, seed: int) -> services.LoadedData:
-    """A bundled example (see :func:`explorer.services.load_example`)."""
-    return services.load_example(name, n_samples=n_samples, seed=seed)
+def load_example(name: str, n_samples: int, seed: int) -> loading.LoadedData:
+    """A bundled example (see :func:`explorer.services.loading.load_example`)."""
+    return loading.load_example(name, n_samples=n_samples, seed=seed)
 
 
 @kept_in(STORE, spinner="Reading the file…")
 def load_upload(sha: str, file_name: str, _data: bytes, tokens_in_text: bool = False,
-                sheet: str | None = None) -> services.LoadedData:
+                sheet: str | None = None) -> loading.LoadedData:
     """An uploaded table, keyed by the SHA-256 of its bytes and the reading options."""
-    return services.load_upload(_data, file_name, tokens_in_text=tokens_in_text, sheet=sheet)
+    return loading.load_upload(_data, file_name, tokens_in_text=tokens_in_text, sheet=sheet)
 
 
 @kept_in(STORE, spinner="Reading the original cells…")
-def original_cells(key: str, _data: services.LoadedData, _content: bytes | None):
+def original_cells(key: str, _data: loading.LoadedData, _content: bytes | None):
     """The cells of an upload as the file holds them (for the labels CSV), keyed by the data key."""
-    return services.original_cells(_data, _content)
+    return loading.original_cells(_data, _content)
 
 
 def session_alive(holder: Hashable) -> bool:
@@ -365,7 +369,7 @@ def _job_of(key: str, numeric: tuple, categorical: tuple, params: FitParams, tab
     if opened is not None:  # a table on a Dask cluster: DaskCRAFT on every row (explorer/distributed_table.py)
         return JOBS.submit(key, session_token(), lambda callback: distributed_table.fit(opened, schema, params, callback),
                            delay=delay)
-    return JOBS.submit(key, session_token(), lambda callback: services.fit_craft(table, schema, params, callback=callback),
+    return JOBS.submit(key, session_token(), lambda callback: fitting.fit_craft(table, schema, params, callback=callback),
                        delay=delay)
 
 
@@ -524,8 +528,8 @@ def compare(key: str, label, methods: tuple, k: int, seed: int, params: FitParam
     """The Compare page's table for data/roles ``key`` scored against ``label``."""
     progress = _Progress("Comparing methods", delay=0.0)
     try:
-        return services.compare_methods(_table, _schema, params, methods=methods, k=k, seed=seed, y=_y,
-                                           progress=progress.step)
+        return compare_services.compare_methods(_table, _schema, params, methods=methods, k=k, seed=seed, y=_y,
+                                                progress=progress.step)
     finally:
         progress.close()
 
@@ -535,8 +539,8 @@ def sweep(key: str, label, param: str, values: tuple, seeds: tuple, params: FitP
     """The What-if sweep for data/roles ``key`` scored against ``label``."""
     progress = _Progress("Sweeping", delay=0.0)
     try:
-        return services.sweep(_table, _schema, params, param, list(values), seeds=seeds, y=_y,
-                                 progress=progress.step)
+        return whatif.sweep(_table, _schema, params, param, list(values), seeds=seeds, y=_y,
+                            progress=progress.step)
     finally:
         progress.close()
 
@@ -588,26 +592,26 @@ def iteration_inspection(key: str, iteration: int, _model, _data):
 
 @kept_in(STORE, spinner="Reading the rows to score…")
 def rows_to_score(sha: str, file_name: str, _data: bytes):
-    """A table of new rows to score, keyed by the SHA-256 of its bytes (:func:`services.read_upload`)."""
-    return services.read_upload(_data, file_name)
+    """A table of new rows to score, keyed by the SHA-256 of its bytes (:func:`explorer.services.loading.read_upload`)."""
+    return loading.read_upload(_data, file_name)
 
 
 @kept_in(STORE, spinner="Reading the original cells…")
 def cells_as_written(sha: str, file_name: str, _table, _data: bytes):
     """The cells of an uploaded table as its file writes them, keyed by the SHA-256 of its bytes."""
-    return services.cells_as_written(_table, _data, file_name)
+    return loading.cells_as_written(_table, _data, file_name)
 
 
 @kept_in(STORE, spinner="Scoring the rows…")
-def scoring(model_key: str, sha: str, _model, _table) -> services.Scoring:
+def scoring(model_key: str, sha: str, _model, _table) -> scoring_services.Scoring:
     """The rows of the table ``sha`` scored by the model named ``model_key`` (a fit's key or a file's SHA-256)."""
-    return services.score_rows(_model, _table)
+    return scoring_services.score_rows(_model, _table)
 
 
 @_stored
 def model_file(key: str, _model) -> bytes:
-    """The fit named ``key`` as a model file (:func:`services.model_file`)."""
-    return services.model_file(_model)
+    """The fit named ``key`` as a model file (:func:`explorer.services.scoring.model_file`)."""
+    return scoring_services.model_file(_model)
 
 
 @kept_in(STORE, spinner="Fitting from the paper's start…")
@@ -615,7 +619,7 @@ def paper_start(key: str, _model, _X) -> FitOutcome:
     """The fit named ``key`` refitted from the paper's start (``init="random"``), for Teach; same parameters and seed.
 
     Its iterations show Algorithm 1 as the paper states it: one cluster at a random point, then the passes open
-    the others. A problem comes back as :attr:`FitOutcome.error`, as from :func:`services.fit_craft`.
+    the others. A problem comes back as :attr:`FitOutcome.error`, as from :func:`explorer.services.fitting.fit_craft`.
     """
     from sklearn.base import clone
 

@@ -3,7 +3,9 @@
 :func:`build` loads the chosen data (kept in the session while its key does
 not change), applies the user's roles, fits CRAFT through the cache and
 stores an :class:`AppContext` in ``st.session_state["ctx"]``. Pages read it
-with :func:`current`.
+with :func:`explorer.frame.current` (which renders the frame first when a page
+runs without ``app.py``; the frame builds the context here, so this module
+does not import it).
 
 The fit runs in a background thread (:mod:`explorer.jobs`) and nothing here
 waits for it: a page that needs it calls :func:`require_model`, which waits
@@ -14,6 +16,7 @@ when there is no fit); a page that does not (the Data page) calls
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Hashable
 
@@ -25,15 +28,10 @@ from craft.schema import Schema
 
 from . import cache, distributed_table, view
 from .jobs import FitJob
-from .services import (
-    FitOutcome,
-    FitParams,
-    LoadedData,
-    fit_schema,
-    fitted_X,
-    labels_for_evaluation,
-    upload_key,
-)
+from .services.fitting import FitOutcome, fitted_X
+from .services.loading import LoadedData, upload_key
+from .services.params import FitParams
+from .services.roles import fit_schema, labels_for_evaluation
 from .state import CLUSTER_TABLE, CONTINUED, NO_LABEL, UPLOAD
 from .ui import error, note
 
@@ -237,13 +235,6 @@ def _settle(ctx: AppContext, outcome: FitOutcome | None) -> None:
     ctx.problem = None if outcome.model else outcome.error
 
 
-def current() -> AppContext:
-    """The context of this run (see :mod:`explorer.frame`)."""
-    from . import frame
-
-    return frame.current()
-
-
 def require_model(ctx: AppContext, *, provisional: bool = False):
     """The fitted model (waited for, with its progress), or a specific message and the end of the page.
 
@@ -287,18 +278,11 @@ def refining(ctx: AppContext) -> None:
     job = ctx.job
     if ctx.provisional and job is not None and ctx.outcome is not None:
         seconds = ctx.outcome.seconds
-        @st.fragment(run_every=REFINE_POLL_SECONDS)
-        def provisional_line() -> None:
-            if job.done or job.cancelled:
-                st.session_state[CONTINUED] = True
-                st.rerun()
-            st.container(key="fit_status_provisional").markdown(
-                ":orange-badge[:material/hourglass_top: provisional] "
-                f"One run warm-started from the fit shown before ({seconds * 1000:.0f} ms); the default "
-                f"fit of these settings, the one the link reproduces, is running ({job.summary()})."
-                + (" The refinement of the value left was stopped." if left_stopped(ctx) else ""))
-
-        provisional_line()
+        _follow(job, REFINE_POLL_SECONDS, lambda: st.container(key="fit_status_provisional").markdown(
+            ":orange-badge[:material/hourglass_top: provisional] "
+            f"One run warm-started from the fit shown before ({seconds * 1000:.0f} ms); the default "
+            f"fit of these settings, the one the link reproduces, is running ({job.summary()})."
+            + (" The refinement of the value left was stopped." if left_stopped(ctx) else "")))
         return
     if ctx.model is None:
         return
@@ -332,14 +316,21 @@ def show_background_fit(ctx: AppContext) -> None:
     if job.wait(max(0.0, GRACE_SECONDS - job.seconds)):
         _settle(ctx, cache.finished(job))
         return
+    _follow(job, POLL_SECONDS, lambda: st.container(key="background_fit").progress(
+        job.fraction, text=f"Fitting CRAFT in the background: {job.summary()}. This page is usable meanwhile; "
+                           "the other pages show the fit when it is done."))
 
-    @st.fragment(run_every=POLL_SECONDS)
-    def background_fit() -> None:
+
+def _follow(job: FitJob, every: float, draw: Callable[[], object]) -> None:
+    """A fragment that redraws ``draw()`` (the job's progress) every ``every`` seconds while ``job`` runs, and
+    reruns the whole page once it has ended or was cancelled, so that the page shows its outcome; that rerun
+    continues the view the user was reading (:data:`~explorer.state.CONTINUED`)."""
+
+    @st.fragment(run_every=every)
+    def follow() -> None:
         if job.done or job.cancelled:
             st.session_state[CONTINUED] = True
             st.rerun()
-        st.container(key="background_fit").progress(
-            job.fraction, text=f"Fitting CRAFT in the background: {job.summary()}. This page is usable meanwhile; "
-                               "the other pages show the fit when it is done.")
+        draw()
 
-    background_fit()
+    follow()

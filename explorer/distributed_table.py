@@ -48,7 +48,10 @@ import pandas as pd
 from craft import CraftInputError, dask_io, infer_schema, metrics
 from craft.schema import Schema
 
-from .services import FitOutcome, FitParams, LoadedData, fitted_table
+from .services.fitting import FitOutcome
+from .services.loading import LoadedData
+from .services.params import FitParams
+from .services.roles import fitted_table
 from .state import CLUSTER_TABLE
 
 #: The environment variable through which ``craft app`` hands the app a cluster table (JSON: ``source``,
@@ -63,7 +66,7 @@ SAMPLE_ROWS = 20_000
 SAMPLE_SEED = 0
 #: Most share of the workers' memory limits that the encoded table may take to be kept there during a fit.
 PERSIST_SHARE = 0.5
-#: The kind of :class:`~explorer.services.LoadedData` of a cluster table.
+#: The kind of :class:`~explorer.services.loading.LoadedData` of a cluster table.
 KIND = "distributed"
 
 #: What each kind of view is computed from, said on every page of a cluster table.
@@ -294,7 +297,7 @@ def _failure(spec: Spec, error: BaseException, doing: str) -> CraftInputError:
 def fit(opened: ClusterTable, schema: Schema, params: FitParams, callback=None) -> FitOutcome:
     """Fit :class:`~craft.distributed.DaskCRAFT` on every row; the shown model carries the sample's labels.
 
-    Returns a :class:`~explorer.services.FitOutcome` whose model is a copy of the fitted ``DaskCRAFT`` with
+    Returns a :class:`~explorer.services.fitting.FitOutcome` whose model is a copy of the fitted ``DaskCRAFT`` with
     ``labels_`` the fitted labels of the sample's rows (every other attribute: the fit's, from every row). A
     failure on the cluster (a damaged part, a lost worker) is the outcome's error, not an exception.
     """

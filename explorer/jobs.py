@@ -26,7 +26,7 @@ from typing import Callable, Hashable, cast
 
 from craft import IterationRecord
 
-from .services import FitOutcome
+from .services.fitting import FitOutcome
 
 
 class FitCancelled(Exception):

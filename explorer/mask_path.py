@@ -5,7 +5,7 @@ parameters, the knob and its grid, for the whole server (as every fit:
 :mod:`explorer.jobs`), held by the sessions that look at it, cancellable, its
 result kept in the fit store (:data:`explorer.cache.STORE`).
 
-Each value of the grid is fitted by :func:`explorer.services.fit_craft` with
+Each value of the grid is fitted by :func:`explorer.services.fitting.fit_craft` with
 the sidebar's parameters and the knob set to that value, and the outcome is
 stored under that fit's own digest (:func:`explorer.cache.fit_key`): when a
 slider of the sidebar lands on a value of the grid, the page finds the fit
@@ -40,9 +40,12 @@ from craft import CraftInputError, plots
 from craft.path import MaskPath, mask_path
 from craft.plots import fig_mask_path, fig_path_scrubber
 
-from . import cache, jobs, services
+from . import cache, jobs
 from .figure_export import chart
-from .services import FitParams
+from .services import fitting
+from .services.loading import LoadedData
+from .services.params import FitParams, share_of_rho
+from .services.whatif import swept
 from .ui import error, esc, note
 
 #: Above this many rows the path is fitted on a fixed sample of this many rows.
@@ -94,12 +97,12 @@ def grid(knob: str, n_rows: int) -> tuple:
 
 def path_key(data_key: str, schema, params: FitParams, knob: str, values: tuple) -> str:
     """The digest of one path: the data, the roles, the parameters other than the knob, the grid."""
-    base = services._swept(params, knob, values[0])
+    base = swept(params, knob, values[0])
     text = repr(("mask-path", cache.fit_key(data_key, schema, base), knob, values, PATH_ROWS))
     return hashlib.sha256(text.encode()).hexdigest()[:20]
 
 
-def compute(data: services.LoadedData, schema, params: FitParams, knob: str, values: tuple, report, *,
+def compute(data: LoadedData, schema, params: FitParams, knob: str, values: tuple, report, *,
             delay: float = 0.0) -> PathResult:
     """Fit every value of the grid (the fits in the store are reused, new ones stored with their mask heatmap)
     and follow the masks, after ``delay`` seconds in which a cancellation stops it before any fit."""
@@ -114,11 +117,11 @@ def compute(data: services.LoadedData, schema, params: FitParams, knob: str, val
     for position, value in enumerate(values):
         share, text = position / len(values), f"{KNOBS[knob]} = {value:g} ({position + 1} of {len(values)})"
         report(share, text)
-        current = services._swept(params, knob, value)
+        current = swept(params, knob, value)
         key = cache.fit_key(data.key, schema, current)
         outcome = None if sampled else cache.STORE.get(key)
         if outcome is None:
-            outcome = services.fit_craft(rows, schema, current,
+            outcome = fitting.fit_craft(rows, schema, current,
                                          callback=lambda record, share=share, text=text: report(share, text))
             if not sampled and outcome.model is not None:
                 cache.STORE.put(key, outcome)
@@ -219,7 +222,7 @@ def sidebar_value(params: FitParams, knob: str) -> float | None:
         return params.m
     if knob == "k":
         return float(params.k) if params.size_by == "k" else None
-    return None if params.rho is None else services.share_of_rho(params.m, params.rho)
+    return None if params.rho is None else share_of_rho(params.m, params.rho)
 
 
 def _progress(job: jobs.FitJob, knob: str) -> None:

@@ -28,19 +28,23 @@ def warm() -> None:
     import craft
     from craft import plots
 
-    from . import figure_export, services
+    from . import figure_export
+    from .services.fitting import fit_craft, fitted_X
+    from .services.loading import load_example
+    from .services.params import FitParams
+    from .services.roles import fit_schema
 
     craft.warm_up()
     # Whether figures can be exported on the server: the first answer imports kaleido (0.2 s of a first run).
     figure_export.server_export_available()
-    data = services.load_example("fig1_binary", n_samples=60, seed=0)
-    schema, _ = services.fit_schema(data, {}, data.label)
+    data = load_example("fig1_binary", n_samples=60, seed=0)
+    schema, _ = fit_schema(data, {}, data.label)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        outcome = services.fit_craft(data.table, schema, services.FitParams(k=3))
+        outcome = fit_craft(data.table, schema, FitParams(k=3))
     model = outcome.model
     assert model is not None, outcome.error
-    X = services.fitted_X(model, data.table)
+    X = fitted_X(model, data.table)
     # Plotly loads its validators on first use: build and serialise the figures once.
     for figure in (plots.fig_feature_masks(model), plots.fig_data_heatmap(model, X),
                    plots.fig_projection(plots.projection_frame(model, X)), plots.fig_history(model)):

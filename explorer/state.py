@@ -22,7 +22,9 @@ from streamlit.runtime.state.session_state_proxy import get_session_state
 from craft import CraftInputError
 from craft.io import table_fingerprint
 
-from .services import EXAMPLE_ROWS, EXAMPLES, PRESETS, FitParams, load_upload, suggested_k, upload_key
+from .services.loading import EXAMPLE_ROWS, EXAMPLES, PRESETS, load_upload, upload_key
+from .services.params import FitParams
+from .services.roles import suggested_k
 
 #: Default dataset: the paper's Figure 1(a).
 DEFAULT_DATASET = "fig1_binary"
@@ -134,7 +136,7 @@ def init_session() -> None:
             params["n_init_auto"] = "false"
             st.session_state["n_init_auto"] = False
         _read_label_and_roles(params, st.session_state["_url_ignored"])
-    elif _history_navigation():
+    elif history_navigation():
         # Back or Forward: the view of the entry's URL (explorer/history.py: each entry is a view that was shown).
         params = _restore_entry_query()
         st.session_state["label_choice"] = None
@@ -142,7 +144,7 @@ def init_session() -> None:
         _read_label_and_roles(params, [])
 
 
-def _history_navigation() -> bool:
+def history_navigation() -> bool:
     """Whether this run was started by the browser's Back or Forward button."""
     from streamlit.runtime.scriptrunner import get_script_run_ctx
 
@@ -219,7 +221,7 @@ def accept_upload(content: bytes, name: str) -> None:
     Raises
     ------
     CraftInputError
-        When the table cannot be clustered (:func:`explorer.services.load_upload`'s message); the session's
+        When the table cannot be clustered (:func:`explorer.services.loading.load_upload`'s message); the session's
         data are then unchanged.
     """
     data = load_upload(content, name)

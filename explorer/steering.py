@@ -144,10 +144,10 @@ def read_link(text) -> tuple[list[str], list[str]]:
 
 def actions() -> list[str]:
     """The session's actions; on the session's first call, the link's."""
-    from .state import _history_navigation
+    from .state import history_navigation
 
     # Back or Forward: the entry's link holds the steering of the view it showed (explorer.history).
-    if ACTIONS not in st.session_state or _history_navigation():
+    if ACTIONS not in st.session_state or history_navigation():
         found, problems = read_link(st.query_params.get(PARAM))
         st.session_state[ACTIONS] = found
         st.session_state[REDO] = []
@@ -366,7 +366,7 @@ def apply(ctx) -> None:
         return
     from dataclasses import replace
 
-    from .services import fitted_X
+    from .services.fitting import fitted_X
 
     cache = st.session_state.setdefault(CACHE, {})
     X = fitted_X(ctx.model, ctx.data.table)

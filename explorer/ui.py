@@ -16,7 +16,9 @@ import streamlit as st
 from craft.priors import default_rho
 
 from . import state
-from .services import EXAMPLES, FitParams, example_names, rho_from_share, truth_agreement
+from .services.loading import EXAMPLES, example_names
+from .services.params import FitParams, rho_from_share
+from .services.roles import truth_agreement
 
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-!|<>~$])")
 

@@ -42,7 +42,7 @@ import craft
 from craft import CraftInputError
 from craft.relabel import changed_share, check_permutation, match_clusters, relabel_model
 
-from .services import FitOutcome, fitted_X
+from .services.fitting import FitOutcome, fitted_X
 from .ui import number, warning
 
 #: The URL's parameter that carries the refined fit's renumbering.

@@ -3,11 +3,11 @@
 import streamlit as st
 
 from craft.stability import UNSTABLE_JACCARD
-from explorer import cache, cards, context, evidence, steering
+from explorer import cache, cards, context, evidence, frame, steering
 from explorer.figure_export import chart
 from explorer.ui import esc
 
-ctx = context.current()
+ctx = frame.current()
 st.title("Cluster cards")
 model = context.require_model(ctx)
 assert ctx.data is not None  # require_model stopped the page otherwise

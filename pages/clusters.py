@@ -4,14 +4,14 @@ import streamlit as st
 
 from craft import plots
 from craft.profiles import cluster_summary
-from explorer import cache, context, mask_path, steering
+from explorer import cache, context, frame, mask_path, steering
 from explorer.figure_export import chart
 from explorer.ui import esc, fit_header, page_header, truth_line
 
 ORDERS = mask_path.ORDERS
 TABS = ["Feature masks", "Data heatmap", "Sizes & profiles", "Projection", "Iterations", "Mask path"]
 
-ctx = context.current()
+ctx = frame.current()
 # One compact header (title and status, numbers, notes folded) keeps the mask heatmap in view beside the sidebar's
 # sliders; the agreement with the planted truth sits under the figures it judges.
 status = page_header("Tune & see")

@@ -3,12 +3,12 @@
 import streamlit as st
 
 from craft import plots
-from explorer import cache, context
+from explorer import cache, context, frame
 from explorer.figure_export import chart
-from explorer.services import METHODS
+from explorer.services.compare import METHODS
 from explorer.ui import esc
 
-ctx = context.current()
+ctx = frame.current()
 st.title("Compare methods")
 model = context.require_model(ctx)
 assert ctx.data is not None  # require_model stopped the page otherwise
@@ -36,26 +36,26 @@ if run:
     if not methods:
         st.warning("Choose at least one method.")
     else:
-        frame = cache.compare(ctx.data_key, ctx.label, tuple(methods), int(k), int(seed), ctx.params,
-                              ctx.data.table, ctx.schema, y)
-        results["compare"] = ((ctx.data_key, ctx.label), ctx.params, frame)
+        scores = cache.compare(ctx.data_key, ctx.label, tuple(methods), int(k), int(seed), ctx.params,
+                               ctx.data.table, ctx.schema, y)
+        results["compare"] = ((ctx.data_key, ctx.label), ctx.params, scores)
 stored = results.get("compare")
 if stored is None or stored[0] != (ctx.data_key, ctx.label):
     st.info("Choose the methods and press **Run the comparison**.")
     st.stop()
-frame = stored[2]
+scores = stored[2]
 if stored[1] != ctx.params:
     st.caption("Computed with earlier CRAFT parameters; run again to update.")
 if y is None:
     st.caption("No label column: purity, NMI and ARI are not available (choose one on the Data page).")
-chart(plots.fig_compare(frame), key="compare_fig", name="craft_compare")
+chart(plots.fig_compare(scores), key="compare_fig", name="craft_compare")
 st.dataframe(
-    frame, hide_index=True,
+    scores, hide_index=True,
     column_config={
         "purity": st.column_config.NumberColumn(format="%.3f"), "nmi": st.column_config.NumberColumn("NMI", format="%.3f"),
         "ari": st.column_config.NumberColumn("ARI", format="%.3f"), "seconds": st.column_config.NumberColumn(format="%.2f"),
     },
 )
-failed = frame[frame["K"].isna()]
+failed = scores[scores["K"].isna()]
 for row in failed.itertuples():
     st.warning(f"{esc(row.method)}: {esc(row.note)}")

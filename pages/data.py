@@ -5,8 +5,9 @@ import streamlit as st
 from craft import CraftInputError
 from craft.io import read_info
 from craft.limits import table_limits
-from explorer import context, distributed_table, state
-from explorer.services import UPLOAD_TYPES, column_report, k_advice, load_upload, reading_notes
+from explorer import context, distributed_table, frame, state
+from explorer.services.loading import UPLOAD_TYPES, load_upload, reading_notes
+from explorer.services.roles import column_report, k_advice
 from explorer.ui import error, esc, note, number, show_table
 
 PREVIEW_ROWS = 500
@@ -64,7 +65,7 @@ def _on_label() -> None:
     st.session_state["label_choice"] = state.NO_LABEL if value == "(none)" else value
 
 
-ctx = context.current()
+ctx = frame.current()
 st.title("Data")
 opened = distributed_table.table_of(ctx.data) if ctx.data is not None else None
 

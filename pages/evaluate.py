@@ -6,13 +6,13 @@ import streamlit as st
 
 from craft import metrics, plots
 from craft import CraftInputError
-from explorer import context, distributed_table, evidence
+from explorer import context, distributed_table, evidence, frame
 from explorer.figure_export import chart
 from explorer.ui import error, esc, fit_summary, note, number
 
 MAX_CLASSES = 200
 
-ctx = context.current()
+ctx = frame.current()
 st.title("Evaluate")
 model = context.require_model(ctx)
 fit_summary(ctx)

@@ -5,12 +5,13 @@ import streamlit as st
 from craft import plots
 from craft.export import labels_csv, masks_csv, params_json
 from craft import CraftInputError
-from explorer import cache, context, distributed_table, state
+from explorer import cache, context, distributed_table, frame, state
 from explorer.figure_export import download_buttons, server_export_available
-from explorer.services import file_stem, labels_for_evaluation
+from explorer.services.loading import file_stem
+from explorer.services.roles import labels_for_evaluation
 from explorer.ui import error, esc
 
-ctx = context.current()
+ctx = frame.current()
 st.title("Export")
 model = context.require_model(ctx)
 data = ctx.data

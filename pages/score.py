@@ -13,9 +13,10 @@ import streamlit as st
 from craft import CraftInputError, plots
 from craft.export import to_csv_bytes
 from craft.io import table_fingerprint
-from explorer import cache, context, distributed_table, steering
+from explorer import cache, context, distributed_table, frame, steering
 from explorer.figure_export import chart
-from explorer.services import MODEL_FILE_TYPES, UPLOAD_TYPES, file_stem, load_saved_model, scored_cells
+from explorer.services.loading import UPLOAD_TYPES, file_stem
+from explorer.services.scoring import MODEL_FILE_TYPES, load_saved_model, scored_cells
 from explorer.ui import error, esc, note, show_table
 
 CURRENT, SAVED = "The current fit", "A saved model file"
@@ -33,7 +34,7 @@ def _keep_upload(widget: str, slot: str) -> None:
     st.session_state[slot] = dict(name=uploaded.name, data=content, sha=table_fingerprint(content))
 
 
-ctx = context.current()
+ctx = frame.current()
 st.title("Score new rows")
 st.markdown("Upload a second table with the columns the model was fitted on: each row goes to its nearest "
             "cluster, with its **cost margin** (how much more the next-nearest cluster would cost; near 0, the "

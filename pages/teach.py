@@ -5,12 +5,13 @@ import streamlit as st
 
 from craft import CraftInputError, plots, prior_terms
 from craft.metrics import align_clusters
-from explorer import cache, context, lecture, mask_path
+from explorer import cache, context, frame, lecture, mask_path
 from explorer.figure_export import chart
-from explorer.services import TEACH_ROWS, distance_table, rho_from_share
+from explorer.services.fitting import TEACH_ROWS, distance_table
+from explorer.services.params import rho_from_share
 from explorer.ui import RHO_SELECTION_HELP, esc, note
 
-ctx = context.current()
+ctx = frame.current()
 st.title("Teach: how CRAFT iterates")
 if not lecture.section():  # the lecturer hid the rest of Teach from the audience's link
     st.stop()

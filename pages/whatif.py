@@ -3,12 +3,12 @@
 import streamlit as st
 
 from craft import CraftInputError, plots
-from explorer import cache, context, evidence
+from explorer import cache, context, evidence, frame
 from explorer.figure_export import chart
-from explorer.services import SWEEPABLE, sweep_values
+from explorer.services.whatif import SWEEPABLE, sweep_values
 from explorer.ui import error
 
-ctx = context.current()
+ctx = frame.current()
 st.title("What-if")
 model = context.require_model(ctx)
 assert ctx.data is not None  # require_model stopped the page otherwise
@@ -41,16 +41,16 @@ if run_sweep:
         error(str(problem))
     else:
         seeds = tuple(range(int(params.seed), int(params.seed) + int(n_seeds)))
-        frame = cache.sweep(ctx.data_key, ctx.label, param, tuple(values), seeds, params, ctx.data.table,
-                            ctx.schema, y)
-        results["sweep"] = ((ctx.data_key, ctx.label), param, frame)
+        sweep_table = cache.sweep(ctx.data_key, ctx.label, param, tuple(values), seeds, params, ctx.data.table,
+                                  ctx.schema, y)
+        results["sweep"] = ((ctx.data_key, ctx.label), param, sweep_table)
 stored = results.get("sweep")
 if stored is not None and stored[0] == (ctx.data_key, ctx.label):
-    _, swept, frame = stored
-    chart(plots.fig_sweep(frame, swept, label=SWEEPABLE[swept]), key="sweep_fig", name=f"craft_sweep_{swept}")
+    _, swept, sweep_table = stored
+    chart(plots.fig_sweep(sweep_table, swept, label=SWEEPABLE[swept]), key="sweep_fig", name=f"craft_sweep_{swept}")
     with st.expander("All runs"):
-        st.dataframe(frame, hide_index=True)
-    for message in frame["note"].dropna().unique():
+        st.dataframe(sweep_table, hide_index=True)
+    for message in sweep_table["note"].dropna().unique():
         if message and message != "paper's default ρ for this m":
             error(message)
 else:

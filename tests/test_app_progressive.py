@@ -46,7 +46,7 @@ def gate(monkeypatch):
                 callback(type("Record", (), {"lam": 0.0, "restart": 0})())
         return real(table, schema, params, callback=callback)
 
-    monkeypatch.setattr(services, "fit_craft", gated)
+    monkeypatch.setattr(services.fitting, "fit_craft", gated)
     yield gate
     gate.event.set()
 

@@ -16,7 +16,8 @@ MODULES = sorted(info.name for package in (craft, explorer)
 WITH_EXAMPLES = {"craft", "craft.baselines", "craft.datasets", "craft.estimator", "craft.export", "craft.io",
                  "craft.metrics", "craft.persist", "craft.plots._style", "craft.plots.compare", "craft.plots.fit",
                  "craft.plots.heatmap", "craft.plots.masks", "craft.priors", "craft.profiles", "craft.schema", "craft.synthetic",
-                 "explorer.services"}
+                 "explorer.services.loading", "explorer.services.params", "explorer.services.roles",
+                 "explorer.services.scoring"}
 
 
 @pytest.mark.parametrize("name", ["craft", *MODULES])

@@ -121,7 +121,7 @@ def test_kprototypes_without_kmodes_is_an_import_error_naming_baselines(without)
     table = pd.DataFrame({"a": [0.0, 0.1, 5.0, 5.1], "c": list("xxyy")})
     schema = infer_schema(table)
     with pytest.raises(ImportError, match=r"k-prototypes needs the optional package kmodes: pip install 'craft-explorer\[baselines\]'") as caught:
-        services._kprototypes(table, schema, 2, 0)
+        services.compare._kprototypes(table, schema, 2, 0)
     assert not isinstance(caught.value, CraftInputError)
 
 
