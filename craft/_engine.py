@@ -1106,7 +1106,7 @@ class Backend(Protocol):
     (``CRAFT._fit_runs``) drive any backend through these methods; the
     iteration loop, the updates and the objective stay in the engine, a
     backend only says how rows are visited. :class:`InMemory` holds one
-    table; ``craft.distributed._Partitions`` maps over the partitions of a
+    table; ``craft._dask_backend._Partitions`` maps over the partitions of a
     dask table. What a backend keeps per row is its own: ``labels`` (an
     array here, one future per partition there) and the seeding ``state``
     (the best distances) are handed back to it unread, and a seed handle is
