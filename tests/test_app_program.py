@@ -20,6 +20,7 @@ import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from craft import cli, datasets
+from explorer import launch
 from explorer.cache import STORE
 from explorer.state import START_DATA_ENV, UPLOAD
 
@@ -51,14 +52,12 @@ def test_a_file_the_app_cannot_read_is_refused_with_the_apps_reason(capsys, tmp_
 
 
 def test_parquet_excel_and_example_names_pass_the_checks_as_the_app_will_open_them(tmp_path):
-    from explorer import services
-
     X, _ = datasets.load("zoo")
     for name, write in (("zoo.parquet", X.to_parquet), ("zoo.xlsx", X.to_excel)):
         write(tmp_path / name)
-        assert cli._app_data(str(tmp_path / name), services) == str((tmp_path / name).resolve())
-    assert cli._app_data("splice", services) == "splice"
-    assert cli._app_data(None, services) is None
+        assert launch.start_data(str(tmp_path / name)) == str((tmp_path / name).resolve())
+    assert launch.start_data("splice") == "splice"
+    assert launch.start_data(None) is None
 
 
 def test_a_port_in_use_is_refused_and_without_port_the_next_free_one_is_taken(capsys, monkeypatch):
@@ -70,9 +69,8 @@ def test_a_port_in_use_is_refused_and_without_port_the_next_free_one_is_taken(ca
         assert status == 2
         assert f"port {port} is in use on localhost" in err and "leave --port out" in err, err
         # Without --port the search starts at the first port and steps over the busy one.
-        monkeypatch.setattr(cli, "_APP_PORT", port)
-        chosen = cli._app_port("localhost", None)
-        assert chosen > port and cli._port_free("localhost", chosen)
+        chosen = launch.free_port("localhost", None, port)
+        assert chosen > port and launch.port_free("localhost", chosen)
     status, err = _craft(capsys, "app", "zoo", "--port", "70000")
     assert status == 2 and "--port=70000 must be between 1 and 65535" in err, err
 
@@ -208,7 +206,7 @@ def test_an_ipv6_host_is_printed_in_brackets(capsys, monkeypatch):
     from explorer import serve
 
     served = []
-    monkeypatch.setattr(cli, "_app_port", lambda host, port: 8765)
+    monkeypatch.setattr(launch, "free_port", lambda host, port, first: 8765)
     monkeypatch.setattr(serve, "main", lambda argv: served.append(argv))
     status = cli.main(["app", "zoo", "--host", "::1", "--no-browser"])
     out = capsys.readouterr().out

@@ -382,7 +382,7 @@ def test_the_rule_text_picks_the_rows_whose_agreement_the_card_states(table, req
 
 
 def test_a_threshold_is_written_at_the_datas_precision_and_picks_the_same_rows():
-    from craft.cards import _readable
+    from craft.cards._rule import _readable
 
     values = np.array([2.0, 2.1, 2.2, 2.3, np.nan])
     # Just below the value 2.2 (float32 thresholds land there): 2.2 would move the rows at 2.2; 2.1 does not.
@@ -618,11 +618,11 @@ def test_an_unstable_cluster_is_marked_on_its_card_with_what_that_means(monkeypa
 
 
 def test_a_large_table_and_a_feature_of_many_levels_keep_the_rule_small_and_its_agreement_exact(credit, monkeypatch):
-    from craft import cards
+    from craft.cards import _rule
 
     X, model = credit
-    monkeypatch.setattr(cards, "RULE_ROWS", 300)
-    monkeypatch.setattr(cards, "RULE_LEVELS", 2)
+    monkeypatch.setattr(_rule, "RULE_ROWS", 300)
+    monkeypatch.setattr(_rule, "RULE_LEVELS", 2)
     for cluster in range(model.n_clusters_):
         card = cluster_card(model, X, cluster)
         rule = card.rule

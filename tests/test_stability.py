@@ -325,14 +325,17 @@ def _stability(jaccard, match, selected, present=None):
 def test_a_bootstrap_refits_each_drawn_row_once(planted, monkeypatch):
     X, model = planted
     tables = []
-    original = trust._refit
+    from craft.stability import _bootstrap
+
+    original = _bootstrap._refit
 
     def recording(model, table, seed, n_init, report):
         tables.append(table)
         return original(model, table, seed, n_init, report)
 
-    monkeypatch.setattr(trust, "_refit", recording)
+    monkeypatch.setattr(_bootstrap, "_refit", recording)
     trust.bootstrap_stability(model, X, n_resamples=2, n_init=1, random_state=0)
+    assert len(tables) == 2  # one refit per resample, each seen here
     for table in tables:
         # About 63 % of N distinct rows, none twice (clusterboot removes the duplicated draws).
         assert table.index.is_unique and 0.55 * len(X) < len(table) < 0.7 * len(X)
