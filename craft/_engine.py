@@ -628,6 +628,46 @@ def select_features(
     return _decided(data, selection_scores(data, stats, variances, log_eta_k, opts), opts, pins)[2]
 
 
+def merged_statistics(stats: Statistics, a: int, b: int) -> Statistics:
+    """The statistics of the partition with clusters ``a`` and ``b`` pooled into ``a`` (``b`` dropped): sums add."""
+    keep = np.flatnonzero(np.arange(stats.counts.shape[0]) != b)
+    pooled = {}
+    for name in ("counts", "numeric_counts", "sums", "sums_sq", "level_counts"):
+        values = np.array(getattr(stats, name), copy=True)
+        values[a] += values[b]
+        pooled[name] = values[keep]
+    return Statistics(**pooled)
+
+
+#: Most clusters :func:`cheapest_merge` pairs up (a pair's objective is one update: K (K - 1) / 2 of them).
+MERGE_CLUSTERS = 60
+
+
+def cheapest_merge(template: EncodedData, stats: Statistics, opts: Options) -> tuple[int, int, float] | None:
+    """The two clusters whose pooling changes the objective least, and that change (< 0: pooling lowers it).
+
+    Each pair's objective is that of the pooled partition's clusters
+    (:func:`clusters_from_statistics`, :func:`objective`), so it counts
+    everything a merge changes: one cluster's price ``lambda + D F0``
+    saved, the pooled cluster's wider spread and its own selection, and
+    under ``rho_selection="shrink"`` every cluster's pooled scores. Ties go
+    to the first pair. None with fewer than two or more than
+    :data:`MERGE_CLUSTERS` clusters.
+    """
+    n_clusters = stats.counts.shape[0]
+    if not 2 <= n_clusters <= MERGE_CLUSTERS:
+        return None
+    before, _ = objective(template, clusters_from_statistics(template, stats, opts), stats, opts)
+    best: tuple[int, int, float] | None = None
+    for a in range(n_clusters):
+        for b in range(a + 1, n_clusters):
+            pooled = merged_statistics(stats, a, b)
+            after, _ = objective(template, clusters_from_statistics(template, pooled, opts), pooled, opts)
+            if best is None or after - before < best[2]:
+                best = (a, b, after - before)
+    return best
+
+
 def fit_clusters(data: EncodedData, labels: np.ndarray, n_clusters: int, opts: Options,
                  pins: np.ndarray | None = None) -> tuple[Clusters, Statistics]:
     """Means, floored variances, smoothed eta and selection from a labelling (``pins`` as in :func:`feature_selection`)."""

@@ -48,7 +48,7 @@ def _source(given) -> IO[bytes]:
     if isinstance(given, (bytes, bytearray, memoryview)):
         return io.BytesIO(bytes(given))
     if isinstance(given, (str, os.PathLike)):
-        from .limits import _available_memory
+        from .limits import available_memory
 
         try:
             # stat before open: opening a FIFO blocks until a writer comes, and a device never ends.
@@ -60,7 +60,7 @@ def _source(given) -> IO[bytes]:
                     f"Cannot read the model file {str(given)!r}: it is not a regular file (a pipe, a device or a "
                     "socket); copy the model into a file and give its path."
                 )
-            limit = _available_memory() // 2
+            limit = available_memory() // 2
             if info.st_size > limit:
                 raise CraftInputError(
                     f"Cannot read the model file {str(given)!r}: it is {info.st_size:,} bytes, more than this "

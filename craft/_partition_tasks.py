@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from . import _engine
-from .encoding import EncodedData, Encoder, _level_sort_key, check_observed
+from .encoding import EncodedData, Encoder, level_sort_key, check_observed
 from .priors import PriorTerms
 
 
@@ -134,7 +134,7 @@ def _encoder_from(description: _Description, numeric: list, categorical: list, s
     if encoder.marginalise:
         check_observed(numeric + categorical, [int(n) for n in observed] + [n_rows - int(n) for n in description.n_missing])
     encoder.impute_ = np.divide(description.totals, observed, out=np.zeros(len(numeric)), where=observed > 0)
-    encoder.levels_ = [sorted(counts, key=_level_sort_key) for counts in description.levels]
+    encoder.levels_ = [sorted(counts, key=level_sort_key) for counts in description.levels]
     encoder.has_missing_level_ = [bool(n) and not encoder.marginalise for n in description.n_missing]
     eta0: list[float] = []
     for levels, seen, n_missing_q in zip(encoder.levels_, description.levels, description.n_missing, strict=True):

@@ -162,11 +162,20 @@ class _FitRuns:
         search the exact-k search started at the previous ``lam_``, every
         run of it starting from that partition: usually the first λ tried
         gives k. Runs on every row (there is nothing to choose among).
+
+        A pass opens clusters and empties them but never pools two, so a
+        search from a partition with more clusters than ``k`` may never
+        reach ``k``. The start then pools its cheapest pairs
+        (:func:`craft._engine.cheapest_merge`) down to ``k``, and the search
+        runs again from there: the other clusters keep their rows, where a
+        cold fit would draw a new partition. Not with pins, links or noise
+        (their clusters are the person's or the threshold's).
         """
         start_pins = None
         if options.pinned is not None:
             start_pins = options.pinned.start(warm.statistics.counts.shape[0], backend.template.n_features)
         initial = _engine.clusters_from_statistics(backend.template, warm.statistics, options, start_pins)
+        pooling = options.pinned is None and options.links is None and not options.noise
         if self.lam is not None:
             lam = float(self.lam)
         elif self.noise:
@@ -177,15 +186,31 @@ class _FitRuns:
         elif self.k_method == "farthest_first":
             lam = _engine.farthest_first_lambda(backend, target, options, np.random.default_rng(seed))
         else:
-            lam, runs = self._search_lambda(backend, options, target, seed, start=warm.lam, initial=initial)
-            result = next((run for tried, run in runs if tried == lam), None)
-            if result is None or result.n_clusters != target:
-                return None
-            return result, lam
+            found = self._warm_search(backend, options, target, seed, warm.lam, initial)
+            if found is None and pooling and target < warm.statistics.counts.shape[0]:
+                stats = warm.statistics
+                searching = _replace(options, lam=warm.lam)
+                while stats.counts.shape[0] > target:
+                    merge = _engine.cheapest_merge(backend.template, stats, searching)
+                    if merge is None:
+                        return None
+                    stats = _engine.merged_statistics(stats, merge[0], merge[1])
+                initial = _engine.clusters_from_statistics(backend.template, stats, options)
+                found = self._warm_search(backend, options, target, seed, warm.lam, initial)
+            return found
         lam = _checked_lambda(lam, self, target)
         run_options = _replace(options, lam=lam, max_clusters=_run_limit(backend.n_samples, target))
         result = self._bounded_run(backend, run_options, seed, 0, backend.n_samples, target, initial=initial)
         if result is None:
+            return None
+        return result, lam
+
+    def _warm_search(self, backend: _engine.Backend, options: _engine.Options, target: int, seed, start: float,
+                     initial: _engine.Clusters) -> tuple[_engine.RunResult, float] | None:
+        """The exact-k search from ``start``, every run from ``initial``: its run with k clusters and λ, or None."""
+        lam, runs = self._search_lambda(backend, options, target, seed, start=start, initial=initial)
+        result = next((run for tried, run in runs if tried == lam), None)
+        if result is None or result.n_clusters != target:
             return None
         return result, lam
 

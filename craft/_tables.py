@@ -1,4 +1,4 @@
-"""Tables given to the estimator: one coerced and checked (``_as_table``), a list of categorical columns as a
+"""Tables given to the estimator: one coerced and checked (``as_table``), a list of categorical columns as a
 schema, and a table checked against a fitted model's columns (``check_fitted_columns``)."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from .exceptions import CraftInputError
 from .schema import Schema
 
 
-def _as_table(X, *, min_rows: int = 1) -> pd.DataFrame:
+def as_table(X, *, min_rows: int = 1) -> pd.DataFrame:
     if sparse.issparse(X):
         raise CraftInputError("Sparse input is not supported: pass a dense array or a DataFrame.")
     if isinstance(X, pd.DataFrame):

@@ -36,7 +36,7 @@ import pandas as pd
 from ._optional import require
 from .exceptions import CraftInputError
 from .io import PATH_COLUMN, typed_part
-from .limits import _available_memory, _env_int, check_table_shape
+from .limits import available_memory, env_int, check_table_shape
 
 __all__ = ["PARQUET_SUFFIXES", "TEXT_SEPARATORS", "check_memory_limit", "check_parquet_footers", "check_regular_file",
            "check_text_width", "damaged_parquet", "is_partitioned_source", "parquet_files", "partition_bytes",
@@ -90,7 +90,7 @@ def check_regular_file(path: Path, *, in_memory: bool) -> None:
         )
     if not in_memory:
         return
-    limit = _env_int("CRAFT_MAX_FILE_MB", _available_memory() // 4, scale=2**20)
+    limit = env_int("CRAFT_MAX_FILE_MB", available_memory() // 4, scale=2**20)
     if info.st_size > limit:
         raise CraftInputError(
             f"cannot read {str(path)!r}: it is {info.st_size:,} bytes; this machine reads at most {limit:,} bytes "

@@ -232,7 +232,7 @@ class Encoder:
             # Counts of each distinct value, the missing cells' first.
             per_unique = np.bincount(inverse.astype(np.intp) + 1, minlength=len(uniques) + 1)
             present = np.flatnonzero(per_unique[1:])
-            order = sorted(range(present.size), key=lambda u: _level_sort_key(uniques[present[u]]))
+            order = sorted(range(present.size), key=lambda u: level_sort_key(uniques[present[u]]))
             levels = [uniques[present[u]] for u in order]
             has_missing = bool(per_unique[0]) and not self.marginalise
             n_categorical_missing.append(int(per_unique[0]))
@@ -468,7 +468,7 @@ def _missing_level_name(levels: list[str]) -> str:
     return next(name for name in candidates if name not in taken)
 
 
-def _level_sort_key(level):
+def level_sort_key(level):
     # Levels of mixed types (1, "1", True) still need one deterministic order.
     return (type(level).__name__, str(level))
 
@@ -556,6 +556,6 @@ def _levels_by_text(uniques: list, levels: list, direct: np.ndarray) -> np.ndarr
 
 
 def _shown(values: list, limit: int = 5, *, quote: bool = True) -> str:
-    shown = sorted(values, key=_level_sort_key)[:limit]
+    shown = sorted(values, key=level_sort_key)[:limit]
     text = ", ".join(repr(v) if quote else str(v) for v in shown)
     return text + (f", ... ({len(values):,} in all)" if len(values) > limit else "")

@@ -42,7 +42,7 @@ from ._runs import SEARCH_ROWS as SEARCH_ROWS
 from ._runs import _checked_lambda as _checked_lambda
 from ._runs import _FitRuns, _ranking as _ranking, _replace, _rows_kept as _rows_kept
 from ._runs import noise_share_note as noise_share_note
-from ._tables import _as_table as _as_table
+from ._tables import as_table as as_table
 from ._tables import _schema_from_list, check_fitted_columns as check_fitted_columns
 from ._threads import THREADED_CELLS as THREADED_CELLS
 from ._warm_start import _warm_start_from
@@ -388,7 +388,7 @@ class CRAFT(ClusterMixin, _FitRuns, BaseEstimator):
         # and feature_names_in_ always belong to the same table).
         options = self._validated_options()
         _check_callback(callback)
-        table = _as_table(X, min_rows=2)
+        table = as_table(X, min_rows=2)
         # Columns only, before the per-column work a very wide table pays for (its cells are already in memory);
         # a fixed limit, so that the same call never depends on the machine's free memory.
         check_columns(table.shape[1], "X")
@@ -521,7 +521,7 @@ class CRAFT(ClusterMixin, _FitRuns, BaseEstimator):
         (``stacklevel=3``: this helper, the method, its caller).
         """
         self._check_fitted()
-        table = _as_table(X)
+        table = as_table(X)
         if array_width and not isinstance(X, pd.DataFrame) and table.shape[1] != self.n_features_in_:
             raise CraftInputError(
                 f"X has {table.shape[1]} features, but CRAFT is expecting {self.n_features_in_} features as input."
@@ -654,7 +654,7 @@ class CRAFT(ClusterMixin, _FitRuns, BaseEstimator):
     def _encoded(self, X, notes: list[str] | None = None) -> EncodedData:
         if isinstance(X, EncodedData):  # encoded once by the caller (a wide table costs per column)
             return X
-        table = _as_table(X)
+        table = as_table(X)
         check_fitted_columns(table, self.encoder_, self.feature_names_in_)
         return self.encoder_.transform(table, notes)
 

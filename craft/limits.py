@@ -91,7 +91,7 @@ class TableLimits:
         )
 
 
-def _available_memory() -> int:
+def available_memory() -> int:
     try:
         import psutil
 
@@ -100,7 +100,7 @@ def _available_memory() -> int:
         return 2 * 2**30
 
 
-def _env_int(name: str, default: int, scale: int = 1) -> int:
+def env_int(name: str, default: int, scale: int = 1) -> int:
     text = os.environ.get(name)
     if not text:
         return default
@@ -130,15 +130,15 @@ def table_limits() -> TableLimits:
     >>> 1_000 <= limits.max_columns and limits.max_columns * 10 <= limits.max_cells
     True
     """
-    available = _available_memory()
+    available = available_memory()
     columns = min(MAX_COLUMNS, max(_MIN_COLUMNS, available // _BYTES_PER_COLUMN))
     cells = min(_MAX_CELLS, max(_MIN_CELLS, available // _BYTES_PER_CELL))
     unzipped = min(_MAX_UNZIPPED, max(_MIN_UNZIPPED, available // 8))
     return TableLimits(
-        max_columns=min(MAX_COLUMNS, _env_int("CRAFT_MAX_COLUMNS", int(columns))),
-        max_cells=_env_int("CRAFT_MAX_CELLS", int(cells)),
-        max_unzipped_bytes=_env_int("CRAFT_MAX_UNZIPPED_MB", int(unzipped), scale=2**20),
-        max_excel_cells=_env_int("CRAFT_MAX_EXCEL_CELLS", _EXCEL_CELLS),
+        max_columns=min(MAX_COLUMNS, env_int("CRAFT_MAX_COLUMNS", int(columns))),
+        max_cells=env_int("CRAFT_MAX_CELLS", int(cells)),
+        max_unzipped_bytes=env_int("CRAFT_MAX_UNZIPPED_MB", int(unzipped), scale=2**20),
+        max_excel_cells=env_int("CRAFT_MAX_EXCEL_CELLS", _EXCEL_CELLS),
     )
 
 

@@ -44,7 +44,7 @@ import numpy as np
 import pandas as pd
 from sklearn.base import clone
 
-from ._tables import _as_table
+from ._tables import as_table
 from .estimator import CRAFT
 from .exceptions import CraftInputError
 from .stability import best_match_jaccard
@@ -357,7 +357,7 @@ def fit_path(estimator: CRAFT, X, knob: str, values: Sequence, *,
         raise CraftInputError(f"knob={knob!r} is not a parameter of {type(estimator).__name__}; choose one of "
                               f"{', '.join(sorted(params))}.")
     values = _path_values(knob, values)
-    table = _as_table(X).reset_index(drop=True)
+    table = as_table(X).reset_index(drop=True)
     sizing = {"k": {"lam": None}, "lam": {"k": None}}.get(knob, {})
     models = []
     for position, value in enumerate(values):

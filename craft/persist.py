@@ -164,12 +164,12 @@ def _check_unpacked_size(archive: zipfile.ZipFile, given) -> None:
     sizes bound what loading can take; ``model.json`` has a bound of its own,
     :data:`MAX_JSON_BYTES`.
     """
-    from .limits import _available_memory
+    from .limits import available_memory
 
     for name in (_JSON, _ARRAYS):
         _check_member(archive.getinfo(name), "")
     declared = sum(archive.getinfo(name).file_size for name in (_JSON, _ARRAYS))
-    limit = _available_memory() // 2
+    limit = available_memory() // 2
     if declared > limit:
         raise CraftInputError(
             f"{_name(given)} unpacks to {declared:,} bytes, more than this machine loads ({limit:,} bytes, half its "

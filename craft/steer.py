@@ -200,14 +200,9 @@ def _merged(model: CRAFT, pair) -> tuple[CRAFT, int]:
     a, b = sorted(_cluster(model, value) for value in _two(pair))
     if a == b:
         raise CraftInputError(f"merge=({a}, {b}) names one cluster twice: give two different clusters.")
-    stats = model.statistics_
-    keep = np.array([k for k in range(model.n_clusters_) if k != b])
-    pooled = {}
-    for field in dataclasses.fields(stats):
-        values = np.array(getattr(stats, field.name), copy=True)
-        values[a] += values[b]
-        pooled[field.name] = values[keep]
-    return _start(model, type(stats)(**pooled)), model.n_clusters_ - 1
+    from . import _engine
+
+    return _start(model, _engine.merged_statistics(model.statistics_, a, b)), model.n_clusters_ - 1
 
 
 def _split(model: CRAFT, X, cluster, random_state) -> tuple[CRAFT, int]:

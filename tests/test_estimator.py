@@ -353,7 +353,7 @@ def test_fit_does_not_depend_on_the_free_memory(monkeypatch):
     wide = pd.concat([X.add_suffix(f"_{i}") for i in range(80)], axis=1)  # 1,040 columns
     fits = []
     for free in (0, 2**40):
-        monkeypatch.setattr(limits, "_available_memory", lambda free=free: free)
+        monkeypatch.setattr(limits, "available_memory", lambda free=free: free)
         fits.append(CRAFT(lam=50.0, n_init=1, random_state=0, categorical=[]).fit(wide))
         assert limits.table_limits().max_columns == (1_000 if free == 0 else limits.MAX_COLUMNS)  # readers' limits
     np.testing.assert_array_equal(fits[0].labels_, fits[1].labels_)

@@ -320,7 +320,7 @@ def test_column_mismatch_names_every_column(planted):
 
 def test_members_beyond_free_memory_are_refused_before_unpacking(monkeypatch):
     data = saved()
-    monkeypatch.setattr("craft.limits._available_memory", lambda: 1_000)
+    monkeypatch.setattr("craft.limits.available_memory", lambda: 1_000)
     with pytest.raises(CraftInputError, match=r"unpacks to [\d,]+ bytes, more than this machine loads \(500 bytes"):
         craft.load(data)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 from typing import Any
 
@@ -9,7 +10,7 @@ import numpy as np
 import pytest
 from sklearn.metrics import adjusted_rand_score
 
-from craft import CRAFT, CraftInputError, datasets, synthetic, warm_refit
+from craft import CRAFT, CraftInputError, _engine, datasets, synthetic, warm_refit
 from craft.steer import steer
 
 
@@ -90,3 +91,26 @@ def test_bad_steering_is_refused(figure2):
             steer(model, X, **params)
     with pytest.raises(CraftInputError, match="needs a fitted CRAFT"):
         steer(CRAFT(), X)
+
+
+def test_the_cheapest_merge_pools_a_planted_cluster_cut_in_two(figure2):
+    """Figure 2's three planted clusters with one cut in two halves at random: pooling the halves costs least,
+    less than nothing (the saved cluster's price exceeds what the halves' own spreads save), and it is the change
+    the objective itself shows."""
+    X, y, model = figure2
+    data = model._encoded(X)
+    labels = np.asarray(model.labels_).copy()
+    halves = np.flatnonzero(labels == 1)
+    labels[np.random.default_rng(0).permutation(halves)[: halves.size // 2]] = 3
+    stats = _engine.statistics(data, labels, 4)
+    opts = dataclasses.replace(model._validated_options(), lam=model.lam_)
+    a, b, change = _engine.cheapest_merge(data, stats, opts)
+    assert (a, b) == (1, 3)
+    assert change < 0
+
+    def objective(statistics):
+        return _engine.objective(data, _engine.clusters_from_statistics(data, statistics, opts), statistics, opts)[0]
+
+    assert change == pytest.approx(objective(_engine.merged_statistics(stats, 1, 3)) - objective(stats), rel=1e-12)
+    np.testing.assert_array_equal(_engine.merged_statistics(stats, 1, 3).counts, np.bincount(model.labels_))
+

@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from sklearn.base import clone
 
 from craft import CRAFT, CraftInputError, datasets, synthetic, warm_refit
+from craft.relabel import changed_share, match_clusters, relabel
 
 
 @pytest.fixture(scope="module")
@@ -137,13 +138,31 @@ def test_another_table_refits_cold_with_a_warning(change, named):
     assert_same_partition(model, quiet_fit(CRAFT(m=0.5, k=3, random_state=0), other))
 
 
-def test_a_warm_search_that_misses_k_falls_back_to_the_cold_fit(zoo):
-    # From a partition of 5 clusters no λ closes clusters (a pass only empties them), so k = 1 is not found warm.
+def test_a_warm_search_that_misses_a_smaller_k_pools_the_cheapest_clusters(zoo):
+    # From a partition of 5 clusters no λ closes clusters (a pass only empties them): the start pools its
+    # cheapest pair and the search runs from there, so the other clusters keep their rows.
     model = quiet_fit(CRAFT(m=0.5, k=5, random_state=1), zoo)
-    refit = warm_refit(model, zoo, k=1)
+    refit = warm_refit(model, zoo, k=4)
+    assert refit.warm_started_ and refit.n_clusters_ == 4
+    cold = quiet_fit(CRAFT(m=0.5, k=4, random_state=1), zoo)
+    kept = changed_share(relabel(refit.labels_, match_clusters(refit.labels_, model.labels_)), model.labels_)
+    drawn = changed_share(relabel(cold.labels_, match_clusters(cold.labels_, model.labels_)), model.labels_)
+    assert kept < drawn, (kept, drawn)
+    # Three of the four clusters are three of the model's five, nearly row for row.
+    jaccard = [max(np.mean((refit.labels_ == a) & (model.labels_ == b)) / np.mean((refit.labels_ == a) | (model.labels_ == b))
+                   for b in range(5)) for a in range(4)]
+    assert sum(value >= 0.8 for value in jaccard) >= 3, jaccard
+    assert warm_refit(model, zoo, k=1).warm_started_
+
+
+def test_a_warm_search_that_misses_k_falls_back_to_the_cold_fit(zoo):
+    # Pins keep the start's clusters the person's: no pooling, so k = 3 is not found warm.
+    pins = {(None, zoo.columns[0]): True}
+    model = quiet_fit(CRAFT(m=0.5, k=5, random_state=1, pins=pins), zoo)
+    refit = warm_refit(model, zoo, k=3)
     assert refit.warm_started_ is False
-    assert refit.n_clusters_ == 1
-    assert_same_partition(refit, quiet_fit(CRAFT(m=0.5, k=1, random_state=1), zoo))
+    assert refit.n_clusters_ == 3
+    assert_same_partition(refit, quiet_fit(CRAFT(m=0.5, k=3, random_state=1, pins=pins), zoo))
 
 
 def test_a_warm_fit_follows_the_previous_clusters(spambase):

@@ -8,7 +8,8 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from ..estimator import CRAFT, _as_table
+from .._tables import as_table
+from ..estimator import CRAFT
 from ..exceptions import CraftInputError
 from ._bootstrap import bootstrap_stability
 from ._refits import _check_has_labels, _checked_count, _reporter, MAX_KS, Progress, ROWS_PER_K
@@ -109,7 +110,7 @@ def k_evidence(model_params: dict, X, ks: Sequence[int], *, n_resamples: int = 1
     """
     ks = _checked_ks(ks)
     n_resamples = _checked_count(n_resamples, "n_resamples")
-    table = _as_table(X).reset_index(drop=True)
+    table = as_table(X).reset_index(drop=True)
     too_many = [k for k in ks if k > 1 and len(table) < ROWS_PER_K * k]
     if too_many:
         largest = len(table) // ROWS_PER_K

@@ -8,7 +8,8 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
-from ..estimator import CRAFT, _as_table
+from .._tables import as_table
+from ..estimator import CRAFT
 from ..exceptions import CraftInputError
 
 
@@ -140,7 +141,7 @@ def _checked_table(model: CRAFT, X) -> pd.DataFrame:
     if not hasattr(model, "labels_"):
         raise CraftInputError("The model is not fitted: fit it on X first, then ask how stable its clusters are.")
     _check_has_labels(model, "bootstrap_stability")
-    table = _as_table(X)
+    table = as_table(X)
     if len(table) != len(model.labels_):
         raise CraftInputError(
             f"X has {len(table):,} rows but the model was fitted on {len(model.labels_):,}: pass the table it was "
