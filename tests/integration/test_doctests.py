@@ -30,7 +30,7 @@ def test_docstring_examples(name):
 def test_readme_examples(tmp_path, monkeypatch):
     """The README's notebook walk-through runs (it saves a model file, here in a temporary folder)."""
     monkeypatch.chdir(tmp_path)
-    readme = Path(__file__).resolve().parents[1] / "README.md"
+    readme = Path(__file__).resolve().parents[2] / "README.md"
     result = doctest.testfile(str(readme), module_relative=False,
                               optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE, report=True)
     assert result.failed == 0, f"{result.failed} of {result.attempted} README examples failed (see above)"

@@ -34,7 +34,7 @@ from app_helpers import chart_elements, chart_spec, settle
 
 from benchmarks.bench_browser import wide_table
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")
 CORPUS = ROOT / "tests" / "corpus"
 UPLOAD = "(uploaded file)"

@@ -23,7 +23,7 @@ from craft import plots
 from explorer import figure_export, plotly_view
 
 # The re-vendor script, read as a module: its record is the one the test compares with.
-_SPEC = importlib.util.spec_from_file_location("vendor_plotly", Path(__file__).resolve().parent.parent / ".ci" / "vendor_plotly.py")
+_SPEC = importlib.util.spec_from_file_location("vendor_plotly", Path(__file__).resolve().parents[2] / ".ci" / "vendor_plotly.py")
 assert _SPEC is not None and _SPEC.loader is not None
 vendor_plotly = importlib.util.module_from_spec(_SPEC)
 _SPEC.loader.exec_module(vendor_plotly)

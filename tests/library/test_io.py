@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from craft.exceptions import CraftInputError
 from craft.io import read_info, read_table, table_fingerprint
 
-CORPUS = Path(__file__).parent / "corpus"
+CORPUS = Path(__file__).resolve().parents[1] / "corpus"
 
 
 def corpus(name: str) -> Path:

@@ -23,7 +23,7 @@ from craft import cli, datasets
 from explorer.cache import STORE
 from explorer.state import START_DATA_ENV, UPLOAD
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _craft(capsys, *argv: str) -> tuple[int, str]:

@@ -22,7 +22,7 @@ from explorer.cache import STORE
 from explorer.services import EXAMPLES
 from explorer.state import CONTINUED
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")
 PAGES = {
     "data": "pages/data.py",

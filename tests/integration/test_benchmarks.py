@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 pytest.importorskip("kmodes", reason="the benchmark peers need the 'bench' extra (kmodes)")
 

@@ -44,7 +44,7 @@ def in_fresh_process(model_path: Path, table: pd.DataFrame, tmp_path: Path) -> t
     subprocess.run(
         [sys.executable, "-c", CHILD, str(model_path), str(tmp_path / "table.parquet"), str(tmp_path / "labels.npy"),
          str(tmp_path / "assigned.parquet")],
-        check=True, timeout=300, cwd=Path(__file__).resolve().parents[1],
+        check=True, timeout=300, cwd=Path(__file__).resolve().parents[2],
     )
     return np.load(tmp_path / "labels.npy"), pd.read_parquet(tmp_path / "assigned.parquet")
 
@@ -274,7 +274,7 @@ def test_one_cluster_has_margin_zero_and_no_nan():
 
 
 def test_a_row_without_observed_cells_fits_no_cluster_and_has_no_margin(planted):
-    # It never opens a cluster (tests/test_rows_without_cells.py), but nothing places it either: it costs the same in
+    # It never opens a cluster (tests/library/test_rows_without_cells.py), but nothing places it either: it costs the same in
     # every cluster, so assign says it fits none and leaves its margin empty rather than call it a fit (issue 30).
     X, model = planted
     empty = X.iloc[:3].copy()
