@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
-from engine_options import engine_options
+from library_helpers import engine_options
 from literal_craft import LiteralCluster, Prior, encode, literal_craft
 
 from craft import CRAFT, _engine

@@ -11,17 +11,16 @@ from __future__ import annotations
 
 import copy
 import re
-import warnings
 
 import numpy as np
 import plotly.graph_objects as go
 import pytest
 from plotly.colors import find_intermediate_color, hex_to_rgb
 
+from library_helpers import EXAMPLES, fit_example, load_example
 from craft import plots
 from craft.profiles import cluster_profiles
 from craft.report import report_sections
-from explorer.services import EXAMPLES, PRESETS, FitParams, fit_craft, fit_schema, fitted_X, load_example
 
 
 def hue_class(color: str) -> str:
@@ -57,14 +56,8 @@ def test_the_two_cell_classes_have_distinct_hues_whatever_the_value():
 
 @pytest.fixture(scope="module", params=EXAMPLES)
 def example(request):
-    name = request.param
-    data = load_example(name, n_samples=150)
-    schema, _ = fit_schema(data, {}, data.label)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        outcome = fit_craft(data.table, schema, FitParams().replace(**{**PRESETS[name], "n_init": 1}))
-    assert outcome.model is not None, outcome.error
-    return data, outcome.model, fitted_X(outcome.model, data.table)
+    model, X = fit_example(request.param, n_init=1)
+    return load_example(request.param), model, X
 
 
 def test_every_mask_cell_is_coloured_by_feature_mask(example):
@@ -175,17 +168,10 @@ def test_report_figures_show_every_feature_and_cluster_name(wide_survey):
 @pytest.fixture(scope="module")
 def soybean_imputed():
     """Soybean with five columns taken as numbers (their missing cells imputed): the app's Data-page roles."""
-    data = load_example("soybean")
     numeric = ["date", "plant.stand", "precip", "temp", "germ"]
-    schema, _ = fit_schema(data, dict.fromkeys(numeric, "numeric"), data.label)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        outcome = fit_craft(data.table, schema, FitParams().replace(**{**PRESETS["soybean"], "missing": "impute",
-                                                                       "n_init": 1}))
-    assert outcome.model is not None, outcome.error
-    X = fitted_X(outcome.model, data.table)
+    model, X = fit_example("soybean", roles={"numeric": numeric}, missing="impute", n_init=1)
     assert X[numeric].isna().to_numpy().any()
-    return outcome.model, X
+    return model, X
 
 
 def test_feature_chart_and_profile_show_one_mean_and_spread_with_imputed_cells(soybean_imputed):

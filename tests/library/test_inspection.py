@@ -13,19 +13,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from library_helpers import EXAMPLES, fit_example as _fit, load_example
 from craft import CRAFT, CraftInputError, _engine, profiles
-from explorer.services import EXAMPLES, fit_craft, fit_schema, fitted_X, fitted_table, load_example, PRESETS, FitParams
-
-
-def _fit(name: str, **changes):
-    data = load_example(name, n_samples=150)
-    schema, _ = fit_schema(data, {}, data.label)
-    params = FitParams().replace(**{**PRESETS[name], "n_init": 2, **changes})
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        outcome = fit_craft(data.table, schema, params)
-    assert outcome.model is not None, outcome.error
-    return outcome.model, fitted_X(outcome.model, data.table)
 
 
 def _engine_order_mask(model) -> np.ndarray:
@@ -143,7 +132,7 @@ def test_iteration_and_rows_are_checked():
 
 
 def test_shrunk_selection_is_inspected_like_the_paper_rule():
-    table = load_example("mixed_planted", n_samples=150).table.drop(columns="true_cluster")
+    table = load_example("mixed_planted", n_samples=150).X
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         model = CRAFT(m=0.5, k=4, rho=0.02, rho_selection="shrink", n_init=2, random_state=0).fit(table)
@@ -152,9 +141,7 @@ def test_shrunk_selection_is_inspected_like_the_paper_rule():
 
 
 def test_a_cluster_that_selects_no_feature_is_warned_about_and_explained():
-    data = load_example("credit-g")
-    schema, _ = fit_schema(data, {}, data.label)
-    X, used = fitted_table(data.table, schema)
+    X, _, _, used = load_example("credit-g")
     with pytest.warns(UserWarning, match=r"select no feature \(budget='approximate'\)"):
         model = CRAFT(categorical=used, m=0.5, k=2, budget="approximate", eps_c=0.9, n_init=1,
                       random_state=0).fit(X)

@@ -26,7 +26,7 @@ import pytest
 from craft import _engine, _kernels
 from craft.encoding import Encoder
 from craft.priors import prior_terms
-from engine_options import engine_options
+from library_helpers import engine_options
 
 
 def mixed_table(seed: int, n_rows: int) -> tuple[pd.DataFrame, list[str], list[str]]:

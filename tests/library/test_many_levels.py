@@ -1,15 +1,14 @@
 """Issue 14: a categorical column of very many levels must not make the app build rows x levels dense.
 
-The reproducing input, generated here: 30,000 rows with one 12,000-level
+The reproducing input (``library_helpers.many_levels_table``): 30,000 rows with one 12,000-level
 categorical column (a 0.6 MB CSV). A dense one-hot matrix of it is
-30,000 x 12,000 x 8 bytes = 2.9 GB; the projection (Tune & see, Teach) and
-k-means in Compare keep it sparse, and the methods that need it dense are
-refused before allocating, with the size.
+30,000 x 12,000 x 8 bytes = 2.9 GB; the projection (Tune & see, Teach) keeps it sparse. The app's
+Compare (k-means sparse, the methods that need it dense refused before allocating, with the size) is
+tested in ``tests/app/test_compare_methods.py``.
 """
 
 from __future__ import annotations
 
-import tracemalloc
 import warnings
 
 import numpy as np
@@ -17,32 +16,12 @@ import pandas as pd
 import pytest
 
 from craft import CRAFT, plots
-from explorer.services import DENSE_LIMIT_BYTES, FitParams, compare_methods, fit_schema, load_upload
-
-N_ROWS, N_LEVELS = 30_000, 12_000
+from library_helpers import N_LEVELS, N_ROWS, many_levels_table, peak_bytes
 
 
 @pytest.fixture(scope="module")
 def many_levels():
-    rng = np.random.default_rng(0)
-    group = rng.integers(3, size=N_ROWS)
-    table = pd.DataFrame({
-        "x": rng.normal(3.0 * group, 1.0),
-        # Every level occurs; the first 3 are frequent and follow the groups.
-        "code": np.where(rng.random(N_ROWS) < 0.6, group, rng.integers(N_LEVELS, size=N_ROWS)).astype(str),
-    })
-    table.loc[:N_LEVELS - 1, "code"] = np.arange(N_LEVELS).astype(str)
-    assert table["code"].nunique() == N_LEVELS
-    return table
-
-
-def peak_bytes(function):
-    tracemalloc.start()
-    try:
-        result = function()
-        return result, tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
+    return many_levels_table()
 
 
 def test_projection_memory_follows_the_cells_not_rows_times_levels(many_levels):
@@ -72,19 +51,3 @@ def test_projection_sparse_equals_the_dense_pca_on_small_data():
     for j, column in enumerate(["pc1", "pc2"]):
         sign = np.sign(np.dot(frame[column], expected[:, j]))
         np.testing.assert_allclose(sign * frame[column].to_numpy(), expected[:, j], atol=1e-6)
-
-
-def test_compare_refuses_a_dense_matrix_beyond_the_limit_and_runs_k_means_sparse(many_levels):
-    data = load_upload(many_levels.to_csv(index=False).encode(), "many_levels.csv")
-    schema, _ = fit_schema(data, {"code": "categorical"}, None)
-    dense = N_ROWS * (N_LEVELS + 1) * 8
-    assert dense > DENSE_LIMIT_BYTES
-    (frame, peak) = peak_bytes(lambda: compare_methods(
-        data.table, schema, FitParams(n_init=1), methods=("DP-means", "DP-RF", "k-means (one-hot)"), k=3, seed=0))
-    rows = frame.set_index("method")
-    for method in ("DP-means", "DP-RF"):
-        assert np.isnan(rows.loc[method, "K"])
-        assert f"{method} needs a dense 30,000 x 12,001 matrix" in rows.loc[method, "note"]
-        assert "2.7 GiB" in rows.loc[method, "note"]
-    assert rows.loc["k-means (one-hot)", "K"] == 3
-    assert peak < dense / 10, f"peak {peak / 2**20:.0f} MiB"

@@ -20,7 +20,7 @@ from craft import CRAFT, CraftInputError
 from craft import _engine
 from craft.encoding import Encoder
 from craft.priors import prior_terms
-from engine_options import engine_options
+from library_helpers import engine_options
 
 
 def options(**changes) -> _engine.Options:

@@ -5,22 +5,18 @@ import pandas as pd
 import plotly.graph_objects as go
 import pytest
 
+from library_helpers import fit_example, load_example
 from craft import CRAFT, plots, prior_terms, synthetic
 from craft.priors import PriorTerms
 from craft.metrics import align_clusters
-from explorer.services import FitParams, compare_methods, fit_craft, fit_schema, load_example
 from craft.profiles import cluster_profiles
 
 
 @pytest.fixture(scope="module")
 def fig1():
     """The paper's Figure 1(a) data (60 rows) and a fit with m = 1/3, k = 3."""
-    data = load_example("fig1_binary", n_samples=60, seed=0)
-    schema, _ = fit_schema(data, {}, data.label)
-    outcome = fit_craft(data.table, schema, FitParams(m=1 / 3, k=3, n_init=2))
-    model = outcome.model
-    X = data.table[[str(c) for c in model.feature_names_in_]]
-    return data, model, X
+    model, X = fit_example("fig1_binary", n_samples=60, m=1 / 3, k=3, n_init=2)
+    return load_example("fig1_binary", n_samples=60), model, X
 
 
 @pytest.fixture(scope="module")
@@ -404,17 +400,6 @@ def test_fig_confusion_counts_and_shares():
     assert np.asarray(trace.text).tolist() == [[8, 2], [0, 5]]
     assert np.allclose(trace.z, [[0.8, 0.2], [0.0, 1.0]])
     assert list(trace.y) == ["cluster 0", "cluster 1"]
-
-
-def test_fig_compare_with_and_without_scores(fig1):
-    data, model, _ = fig1
-    schema, _ = fit_schema(data, {}, data.label)
-    frame = compare_methods(data.table, schema, FitParams(m=1 / 3, n_init=1), methods=("CRAFT", "DP-means"),
-                            k=3, y=data.table[data.label])
-    scored = plots.fig_compare(frame)
-    assert [trace.name for trace in scored.data] == ["purity", "NMI", "ARI"]
-    bare = plots.fig_compare(frame.assign(purity=np.nan, nmi=np.nan, ari=np.nan))
-    assert [trace.name for trace in bare.data] == ["K"]
 
 
 def test_sweep_summary_and_figure():

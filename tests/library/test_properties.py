@@ -14,11 +14,10 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import HealthCheck, assume, event, given, settings
+from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from craft import CRAFT, CraftInputError, Schema, infer_schema
-from explorer.services import FitParams, fit_craft, load_upload
 
 SETTINGS = settings(
     max_examples=60, deadline=None,
@@ -87,7 +86,7 @@ def mixed_tables(draw, min_rows: int = 1, max_rows: int = 40, max_columns: int =
     return pd.DataFrame({name: draw(_column(n_rows)) for name in names})
 
 
-_PARAMS = st.fixed_dictionaries(
+PARAMS = st.fixed_dictionaries(
     {
         "m": st.floats(0.05, 0.95),
         "size": st.sampled_from(["k", "lam", "default"]),
@@ -194,7 +193,7 @@ def _fit_or_refuse(table: pd.DataFrame, schema: Schema, params: dict, estimator:
 
 
 @SETTINGS
-@given(table=mixed_tables(), params=_PARAMS)
+@given(table=mixed_tables(), params=PARAMS)
 def test_infer_schema_then_fit_labels_every_row_or_names_the_fault(table, params):
     schema = infer_schema(table)  # never refuses a table (it ignores what it cannot use, with a reason)
     assert set(schema.columns) == set(table.columns)
@@ -202,44 +201,13 @@ def test_infer_schema_then_fit_labels_every_row_or_names_the_fault(table, params
 
 
 @SETTINGS
-@given(table=mixed_tables(min_rows=2), params=_PARAMS)
+@given(table=mixed_tables(min_rows=2), params=PARAMS)
 def test_fit_with_auto_schema_agrees_with_the_error_contract(table, params):
     """``categorical="auto"`` takes the same path as an explicit inferred schema."""
     estimator = _estimator(Schema((), (), (), {}), params).set_params(categorical="auto")
     model = _fit_or_refuse(table, infer_schema(table), params, estimator)
     if model is not None:
         assert model.schema_ == infer_schema(table)
-
-
-@SETTINGS
-@given(table=mixed_tables(max_rows=25, max_columns=5), params=_PARAMS)
-def test_app_upload_path_on_random_tables(table, params):
-    """The app's path: the table as CSV bytes → ``load_upload`` → ``fit_craft``
-    gives a model or a message, never another exception."""
-    data = table.to_csv(index=False).encode("utf-8")
-    try:
-        loaded = load_upload(data, "random.csv")
-    except CraftInputError as error:
-        assert str(error)
-        return
-    fit_params = FitParams(
-        m=params["m"], size_by="lambda" if params["size"] == "lam" else "k", k=params["k"],
-        lam=params["lam"], budget=params["budget"], standardize=params["standardize"],
-        seed=params["seed"] % 1000, n_init=1, max_iter=50,
-    )
-    schema = loaded.schema
-    assume(schema.used)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        outcome = fit_craft(loaded.table, schema, fit_params)
-    if outcome.model is None:
-        assert outcome.error and isinstance(outcome.error, str)
-        event("message instead of a model")
-        return
-    event("fitted")
-    labels = outcome.model.labels_
-    assert labels.shape == (len(loaded.table),)
-    assert math.isfinite(outcome.model.objective_)
 
 
 # ---------------------------------------------------------------------------

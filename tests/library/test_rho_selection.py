@@ -12,7 +12,7 @@ from craft import CRAFT, CraftInputError, _engine
 from craft.encoding import Encoder
 from craft.metrics import planted_agreement
 from craft.priors import MIN_OWN_WEIGHT, prior_terms
-from engine_options import engine_options
+from library_helpers import engine_options
 from craft.synthetic import FIGURES
 
 

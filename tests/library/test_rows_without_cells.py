@@ -17,7 +17,7 @@ import pytest
 from craft import CRAFT, _engine
 from craft.encoding import Encoder
 from craft.priors import prior_terms
-from engine_options import engine_options
+from library_helpers import engine_options
 
 NAN = np.nan
 
