@@ -4,7 +4,6 @@ read (``craft.stability``) is tested on the library, ``tests/library/test_stabil
 from __future__ import annotations
 
 import threading
-from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -58,6 +57,11 @@ def test_evaluate_shows_stability_and_the_null_without_labels():
 
 
 def _card(key, model, X, cluster):
+    # AppTest.from_function runs this function's source alone: its imports are its own.
+    from types import SimpleNamespace
+
+    from explorer import evidence
+
     evidence.show_cluster_stability(SimpleNamespace(key=key, model=model, X=X), cluster)
 
 
