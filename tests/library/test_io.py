@@ -931,6 +931,7 @@ def test_zip_archive_named_csv_says_what_it_is():
         read_table(buffer.getvalue(), name="data.csv")
 
 
+@pytest.mark.slow  # a fresh Python process: in `make test`, not `make test-fast`
 def test_blank_lines_and_long_lines_take_memory_bounded_by_the_file(tmp_path):
     """Peak memory (the process's maximum resident size, which counts the
     parser's native buffers) over reading each shape stays a few times the

@@ -124,6 +124,7 @@ _CACHE_SCRIPT = textwrap.dedent(
 )
 
 
+@pytest.mark.slow  # fresh Python processes, each compiling: in `make test`, not `make test-fast`
 def test_threaded_and_serial_passes_do_not_share_cached_machine_code(tmp_path):
     env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "numba")}
     for step in ("compile", "check"):

@@ -10,6 +10,7 @@ from craft.lectures import LECTURES, SEEDS, lecture, quiet_subspaces
 
 
 @pytest.mark.parametrize("name", list(LECTURES))
+@pytest.mark.slow  # ten seeds of every lesson: in `make test`, not `make test-fast`
 def test_lecture_claim_holds_over_seeds_0_to_9(name):
     holds, numbers = LECTURES[name].holds(SEEDS)
     assert holds, f"{name}: {LECTURES[name].claim} does not hold: {numbers}"

@@ -200,6 +200,7 @@ def test_the_scrubber_holds_every_fit_of_the_path_as_a_frame(planted):
     assert fig.layout.title.text == fig.frames[1].layout.title.text
 
 
+@pytest.mark.slow  # a fresh Python process: in `make test`, not `make test-fast`
 def test_the_path_needs_no_plotly():
     code = "import sys; sys.modules['plotly'] = None\nimport craft.path\nprint('plotly' in sys.modules and sys.modules['plotly'] is not None)"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)

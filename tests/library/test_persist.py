@@ -60,6 +60,7 @@ def mixed_with_missing(seed: int = 0) -> pd.DataFrame:
 
 
 @pytest.mark.parametrize("missing", ["marginalise", "impute"])
+@pytest.mark.slow  # a fresh Python process: in `make test`, not `make test-fast`
 def test_saved_model_predicts_the_same_in_a_fresh_process(tmp_path, missing):
     X = mixed_with_missing()
     model = CRAFT(k=3, n_init=2, missing=missing, categorical=list(X.columns[4:]), random_state=0).fit(X)
@@ -94,6 +95,7 @@ def test_loaded_model_keeps_the_fitted_surface():
     np.testing.assert_array_equal(loaded.predict(X.assign(mixed="10")), model.predict(X.assign(mixed="10")))
 
 
+@pytest.mark.slow  # a Dask cluster and a fresh Python process: in `make test`, not `make test-fast`
 def test_dask_fit_saved_and_loaded_in_a_fresh_process_predicts_as_the_dask_model(tmp_path):
     dd = pytest.importorskip("dask.dataframe")
     distributed = pytest.importorskip("distributed")

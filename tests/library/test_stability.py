@@ -116,6 +116,7 @@ def test_a_callback_stops_the_run(planted):
         trust.permutation_null(model, X, n_permutations=2, callback=raises)
 
 
+@pytest.mark.slow  # 9 to 19 refits of null tables per call: in `make test`, not `make test-fast`
 def test_the_permutation_null_separates_structure_from_noise(planted, noise):
     real = trust.permutation_null(planted[1], planted[0], n_permutations=9, n_init=2, random_state=0)
     assert real.p_value == pytest.approx(0.1) and real.z_score < -10 and real.gain_per_row > 1
@@ -142,6 +143,7 @@ def correlated_blob(seed=0):
 
 
 @pytest.mark.parametrize("params", [{"k": 3}, {}])
+@pytest.mark.slow  # 9 to 19 refits of null tables per call: in `make test`, not `make test-fast`
 def test_one_correlated_blob_is_not_called_clustered(params):
     X = correlated_blob()
     model = CRAFT(random_state=0, **params).fit(X)
@@ -149,6 +151,7 @@ def test_one_correlated_blob_is_not_called_clustered(params):
     assert result.p_value > 0.2 and "not clearly more structured than one cluster" in result.sentence()
 
 
+@pytest.mark.slow  # 9 to 19 refits of null tables per call: in `make test`, not `make test-fast`
 def test_figure_2s_planted_clusters_are_called_clustered():
     X, _, _ = synthetic.fig2_numeric(random_state=0)
     model = CRAFT(m=1 / 3, k=3, random_state=0).fit(X)
