@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import json
 import re
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -17,7 +18,7 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
-from explorer import mask_path
+from explorer import mask_path, services
 from explorer.cache import STORE
 from explorer.services import EXAMPLES
 from explorer.state import CONTINUED
@@ -68,6 +69,19 @@ def start(page: str = "data", **query) -> AppTest:
     if page != "data":
         visit(at, page)
     return settle(at)
+
+
+def opened(**query) -> AppTest:
+    """The app opened with ``query`` in its URL (one restart), not waiting for its fit: what runs meanwhile is
+    the test's."""
+    at = AppTest.from_file(APP, default_timeout=90)
+    at.query_params["n_init"] = "1"
+    for key, value in query.items():
+        at.query_params[key] = str(value)
+    # Twice: AppTest's first run writes the URL, and a widget set right after it would be ignored.
+    at.run().run()
+    assert not at.exception, at.exception
+    return at
 
 
 def visit(at: AppTest, page: str) -> AppTest:
@@ -146,3 +160,49 @@ def upload(at: AppTest, name: str, content: bytes) -> AppTest:
     at.file_uploader(key="uploader").set_value((name, content, "text/csv")).run()
     assert not at.exception, at.exception
     return settle(at)
+
+
+class Gate:
+    """Holds every fit started through the app (``services.fit_craft``) while closed; counts them.
+
+    So that "while the fit runs" is a state a test controls, not a race with the machine's speed.
+    """
+
+    def __init__(self, *, closed: bool):
+        self.event = threading.Event()
+        if not closed:
+            self.event.set()
+        self.started: list = []
+
+    def open(self) -> None:
+        self.event.set()
+
+
+def gate_fixture(*, closed: bool):
+    """A ``gate`` fixture: the app's fits go through a :class:`Gate` (``closed``: held from the start) for the test,
+    opened at its end. A module takes it as ``gate = gate_fixture(closed=...)``."""
+
+    @pytest.fixture
+    def gate(monkeypatch):
+        gate = gated_fits(monkeypatch, closed=closed)
+        yield gate
+        gate.open()
+
+    return gate
+
+
+def gated_fits(monkeypatch, *, closed: bool) -> Gate:
+    """Route the app's fits through a :class:`Gate` (``closed``: held from the start) for this test."""
+    gate = Gate(closed=closed)
+    real = services.fit_craft
+
+    def gated(table, schema, params, callback=None):
+        gate.started.append(params)
+        # Report iterations while held, so a cancellation is seen as it would be in a long fit.
+        while not gate.event.wait(0.01):
+            if callback is not None:
+                callback(type("Record", (), {"lam": 0.0, "restart": 0})())
+        return real(table, schema, params, callback=callback)
+
+    monkeypatch.setattr(services, "fit_craft", gated)
+    return gate

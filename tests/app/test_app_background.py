@@ -10,51 +10,13 @@ from __future__ import annotations
 
 import threading
 
-import pytest
-from app_helpers import APP, chart_elements, clear_caches, ctx, pytestmark, settle, text  # noqa: F401  (fixture, marks)
-from streamlit.testing.v1 import AppTest
+from app_helpers import APP, chart_elements, clear_caches, ctx, gate_fixture, opened, pytestmark, settle, text  # noqa: F401  (fixture, marks)
 
-from explorer import cache, services
+from explorer import cache
 
 
-class Gate:
-    """Holds every fit started through the app until :meth:`open`; counts them."""
-
-    def __init__(self):
-        self.event = threading.Event()
-        self.started = []
-
-    def open(self):
-        self.event.set()
-
-
-@pytest.fixture
-def gate(monkeypatch):
-    gate = Gate()
-    real = services.fit_craft
-
-    def gated(table, schema, params, callback=None):
-        gate.started.append(params)
-        # Report iterations while held, so a cancellation is seen as it would be in a long fit.
-        while not gate.event.wait(0.01):
-            if callback is not None:
-                callback(type("Record", (), {"lam": 0.0, "restart": 0})())
-        return real(table, schema, params, callback=callback)
-
-    monkeypatch.setattr(services, "fit_craft", gated)
-    yield gate
-    gate.open()
-
-
-def opened(**query) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=90)
-    at.query_params["n_init"] = "1"
-    for key, value in query.items():
-        at.query_params[key] = str(value)
-    # Twice: AppTest's first run writes the URL, and a widget set right after it would be ignored.
-    at.run().run()
-    assert not at.exception, at.exception
-    return at
+#: The app's fits, held until ``gate.open()``.
+gate = gate_fixture(closed=True)
 
 
 def test_the_data_page_is_usable_while_the_fit_runs(gate):

@@ -18,46 +18,20 @@ import threading
 
 import numpy as np
 import pytest
-from app_helpers import APP, chart_elements, clear_caches, ctx, pytestmark, text  # noqa: F401  (fixture, marks)
+from app_helpers import APP, Gate, chart_elements, clear_caches, ctx, gate_fixture, opened, pytestmark, text  # noqa: F401  (fixture, marks)
 from streamlit.testing.v1 import AppTest
 
 from craft.relabel import changed_share
-from explorer import cache, services, view
+from explorer import cache, view
 
 
-class Gate:
-    """Holds every fit started through the app while closed; counts them."""
-
-    def __init__(self):
-        self.event = threading.Event()
-        self.event.set()
-        self.started = []
-
-
-@pytest.fixture
-def gate(monkeypatch):
-    gate = Gate()
-    real = services.fit_craft
-
-    def gated(table, schema, params, callback=None):
-        gate.started.append(params)
-        while not gate.event.wait(0.01):
-            if callback is not None:
-                callback(type("Record", (), {"lam": 0.0, "restart": 0})())
-        return real(table, schema, params, callback=callback)
-
-    monkeypatch.setattr(services, "fit_craft", gated)
-    yield gate
-    gate.event.set()
+#: The app's fits, held while the gate is closed (it starts open).
+gate = gate_fixture(closed=False)
 
 
 def tuned(**query) -> AppTest:
     """Tune & see opened on a refined fit."""
-    at = AppTest.from_file(APP, default_timeout=90)
-    at.query_params["n_init"] = "1"
-    for key, value in query.items():
-        at.query_params[key] = str(value)
-    at.run().run()
+    at = opened(**query)
     at.switch_page("pages/clusters.py").run()
     assert not at.exception, at.exception
     assert ctx(at).model is not None and not ctx(at).provisional

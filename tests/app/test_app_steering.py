@@ -7,26 +7,12 @@ import warnings
 
 import numpy as np
 import pytest
-import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from craft import CRAFT, plots, synthetic
 from craft.steer import steer
 from explorer import steering
-from explorer.cache import STORE
-from app_helpers import APP
-
-pytestmark = [
-    pytest.mark.filterwarnings("ignore:k=.* clusters were not reachable:UserWarning"),
-    pytest.mark.filterwarnings("ignore:CRAFT did not converge"),
-]
-
-
-@pytest.fixture(autouse=True)
-def clear_caches():
-    st.cache_data.clear()
-    STORE.clear()
-    yield
+from app_helpers import APP, clear_caches, opened, pytestmark  # noqa: F401 - the autouse cache fixture, the warning filters
 
 
 def ctx(at: AppTest):
@@ -39,11 +25,7 @@ def text(element) -> str:
 
 def tuned(**query) -> AppTest:
     """Tune & see on Figure 1(a) (one restart), with ``query`` in its link."""
-    at = AppTest.from_file(APP, default_timeout=90)
-    at.query_params["n_init"] = "1"
-    for key, value in query.items():
-        at.query_params[key] = str(value)
-    at.run().run()
+    at = opened(**query)
     at.switch_page("pages/clusters.py").run()
     job = ctx(at).job
     if job is not None:
