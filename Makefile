@@ -35,9 +35,11 @@ test-fast: $(STAMP)
 ## benchmarks/, tests/, .ci/; .ci/run runs this before the suite.
 # The test folders are type-checked in runs of their own: pytest puts each folder
 # on sys.path (its modules import each other by file name), and tests/, tests/app
-# and tests/browser each hold a conftest module (one run may hold one). Tests use optional values as present (a fitted model, a
-# fit's message, read_info): --no-strict-optional lets None pass for them, since
-# a None fails the test where it is used; every other check stays on. The library
+# and tests/browser each hold a conftest module (one run may hold one); the app's
+# tests also import tests/library's helpers (pytest's pythonpath, MYPYPATH here).
+# Tests use optional values as present (a fitted model, a fit's message,
+# read_info): --no-strict-optional lets None pass for them, since a None fails
+# the test where it is used; every other check stays on. The library
 # they import is checked strictly by the first run, where its ignores for None are
 # needed; here they would count as unused.
 TEST_MYPY := $(BIN)/mypy --no-strict-optional --no-warn-unused-ignores
@@ -45,7 +47,7 @@ lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/mypy
 	$(TEST_MYPY) tests/conftest.py tests/library tests/integration
-	$(TEST_MYPY) tests/app
+	MYPYPATH=tests/library $(TEST_MYPY) tests/app
 	$(TEST_MYPY) tests/browser
 
 ## The full benchmark suite (about 15-30 minutes); results go to docs/RESULTS.md.

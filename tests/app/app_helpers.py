@@ -1,6 +1,6 @@
 """What the app's tests share: starting the app in ``streamlit.testing.v1.AppTest``, pages, its figures, caches.
 
-The app's test modules (``test_app*.py``, ``test_cards.py``, ``test_stability.py``, ...) import these from
+The app's test modules (``tests/app/test_*.py``) import these from
 here; a module that imports ``clear_caches`` gets it as an autouse fixture, and one that imports
 ``pytestmark`` the warnings every app test expects. No test lives here (pytest collects ``test_*.py`` only).
 """

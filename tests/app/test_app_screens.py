@@ -136,7 +136,7 @@ def test_card_rows_are_named_by_the_identifier_column_and_the_files_line():
 
 
 def test_stability_sits_beside_the_clusters_name_and_in_the_picker(monkeypatch):
-    from test_cards import open_cards, run_stability_on_the_card
+    from test_app_cards import open_cards, run_stability_on_the_card
 
     from explorer import evidence
 
