@@ -25,33 +25,29 @@ run: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest
 
-## The library's fast tier: the test modules of craft/ alone (no app, browser, CLI or Dask), slow checks left out.
-# The modules are named here, not moved: pytest only imports these (the app's modules import Streamlit, 40 s of
-# collection alone). tests/test_packaging.py checks that each imports neither explorer nor streamlit. Left out,
-# and still in `make test`: test_engine.py (hypothesis's literal-pass comparisons, minutes), test_cli.py (a
-# process per command), test_concurrent_fits.py (processes per numba threading layer), test_distributed.py,
-# test_benchmarks.py.
-FAST_TESTS := $(addprefix tests/test_,$(addsuffix .py,\
-	baselines conformance datasets encoding estimator explain export hostile_arguments hostile_models \
-	hostile_values io kernel_variants lambda_search links metrics missing path persist pins profiles relabel \
-	rho_selection rows_without_cells schema steer synthetic warm_start))
+## The library's fast tier: tests/library (craft/ alone: no app, browser, CLI process or Dask), slow checks left out.
+# pytest imports only that folder (the app's modules import Streamlit, seconds of collection alone);
+# tests/integration/test_packaging.py checks that no module there imports explorer or Streamlit.
 test-fast: $(STAMP)
-	$(BIN)/python -m pytest -m "not slow" -q $(FAST_TESTS)
+	$(BIN)/python -m pytest -m "not slow" -q tests/library
 
 ## Lint (ruff) and type checks (mypy) of every Python file: craft/, explorer/, pages/, app.py,
 ## benchmarks/, tests/, .ci/; .ci/run runs this before the suite.
-# tests/ and tests/browser are type-checked in runs of their own: pytest puts each
-# folder on sys.path (their modules import each other by file name) and both hold
-# a conftest module. Tests use optional values as present (a fitted model, a
-# fit's message, read_info): --no-strict-optional lets None pass for them, since
-# a None fails the test where it is used; every other check stays on. The library
+# The test folders are type-checked in runs of their own: pytest puts each folder
+# on sys.path (its modules import each other by file name), and tests/, tests/app
+# and tests/browser each hold a conftest module (one run may hold one); the app's
+# tests also import tests/library's helpers (pytest's pythonpath, MYPYPATH here).
+# Tests use optional values as present (a fitted model, a fit's message,
+# read_info): --no-strict-optional lets None pass for them, since a None fails
+# the test where it is used; every other check stays on. The library
 # they import is checked strictly by the first run, where its ignores for None are
 # needed; here they would count as unused.
 TEST_MYPY := $(BIN)/mypy --no-strict-optional --no-warn-unused-ignores
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/mypy
-	$(TEST_MYPY) --exclude tests/browser tests
+	$(TEST_MYPY) tests/conftest.py tests/library tests/integration
+	MYPYPATH=tests/library $(TEST_MYPY) tests/app
 	$(TEST_MYPY) tests/browser
 
 ## The full benchmark suite (about 15-30 minutes); results go to docs/RESULTS.md.

@@ -8,7 +8,7 @@ Usage (from the repository root, with the app extra installed)::
 It runs ``npm pack plotly.js-cartesian-dist-min@<version>`` (npm, the registry's
 own client), takes ``plotly-cartesian.min.js`` and its ``LICENSE`` from the
 package into ``static/``, and writes ``static/plotly-cartesian.json``: the npm
-package, its version and the bundle's sha256. ``tests/test_plotly_view.py``
+package, its version and the bundle's sha256. ``tests/app/test_plotly_view.py``
 checks the file against that record and the version against
 ``plotly.offline.get_plotlyjs_version()``, so a plotly.py upgrade, or a bundle
 changed by hand, fails there until this script is run again.

@@ -21,7 +21,7 @@ drawing, Plotly, layout.
 Each action is measured ``--repeats`` times (at least 5), after one warm-up
 where the action would otherwise be measured cold; the median and the range
 are reported with the machine's load average at the start and end of each
-action. Timings are never asserted by tests (``tests/test_bench_browser.py``
+action. Timings are never asserted by tests (``tests/browser/test_bench_browser.py``
 runs one action as a smoke test).
 
     python -m benchmarks.bench_browser                 # all actions, print

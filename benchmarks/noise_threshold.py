@@ -1,4 +1,4 @@
-"""The noise threshold of ``noise=True`` on the planted tables of ``tests/test_noise.py`` (issue 30, item 6).
+"""The noise threshold of ``noise=True`` on the planted tables of ``tests/library/test_noise.py`` (issue 30, item 6).
 
 Two kinds of table, each over seeds 0-4 (each seed its own data and fit):
 

@@ -88,7 +88,7 @@ def main(argv=None) -> int:
     figures = args.figures or (OUT / "figures" if args.quick else ROOT / "docs" / "figures")
     # Speed first, while nothing else of ours runs; the file keeps the order of SECTIONS.
     # The browser benchmark starts servers and a browser: a run of its own
-    # (``--only browser``; its smoke test is tests/test_bench_browser.py), not part of --quick.
+    # (``--only browser``; its smoke test is tests/browser/test_bench_browser.py), not part of --quick.
     default = [key for key in SECTIONS if not (args.quick and key == "browser")]
     keys = sorted(args.only or default, key=lambda key: (key != "speed", list(SECTIONS).index(key)))
     OUT.mkdir(parents=True, exist_ok=True)

@@ -4,7 +4,7 @@ Each :class:`Lecture` holds its data (a generator of ``(X, y, true_mask)``
 seeded by one integer), the CRAFT settings it fits, two or three sentences
 that say what to look at, and a *claim*: a sentence with numbers that
 :meth:`Lecture.measure` checks on one seed and :meth:`Lecture.holds` over
-seeds 0-9 (``tests/test_lectures.py`` runs it). The app's Teach page reads
+seeds 0-9 (``tests/library/test_lectures.py`` runs it). The app's Teach page reads
 them (``explorer.lecture``); nothing here imports Streamlit.
 
 The comparisons are what a class would run: scikit-learn's ``KMeans`` on

@@ -23,7 +23,7 @@ it: ``explorer.plotly_view``), because an unpickled copy of a Plotly figure re-v
 property (70 ms for the mask heatmap, most of a view-only rerun); their bytes
 are estimated from the arrays and text they hold (:func:`object_bytes`).
 ``benchmarks/bench_cache.py`` shows a server's memory level off over many
-fits; ``tests/test_cache.py`` checks it in-process.
+fits; ``tests/app/test_cache.py`` checks it in-process.
 
 CRAFT fits run in background threads (:mod:`explorer.jobs`), one per fit
 digest for the whole server: a page that needs the fit waits for it with a

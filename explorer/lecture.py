@@ -38,7 +38,7 @@ HIDEABLE = {
 }
 #: Lecture mode's sizes, chosen for a 1920 × 1080 projector read from the back of a room: body text of
 #: 28 px is about 2.6 % of the screen's height (the usual rule for slides is at least 24 pt on a 1080-line
-#: screen); chart labels 22 px. ``tests/browser/test_lecture.py`` measures them in Chromium.
+#: screen); chart labels 22 px. ``tests/browser/test_lesson.py`` measures them in Chromium.
 LECTURE_TEXT_PX = 28
 LECTURE_CHART_FONT_PX = 22
 #: The keys of lecture mode, bound to the buttons of the same labels.
@@ -334,7 +334,7 @@ def handout(fit: LessonFit) -> str:
     sections = [
         Section("What to look at", paragraphs=list(lecture.look_at)),
         Section("The claim", paragraphs=[
-            lecture.claim, f"Checked over seeds {SEEDS[0]}–{SEEDS[-1]} by tests/test_lectures.py. "
+            lecture.claim, f"Checked over seeds {SEEDS[0]}–{SEEDS[-1]} by tests/library/test_lectures.py. "
             f"This handout's seed: {fit.seed}."],
             tables=[pd.DataFrame([{k: (round(v, 4) if isinstance(v, float) else v) for k, v in fit.numbers.items()}])]),
         Section("The fit", paragraphs=[

@@ -32,7 +32,7 @@ def style(css: str) -> None:
     """Put the app's own CSS on the page: fixed rules and numbers, never a value of the user's.
 
     The one place the app renders raw HTML (``st.html``), and only a
-    ``<style>`` element: ``tests/test_hostile_app.py`` checks that no other
+    ``<style>`` element: ``tests/app/test_hostile_app.py`` checks that no other
     module calls ``st.html`` and that every raw-HTML element of every page is
     such a style block holding no ``<``.
     """

@@ -84,7 +84,7 @@ EXAMPLES: tuple[str, ...] = tuple(synthetic.SYNTHETIC_DATASETS) + ("spambase", "
 
 #: Parameter presets that suit each example (applied when the user picks it
 #: from the list or opens a link naming it). Each example's default view
-#: reproduces its figure of the paper (``tests/test_app.py`` checks the
+#: reproduces its figure of the paper (``tests/app/test_app.py`` checks the
 #: agreement with the planted truth); the choices and their evidence are in
 #: ``docs/numerics.md`` ("The bundled examples' defaults").
 PRESETS: dict[str, dict] = {

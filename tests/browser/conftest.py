@@ -25,10 +25,8 @@ import pytest
 from benchmarks.app_server import ServerProcess, free_port  # one start-and-wait for the tests and the benchmark
 from benchmarks.bench_browser import CHROMIUM_ARGS  # one list of Chromium flags for the tests and the benchmark
 
-ROOT = Path(__file__).resolve().parents[2]
-
-#: Milliseconds a script run (a fit included) may take in the browser.
-RUN_TIMEOUT_MS = 60_000
+# A module named by file name, not ``conftest``: another folder's conftest may hold that name in one session.
+from test_flows import ROOT, new_context_page
 
 
 def pytest_collection_modifyitems(items):
@@ -143,18 +141,6 @@ def browser():
             yield chromium
         finally:
             chromium.close()
-
-
-def new_context_page(browser, base_url: str):
-    """A page in a new browser context (its own cookies, storage and Streamlit session)."""
-    context = browser.new_context(
-        accept_downloads=True, viewport={"width": 1400, "height": 1000}, base_url=base_url
-    )
-    context.set_default_timeout(RUN_TIMEOUT_MS)
-    page = context.new_page()
-    page.craft_errors = []  # uncaught page errors, checked by the tests
-    page.on("pageerror", lambda error: page.craft_errors.append(str(error)))
-    return context, page
 
 
 @pytest.fixture

@@ -17,8 +17,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import ROOT, free_port, new_context_page
-from test_flows import assert_clean, go_to, mask_figure, open_app
+from test_flows import ROOT, assert_clean, go_to, mask_figure, new_context_page, open_app
+
+from benchmarks.app_server import free_port
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(600)]
 

@@ -45,6 +45,18 @@ UPLOAD = "(uploaded file)"
 # Helpers
 
 
+def new_context_page(browser, base_url: str):
+    """A page in a new browser context (its own cookies, storage and Streamlit session)."""
+    context = browser.new_context(
+        accept_downloads=True, viewport={"width": 1400, "height": 1000}, base_url=base_url
+    )
+    context.set_default_timeout(RUN_TIMEOUT_MS)
+    page = context.new_page()
+    page.craft_errors = []  # uncaught page errors, checked by the tests
+    page.on("pageerror", lambda error: page.craft_errors.append(str(error)))
+    return context, page
+
+
 def wait_idle(page, timeout: int = RUN_TIMEOUT_MS) -> None:
     """Wait until the script has finished the run an interaction started.
 

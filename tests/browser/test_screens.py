@@ -1,7 +1,7 @@
 """Screens that must not mislead, in Chromium (issue 30, items 8-15): downloads under load, the scrubber's
 camera, the Back button, readability at 1280 × 720.
 
-AppTest checks of the same items are in ``tests/test_app_screens.py``.
+AppTest checks of the same items are in ``tests/app/test_app_screens.py``.
 """
 
 from __future__ import annotations

@@ -9,20 +9,10 @@ import re
 import pytest
 from test_flows import RUN_TIMEOUT_MS, assert_clean, mask_figure, open_app, screenshot, wait_idle
 
-from benchmarks.bench_browser import NAV_LINKS, REFINED
+from benchmarks.bench_browser import CELL_JS, NAV_LINKS, REFINED  # CELL_JS: a mask cell's place on the screen
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
 
-#: Where on the screen the CRAFT heatmap draws cell (feature, cluster label): its axes' own pixel mapping.
-_CELL_JS = """([feature, row]) => {
-  const graph = document.querySelector('.st-key-fig_masks .js-plotly-plot');
-  const index = graph._fullData.findIndex((d) => d.type === 'heatmap' && d.name === 'CRAFT');
-  const trace = graph._fullData[index];
-  const axis = (ref) => graph._fullLayout[ref.charAt(0) + 'axis' + ref.slice(1)];
-  const xa = axis(trace.xaxis), ya = axis(trace.yaxis);
-  const box = graph.getBoundingClientRect();
-  return {x: box.left + xa._offset + xa.d2p(feature), y: box.top + ya._offset + ya.d2p(row)};
-}"""
 _PINS_JS = """() => {
   const graph = document.querySelector('.st-key-fig_masks .js-plotly-plot');
   return graph.data.filter((d) => String(d.name).startsWith('pinned')).map((d) => [d.name, Array.from(d.x), Array.from(d.y)]);
@@ -48,7 +38,7 @@ def test_pin_a_cell_link_rows_undo_and_share(page, new_page):
     # A cell of the first cluster row that the fit leaves out: pinned on, the refit must select it.
     column = next(j for j, on in enumerate(before["z"][0]) if not on)
     feature, row = before["x"][column], before["y"][0]
-    point = page.evaluate(_CELL_JS, [feature, row])
+    point = page.evaluate(CELL_JS, [feature, row])
     page.mouse.click(point["x"], point["y"])
     after = mask_figure(page, until=lambda figure: _cell(figure, 0, column))
     wait_idle(page)
@@ -102,7 +92,7 @@ def test_pin_a_cell_link_rows_undo_and_share(page, new_page):
     wait_idle(page)
     # The same cell clicked again: pinned off (its pin replaced in the list), then free (the list empty).
     for expected in ([["pinned off (1)", [feature], [row]]], []):
-        point = page.evaluate(_CELL_JS, [feature, row])
+        point = page.evaluate(CELL_JS, [feature, row])
         page.mouse.click(point["x"], point["y"])
         wait_idle(page)
         page.wait_for_function(f"() => JSON.stringify(({_PINS_JS})()) === {json.dumps(json.dumps(expected, separators=(',', ':')))}",
