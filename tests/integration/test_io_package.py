@@ -4,7 +4,6 @@ reaches into another module's private names (tests/integration/test_doctests.py 
 
 from __future__ import annotations
 
-import ast
 import importlib
 import importlib.util
 import pkgutil
@@ -51,31 +50,3 @@ def test_the_console_script_resolves_to_the_cli_main(capsys):
     assert capsys.readouterr().out.startswith("craft ")
 
 
-@pytest.mark.parametrize("name", [*PACKAGES, *SUBMODULES, "craft.dask_io"])
-def test_no_private_name_is_imported_from_a_module_that_is_not_private(name):
-    """A module imports ``_name`` only from a ``_``-prefixed module (a package's own), never from a public one."""
-    module = importlib.import_module(name)
-    package = name if Path(module.__file__).name == "__init__.py" else name.rpartition(".")[0]
-    tree = ast.parse(Path(module.__file__).read_text(encoding="utf-8"))
-    reached = []
-    for node in ast.walk(tree):
-        if not isinstance(node, ast.ImportFrom):
-            continue
-        base = package.split(".")[: len(package.split(".")) - node.level + 1] if node.level else []
-        source = ".".join([*base, *(node.module.split(".") if node.module else [])])
-        for alias in node.names:
-            if importlib.util.find_spec(f"{source}.{alias.name}") if source.startswith("craft") and \
-                    hasattr(importlib.import_module(source), "__path__") else False:
-                continue  # a module (``from .. import _engine``): a package's own ``_`` module, or a public one
-            if alias.name.startswith("_") and not source.rpartition(".")[2].startswith("_") \
-                    and (source, alias.name) not in KNOWN and not alias.name.startswith("__"):
-                reached.append(f"{alias.name} from {source}")
-    assert not reached, f"{name} imports private names of public modules: {reached}"
-
-
-def test_every_package_of_craft_is_in_the_wheel():
-    """setuptools installs the packages pyproject.toml names, no others: a package missing there is missing after
-    ``pip install``, though every test run from the clone passes."""
-    listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
-    packages = {".".join(path.parent.relative_to(ROOT).parts) for path in (ROOT / "craft").rglob("__init__.py")}
-    assert packages - listed == set(), f"packages left out of the wheel: {sorted(packages - listed)}"

@@ -75,11 +75,3 @@ def test_no_module_of_craft_imports_a_moved_name_from_the_estimator():
             if isinstance(node, ast.ImportFrom) and node.module == "estimator" and node.level >= 1:
                 offenders += [f"{path.name}: {alias.name}" for alias in node.names if alias.name in MOVED]
     assert offenders == []
-
-
-@pytest.mark.parametrize("module", ["estimator", "persist", "distributed", "_params", "_tables", "_runs", "_threads",
-                                    "_warm_start", "_constraints", "_assignment", "_model_file", "_model_write",
-                                    "_model_build", "_dask_backend", "_partition_tasks"])
-def test_the_split_modules_are_under_about_800_lines(module):
-    path = ROOT / "craft" / f"{module}.py"
-    assert len(path.read_text(encoding="utf-8").splitlines()) <= 820
