@@ -197,19 +197,31 @@ def _accumulate(numeric, observed, codes, offsets, labels, counts, numeric_count
     for row in range(labels.shape[0]):
         k = labels[row]
         counts[k] += 1.0
-        for j in range(n_numeric):
-            # Without a mask (None) every cell counts: ``accumulate`` copies the row counts instead.
-            if observed is not None:
-                if not observed[row, j]:
-                    continue
-                numeric_counts[k, j] += 1.0
-            value = numeric[row, j]
-            sums[k, j] += value
-            sums_sq[k, j] += value * value
+        # The row's and its cluster's views, indexed from 0: the loop over the features then runs in vector lanes.
+        values = numeric[row]
+        cluster_sums = sums[k]
+        cluster_squares = sums_sq[k]
+        if observed is None:
+            # Without a mask every cell counts: ``accumulate`` copies the row counts instead.
+            for j in range(n_numeric):
+                value = values[j]
+                cluster_sums[j] += value
+                cluster_squares[j] += value * value
+        else:
+            seen = observed[row]
+            cluster_cells = numeric_counts[k]
+            for j in range(n_numeric):
+                if seen[j]:
+                    value = values[j]
+                    cluster_cells[j] += 1.0
+                    cluster_sums[j] += value
+                    cluster_squares[j] += value * value
+        row_codes = codes[row]
+        cluster_levels = level_counts[k]
         for q in range(n_categorical):
-            code = codes[row, q]
+            code = row_codes[q]
             if code >= 0:
-                level_counts[k, offsets[q] + code] += 1.0
+                cluster_levels[offsets[q] + code] += 1.0
 
 
 def accumulate(numeric, observed, codes, offsets, labels, n_clusters, n_levels_total):
