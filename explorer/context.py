@@ -196,8 +196,8 @@ def build(params: FitParams, page: str | None = None) -> AppContext:
         cache.clear_cancelled()
     ctx = AppContext(data, schema, label, params, None, key, data_key, None, notes, fit_key=key)
     # A value not fitted yet: the fit on screen, warm-started at the new settings, answers at once (computed
-    # first, and the default fit of the settings starts REFINE_DELAY_S later, so that the page showing the
-    # provisional fit has the cores first); that fit refines it in the background.
+    # first, and the default fit of the settings starts once the page showing the provisional fit is drawn,
+    # :func:`drawn`, so that the page has the cores first); that fit refines it in the background.
     # Not for a cluster table: a warm refit in memory would fit the sample and show it as the table's fit.
     provisional = (page in PROVISIONAL_PAGES and data.kind != distributed_table.KIND and key not in cache.STORE
                    and view.provisional(ctx))
@@ -213,9 +213,10 @@ def build(params: FitParams, page: str | None = None) -> AppContext:
     return ctx
 
 
-#: Seconds the refinement of a provisional fit waits before it starts: about one run of the page that draws the
-#: provisional fit on a 10,000-row table (80-110 ms measured), so the two do not share the cores.
-REFINE_DELAY_S = 0.1
+#: Seconds the refinement of a provisional fit waits at most before it starts: the page drawing the provisional
+#: fit starts it once drawn (:func:`drawn`), so that the two do not share the cores (and Python's lock); this bounds
+#: the wait where the page stops before its end.
+REFINE_DELAY_S = 0.5
 #: How often Tune & see asks whether the refinement has ended (it then reruns to show it).
 REFINE_POLL_SECONDS = 0.05
 
@@ -288,6 +289,20 @@ def refining(ctx: AppContext) -> None:
         return
     text = ctx.refined_line or "The default fit of these settings: the one the link reproduces."
     st.container(key="fit_status_refined").markdown(f":green-badge[:material/check: refined] {text}")
+
+
+def drawn(ctx: AppContext) -> None:
+    """The page's script has ended: the refinement of the provisional fit it shows starts once the browser has
+    drawn it (:data:`REFINE_AFTER_DRAWN_S`), not after :data:`REFINE_DELAY_S` (see :func:`build`)."""
+    if ctx.provisional and ctx.job is not None:
+        ctx.job.go(after=REFINE_AFTER_DRAWN_S)
+
+
+#: Seconds from the end of the page's script to the start of the refinement: about what Chromium takes to draw the
+#: provisional page of a 10,000-row table once its script has ended (40-60 ms measured), so that the refinement's
+#: threads do not take the cores from the browser. The refined picture comes that much later (its target, 8x a
+#: bare slider's step, leaves room; the provisional one's, 2x, does not).
+REFINE_AFTER_DRAWN_S = 0.06
 
 
 def left_stopped(ctx: AppContext) -> bool:

@@ -143,3 +143,4 @@ def views() -> None:
 views()
 # Below the figures: the mask heatmap stays in view beside the sidebar's sliders at 1280 x 720.
 steering.panel(ctx)
+context.drawn(ctx)  # a provisional fit's refinement starts now

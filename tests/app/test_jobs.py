@@ -227,3 +227,38 @@ def test_one_job_class_reports_a_fits_iterations_and_a_known_share_with_its_step
     fit = registry.submit("fit", "session-1", blocked_fit(threading.Event(), iterations=3))
     assert fit.wait(10) and fit.share is None and 0 < fit.fraction < 0.95
     assert fit.summary().startswith("3 iterations in ")
+
+
+@pytest.mark.skipif(not hasattr(os, "setpriority") or not hasattr(threading, "get_native_id"),
+                    reason="no per-thread priority on this platform")
+def test_a_job_and_the_threads_it_starts_run_below_the_page():
+    """The page that asked for a fit is drawn first: the job's thread, and a thread it starts (a restart), run
+    BACKGROUND_NICENESS nice levels lower than the thread that started it (up to the lowest, 19)."""
+    page = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+    seen = {}
+
+    def compute(callback):
+        seen["job"] = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+        restart = threading.Thread(target=lambda: seen.update(restart=os.getpriority(os.PRIO_PROCESS, threading.get_native_id())))
+        restart.start()
+        restart.join()
+        return services.FitOutcome(None, error="done")
+
+    job = jobs.FitJobs(Results()).submit("nice", "session-1", compute)
+    assert job.wait(10)
+    expected = min(19, page + jobs.BACKGROUND_NICENESS)
+    assert seen == {"job": expected, "restart": expected}
+    assert os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) == page  # the page's own thread untouched
+
+
+def test_a_delayed_job_starts_when_told_to_and_a_cancellation_ends_it_before_it_starts():
+    """The refinement of a provisional fit waits for its page to be drawn (go), at most its delay."""
+    registry = jobs.FitJobs(Results())
+    started = threading.Event()
+    job = registry.submit("delayed", "session-1", blocked_fit(threading.Event(), started, iterations=1), delay=30.0)
+    assert not started.wait(0.2)
+    job.go()
+    assert started.wait(5) and job.wait(5)
+    untold = registry.submit("untold", "session-1", blocked_fit(threading.Event(), threading.Event()), delay=30.0)
+    registry.release("untold", "session-1")
+    assert untold.wait(5) and untold.result() is None  # cancelled while it waited: never computed
