@@ -26,9 +26,12 @@ import contextlib
 
 import numpy as np
 
-from craft import _engine, _kernels
+from craft import _backend, _distance, _engine, _kernels, _pass, _seeding, _statistics
 
 _NAMES = ("nearest_cluster", "select_features", "objective")
+#: The engine's modules: each binds the functions it calls under their own names, so a prototype replaces
+#: every binding (``_engine`` re-exports them for the other callers, ``_engine.nearest_cluster``).
+_MODULES = (_engine, _distance, _statistics, _pass, _backend, _seeding)
 
 
 def _global_mean(data) -> np.ndarray:
@@ -103,13 +106,17 @@ def patched(*, selection: str = "variance", distance: str = "paper"):
     if missing:
         raise RuntimeError(f"the engine no longer has {missing}; the prototypes need updating")
     saved = {name: getattr(_engine, name) for name in _NAMES}
+    replaced = {}
+    if selection == "gain":
+        replaced["select_features"] = _gain_selection(saved["select_features"])
+    if distance == "gaussian":
+        replaced["nearest_cluster"] = _gaussian_nearest(saved["nearest_cluster"])
+        replaced["objective"] = _gaussian_objective(saved["objective"])
+    bound = [(module, name) for module in _MODULES for name in replaced if hasattr(module, name)]
     try:
-        if selection == "gain":
-            _engine.select_features = _gain_selection(saved["select_features"])
-        if distance == "gaussian":
-            _engine.nearest_cluster = _gaussian_nearest(saved["nearest_cluster"])
-            _engine.objective = _gaussian_objective(saved["objective"])
+        for module, name in bound:
+            setattr(module, name, replaced[name])
         yield
     finally:
-        for name, function in saved.items():
-            setattr(_engine, name, function)
+        for module, name in bound:
+            setattr(module, name, saved[name])
