@@ -19,21 +19,27 @@ from .encoding import EncodedData
 _T = TypeVar("_T")
 
 
-#: Fewest cells (rows x used features) at which ``n_jobs=None`` runs a fit's runs on several threads. Each pass
-#: holds Python's lock for its updates (about half of a pass on Spambase's 4,601 x 57), and only the compiled
-#: pass and sums run beside one another: on two cores, 2 threads took Credit-g (20,000 cells) 1.37x and Soybean
-#: (24,000) 1.12x longer, Spambase (262,000) about as long, Splice (191,000) 0.81x and a 20,000-row mixed table
-#: (480,000) 0.67x (``docs/RESULTS.md``, *Warm starts*).
+#: Least work of a pass at which ``n_jobs=None`` runs a fit's runs on several threads, in cells of the table: rows x
+#: (categorical features + numeric features x :data:`NUMERIC_CELL_WEIGHT`). The compiled pass and update release
+#: Python's lock, but the glue between them (about 40 % of a pass on Spambase) does not, and two threads read the
+#: table through one cache: threads pay only where a pass's compiled work dominates. On two quiet cores, two
+#: threads took Splice (3,190 x 60 categorical: 191,000) 0.74x and a 20,000-row mixed table (12 + 12: 300,000)
+#: 0.67x as long as one, but Spambase (4,601 x 57 numeric: 66,000) 1.15x, a 5,000-row mixed table (75,000)
+#: 1.03x, Credit-g (14,800) 1.11x, Soybean (23,900) 1.09x and Zoo 1.35x (``docs/RESULTS.md``, *Warm starts*).
 THREADED_CELLS = 150_000
+#: What a numeric cell counts against :data:`THREADED_CELLS`: the pass adds a numeric term in the processor's
+#: vector lanes, and only for the selected features, a categorical one by a table look-up per cell.
+NUMERIC_CELL_WEIGHT = 0.25
 
 
 def _threads_for(data, n_jobs) -> int:
     """Threads for the runs of one fit on ``data``: ``n_jobs`` in memory (one on a Dask cluster, which spreads
-    each pass), and with ``n_jobs=None`` one where the table holds fewer than :data:`THREADED_CELLS` cells."""
+    each pass), and with ``n_jobs=None`` one where a pass's work is below :data:`THREADED_CELLS`."""
     if not isinstance(data, (EncodedData, _engine.InMemory)):
         return 1
     backend = _engine.as_backend(data)
-    if n_jobs is None and backend.n_samples * backend.template.n_features < THREADED_CELLS:
+    work = backend.n_samples * (backend.template.n_categorical + NUMERIC_CELL_WEIGHT * backend.template.n_numeric)
+    if n_jobs is None and work < THREADED_CELLS:
         return 1
     return _thread_count(n_jobs)
 

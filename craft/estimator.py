@@ -188,9 +188,10 @@ class CRAFT(ClusterMixin, _FitRuns, BaseEstimator):
         Threads that run the restarts at once (the compiled pass releases
         Python's lock), and the λ search's next fits ahead of time. None:
         one per core available to the process, as scikit-learn's ``KMeans``
-        uses every core, on tables of at least ``THREADED_CELLS`` (150,000)
-        cells; below, one (the updates hold Python's lock, so on small
-        tables threads cost more than they give). The result does not
+        uses every core, where a pass's work reaches ``THREADED_CELLS``
+        (150,000 cells, a numeric one counted as a quarter); below, one (the
+        glue between the compiled steps holds Python's lock, so there
+        threads cost more than they give). The result does not
         depend on it: every restart is a function of its own seed, and the
         kept run is chosen by the same ranking in restart order.
 

@@ -217,3 +217,17 @@ def test_a_refused_restart_is_refused_with_threads():
     table = pd.DataFrame({"x": rng.normal(size=300), "y": rng.normal(size=300), "c": rng.choice(list("abc"), 300)})
     with pytest.raises(CraftInputError, match="opens more than 150 clusters on 300 rows"):
         CRAFT(lam=1e-6, n_init=4, n_jobs=2, random_state=0).fit(table)
+
+
+def test_threads_by_default_only_where_a_pass_has_the_work_for_them(monkeypatch, spambase):
+    """n_jobs=None: threads where a pass's work reaches THREADED_CELLS (a numeric cell counted as a quarter):
+    Splice's 3,190 rows x 60 categorical columns, not Spambase's 4,601 x 57 numeric ones."""
+    from craft import _threads
+
+    monkeypatch.setattr(_threads, "_thread_count", lambda n_jobs: 2)
+    splice = datasets.load("splice")[0]
+    encoded = {name: CRAFT(m=0.5, k=2).fit(table)._encoded(table) for name, table in
+               (("spambase", spambase), ("splice", splice))}
+    assert _threads._threads_for(encoded["spambase"], None) == 1
+    assert _threads._threads_for(encoded["splice"], None) == 2
+    assert _threads._threads_for(encoded["spambase"], 2) == 2  # an explicit n_jobs is honoured
