@@ -28,7 +28,7 @@ from craft import CRAFT, plots
 from craft.lectures import LECTURES, SEEDS, Lecture
 from craft.report import Section, render_report
 
-from . import figure_export, plotly_view, ui
+from . import cache, figure_export, plotly_view, ui
 
 #: Parts of the page a lecturer can hide from the audience's link.
 HIDEABLE = {
@@ -169,7 +169,7 @@ class LessonFit:
     raised: CRAFT | None
 
 
-@st.cache_resource(max_entries=8, show_spinner="Fitting the lesson…")
+@cache.kept_in(cache.FIGURES, spinner="Fitting the lesson…")
 def lesson_fit(name: str, seed: int) -> LessonFit:
     lecture = LECTURES[name]
     model, X, y, mask = lecture.fit(seed, history_labels=True)

@@ -15,7 +15,7 @@ import streamlit as st
 
 from craft.priors import default_rho
 
-from . import state
+from . import cache, state
 from .services.loading import EXAMPLES, example_names
 from .services.params import FitParams, rho_from_share
 from .services.roles import truth_agreement
@@ -82,7 +82,7 @@ def show_table(frame, **kwargs) -> None:
     st.dataframe(shown, **kwargs)
 
 
-@st.cache_data(max_entries=1, show_spinner=False)
+@cache.kept_in(cache.STORE)
 def _examples() -> dict:
     return example_names()
 
