@@ -138,8 +138,16 @@ class InMemory:
 
     def _settled(self, proposed: np.ndarray, n_clusters: int,
                  labels: np.ndarray) -> tuple[np.ndarray, Statistics, int, np.ndarray]:
-        proposed, kept = compact_kept(proposed, n_clusters)
-        return proposed, statistics(self.data, proposed, kept.size), int((proposed != labels).sum()), kept
+        # The statistics of the proposed labels say which clusters emptied: those of the compacted labels are
+        # theirs without the empty clusters' zeros (each cluster's sums run over the same rows in the same order).
+        stats = statistics(self.data, proposed, n_clusters)
+        present = stats.counts > 0
+        if present.all():
+            kept = np.arange(n_clusters)
+        else:
+            proposed, kept = renumber(proposed, present), np.flatnonzero(present)
+            stats = stats.take(kept)
+        return proposed, stats, int((proposed != labels).sum()), kept
 
     def kept_labels(self, labels: np.ndarray) -> np.ndarray:
         return labels.astype(np.int32)

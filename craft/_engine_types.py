@@ -155,6 +155,11 @@ class Statistics:
     sums_sq: np.ndarray  # (K, P)
     level_counts: np.ndarray  # (K, T)
 
+    def take(self, clusters: np.ndarray) -> "Statistics":
+        """The statistics of ``clusters`` only (indices), in their order."""
+        return Statistics(self.counts[clusters], self.numeric_counts[clusters], self.sums[clusters],
+                          self.sums_sq[clusters], self.level_counts[clusters])
+
 
 @dataclass
 class IterationRecord:
