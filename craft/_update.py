@@ -158,13 +158,20 @@ def significant(values, scale, out):
 
 
 @_njit
+def _cluster_sums(values):
+    """``values.sum(axis=0)`` of a (K, F) array: cluster by cluster, as NumPy reduces a row-major array's rows."""
+    sums = np.zeros(values.shape[1])
+    for k in range(values.shape[0]):
+        for f in range(values.shape[1]):
+            sums[f] += values[k, f]
+    return sums
+
+
+@_njit
 def _shrunk_totals(own, rows, weight, out):
     """``weight * own + (1 - weight) * rows * pooled_per_row`` (see ``_engine.selection_scores``)."""
     n_clusters, n_features = own.shape
-    pooled = np.zeros(n_features)
-    for k in range(n_clusters):
-        for q in range(n_features):
-            pooled[q] += own[k, q]
+    pooled = _cluster_sums(own)
     total_rows = _pairwise(rows, 0, rows.shape[0])
     for q in range(n_features):
         pooled[q] = pooled[q] / total_rows
@@ -177,10 +184,7 @@ def _shrunk_totals(own, rows, weight, out):
 def _pooled_numeric(numeric_counts, values, weight, out):
     """``weight * values + (1 - weight) * (values pooled by each cluster's observed cells)``."""
     n_clusters, n_numeric = values.shape
-    cells = np.zeros(n_numeric)
-    for k in range(n_clusters):
-        for j in range(n_numeric):
-            cells[j] += numeric_counts[k, j]
+    cells = _cluster_sums(numeric_counts)
     pooled = np.zeros(n_numeric)
     for k in range(n_clusters):
         for j in range(n_numeric):
