@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import os
 import re
+from typing import Callable
 
 import streamlit as st
 
+from craft import CraftInputError
 from craft.priors import default_rho
 
 from . import cache, state
@@ -68,6 +70,26 @@ def warning(message: str) -> None:
 
 def note(message: str) -> None:
     st.info(esc(message))
+
+
+def cluster_write(label: str, key: str, spinner: str, write: Callable[[], int], said: Callable[[int], str], *,
+                  primary: bool = False) -> None:
+    """A button that runs ``write()`` (the workers write a Parquet folder) and, on this and later runs, its outcome.
+
+    ``said(rows written)`` is the success message; a problem (:class:`craft.CraftInputError`) is said as an
+    error. The outcome is kept in the session under ``key + "_said"``, so that it stays on the page when another
+    control reruns it.
+    """
+    if st.button(label, key=key, type="primary" if primary else "secondary"):
+        try:
+            with st.spinner(spinner):
+                written = write()
+            st.session_state[key + "_said"] = ("success", said(written))
+        except CraftInputError as problem:
+            st.session_state[key + "_said"] = ("error", str(problem))
+    outcome = st.session_state.get(key + "_said")
+    if outcome is not None:
+        (st.success if outcome[0] == "success" else error)(outcome[1])
 
 
 def show_table(frame, **kwargs) -> None:

@@ -1,15 +1,16 @@
 """Export: labels, masks, parameters, an HTML report, and a link that reopens this view."""
 
+import functools
+
 import streamlit as st
 
 from craft import plots
 from craft.export import labels_csv, masks_csv, params_json
-from craft import CraftInputError
 from explorer import cache, context, distributed_table, frame, state
 from explorer.figure_export import download_buttons, server_export_available
 from explorer.services.loading import file_stem
 from explorer.services.roles import labels_for_evaluation
-from explorer.ui import error, esc
+from explorer.ui import cluster_write, esc
 
 ctx = frame.current()
 st.title("Export")
@@ -30,16 +31,9 @@ if opened is not None:
                 f"the uniform sample of {len(data.table):,} rows only.")
     target = st.text_input("Folder to write", value=str(opened.spec.source).rstrip("/") + "_labels",
                            key="cluster_labels_out")
-    if st.button("Write the labels on the cluster", key="cluster_labels", type="primary"):
-        try:
-            with st.spinner("The workers write the labels…"):
-                written = distributed_table.write_labels(opened, model, target)
-            st.session_state["cluster_labels_said"] = ("success", f"Wrote the labels of {written:,} rows into {target!r}.")
-        except CraftInputError as problem:
-            st.session_state["cluster_labels_said"] = ("error", str(problem))
-    said = st.session_state.get("cluster_labels_said")
-    if said is not None:
-        (st.success if said[0] == "success" else error)(said[1])
+    cluster_write("Write the labels on the cluster", "cluster_labels", "The workers write the labels…",
+                  functools.partial(distributed_table.write_labels, opened, model, target),
+                  lambda written: f"Wrote the labels of {written:,} rows into {target!r}.", primary=True)
 upload = st.session_state.get("upload") if data.kind == "upload" else None
 cells = cache.original_cells(data.key, data, upload["data"] if upload else None)
 left, right = st.columns(2)

@@ -8,6 +8,8 @@ by the same reader as the Data page's upload; a model file is read by
 :func:`craft.load`, which never unpickles.
 """
 
+import functools
+
 import streamlit as st
 
 from craft import CraftInputError, plots
@@ -17,7 +19,7 @@ from explorer import cache, context, distributed_table, frame, steering
 from explorer.figure_export import chart
 from explorer.services.loading import UPLOAD_TYPES, file_stem
 from explorer.services.scoring import MODEL_FILE_TYPES, load_saved_model, scored_cells
-from explorer.ui import error, esc, note, show_table
+from explorer.ui import cluster_write, error, esc, note, show_table
 
 CURRENT, SAVED = "The current fit", "A saved model file"
 #: Rows of the "fits no cluster" list drawn on the page; its download holds all of them.
@@ -86,16 +88,9 @@ if opened is not None:
         where_from = st.text_input("Table to score", value=opened.spec.source, key="cluster_score_source")
         where_to = st.text_input("Folder to write", value=str(opened.spec.source).rstrip("/") + "_scored",
                                  key="cluster_score_out")
-        if st.button("Score on the cluster", key="cluster_score"):
-            try:
-                with st.spinner("Scoring on the cluster…"):
-                    written = distributed_table.score_folder(opened, model, where_from, where_to)
-                st.session_state["cluster_score_said"] = ("success", f"Scored {written:,} rows into {where_to!r}.")
-            except CraftInputError as problem:
-                st.session_state["cluster_score_said"] = ("error", str(problem))
-        said = st.session_state.get("cluster_score_said")
-        if said is not None:
-            (st.success if said[0] == "success" else error)(said[1])
+        cluster_write("Score on the cluster", "cluster_score", "Scoring on the cluster…",
+                      functools.partial(distributed_table.score_folder, opened, model, where_from, where_to),
+                      lambda written: f"Scored {written:,} rows into {where_to!r}.")
 
 if held_table is None:
     note("Upload a table of rows to score.")

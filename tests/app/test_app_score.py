@@ -195,3 +195,30 @@ def test_rows_with_values_never_seen_are_counted_named_listed_and_a_row_of_nothi
     assert dict(zip(by_column["column"], by_column["cells"], strict=True)) == {"eyes": 2, "hair": 1}
     listed = pd.read_csv(io.BytesIO(downloads["new_craft_unseen.csv"]))
     assert listed["eyes"].tolist() == ["green", "grey"] and listed["craft_unseen_columns"].tolist() == ["eyes", "eyes, hair"]
+
+
+def test_a_cluster_write_says_its_rows_or_its_problem_and_keeps_saying_it():
+    """Export's and Score's buttons that make the workers write: the rows written, or the problem, stays on the page."""
+    def page():
+        import streamlit as st
+
+        from craft import CraftInputError
+        from explorer.ui import cluster_write
+
+        def write():
+            if st.session_state.get("fail"):
+                raise CraftInputError("The folder 'out' exists: choose another.")
+            return 1234
+
+        cluster_write("Write", "written", "Writing…", write, lambda rows: f"Wrote {rows:,} rows.")
+        st.checkbox("another control", key="other")
+
+    at = AppTest.from_function(page).run()
+    assert not at.success and not at.error
+    at.button(key="written").click().run()
+    assert [s.value for s in at.success] == ["Wrote 1,234 rows."]
+    at.checkbox(key="other").check().run()  # another control reruns the page: the outcome stays
+    assert [s.value for s in at.success] == ["Wrote 1,234 rows."]
+    at.session_state["fail"] = True
+    at.button(key="written").click().run()
+    assert not at.success and "The folder 'out' exists" in at.error[0].value
