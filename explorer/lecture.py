@@ -109,19 +109,18 @@ def feature_question(model, X, t: int) -> Question:
     order = np.argsort(selection.rank[cluster], kind="stable")
     numeric = [j for j in order if j < n_numeric]
     categorical = [j for j in order if j >= n_numeric]
+    def part(columns, rule: str) -> str:
+        """The rule for one kind of feature, its cut, what it kept and the next it dropped (in rank order)."""
+        keep = [j for j in columns if selection.selected[cluster, j]]
+        drop = [j for j in columns if not selection.selected[cluster, j]][:3]
+        return (f"{rule} {selection.cut[cluster, columns[0]]:.3g}: kept {listed(keep) or 'none'}; "
+                f"the next dropped {listed(drop) or 'none'}")
+
     parts = []
     if numeric:
-        cut = selection.cut[cluster, numeric[0]]
-        keep = [j for j in numeric if selection.selected[cluster, j]]
-        drop = [j for j in numeric if not selection.selected[cluster, j]][:3]
-        parts.append(f"numeric features are kept lowest within-cluster variance first, up to the cut {cut:.3g}: "
-                     f"kept {listed(keep) or 'none'}; the next dropped {listed(drop) or 'none'}")
+        parts.append(part(numeric, "numeric features are kept lowest within-cluster variance first, up to the cut"))
     if categorical:
-        cut = selection.cut[cluster, categorical[0]]
-        keep = [j for j in categorical if selection.selected[cluster, j]]
-        drop = [j for j in categorical if not selection.selected[cluster, j]][:3]
-        parts.append(f"categorical features are kept highest entropy gain first, above the cut {cut:.3g}: "
-                     f"kept {listed(keep) or 'none'}; the next dropped {listed(drop) or 'none'}")
+        parts.append(part(categorical, "categorical features are kept highest entropy gain first, above the cut"))
     reason = f"Cluster {cluster} ({sizes[cluster]:,} rows after pass {t}): " + "; ".join(parts) + "."
     return Question(f"features_{t}", f"Which features will cluster {cluster} keep after pass {t}? "
                     "Click its mask cells.", "features", frozenset(kept), reason, tuple(names))
